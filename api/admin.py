@@ -1,0 +1,235 @@
+"""The admin API, ``/api/admin/v1``: accounts, API keys and every account resource, behind the admin token.
+
+Resources live under their account: ``/accounts/{account_id}/{resource}[/{id}]``. The endpoints of the
+nine resource kinds are generated from one table, so each gets the same list/create/read/replace/
+patch/delete behaviour and the same validation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from api.appkeys import DB, RESOURCES
+from api.openapi import build_openapi
+from api.routing import Endpoint, add_endpoints, data, json_response
+from api.schemas import Envelope, Page, Paging, Wallet
+from linksvc import accounts
+from linksvc.errors import NotFound
+from linksvc.resources.kinds import KINDS, Kind
+from linksvc.resources.models import Account, ApiKeyIn, CouponCode
+from storage import accounts as account_repo
+
+PREFIX = "/api/admin/v1"
+ERRORS = (400, 401, 404, 409)
+
+
+class AccountPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    environment: str | None = Field(default=None, pattern="^(production|sandbox)$")
+
+
+class AccountView(Account):
+    created_at: str
+    updated_at: str
+
+
+class ApiKeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: str = Field(pattern="^(SERVER|CLIENT)$")
+    name: str = Field(default="", max_length=200)
+
+
+class ApiKeyView(BaseModel):
+    id: str
+    account_id: str
+    kind: str
+    name: str
+    prefix: str = Field(description="the first characters of the key, to recognise it")
+    created_at: str
+    revoked_at: str | None
+
+
+class ApiKeyCreated(ApiKeyView):
+    key: str = Field(description="the secret: shown only in this response")
+
+
+# --- accounts and keys ------------------------------------------------------------------------------
+
+async def list_accounts(request: web.Request, query: Paging) -> web.Response:
+    conn = request.config_dict[DB].reader
+    rows = await account_repo.list_accounts(conn, query.limit, query.offset)
+    total = await account_repo.count_accounts(conn)
+    return json_response({"data": [accounts.account_view(r) for r in rows], "count": total,
+                          "limit": query.limit, "offset": query.offset})
+
+
+async def create_account(request: web.Request, body: Account) -> web.Response:
+    return data(await accounts.create_account(request.config_dict[DB], body), status=201)
+
+
+async def get_account(request: web.Request) -> web.Response:
+    row = await accounts.get_account(request.config_dict[DB].reader, request.match_info["account_id"])
+    return data(accounts.account_view(row))
+
+
+async def patch_account(request: web.Request, body: AccountPatch) -> web.Response:
+    db = request.config_dict[DB]
+    current = accounts.account_view(await accounts.get_account(db.reader, request.match_info["account_id"]))
+    merged = Account(id=current["id"], name=body.name or current["name"],
+                     environment=body.environment or current["environment"])  # type: ignore[arg-type]
+    return data(await accounts.update_account(db, merged))
+
+
+async def delete_account(request: web.Request) -> web.Response:
+    await accounts.delete_account(request.config_dict[DB], request.match_info["account_id"])
+    return web.Response(status=204)
+
+
+async def list_keys(request: web.Request) -> web.Response:
+    conn = request.config_dict[DB].reader
+    account_id = request.match_info["account_id"]
+    await accounts.get_account(conn, account_id)
+    return data([accounts.key_view(r) for r in await account_repo.list_keys(conn, account_id)])
+
+
+async def create_key(request: web.Request, body: ApiKeyCreate) -> web.Response:
+    spec = ApiKeyIn(kind=body.kind, name=body.name)  # type: ignore[arg-type]
+    created = await accounts.create_key(request.config_dict[DB], request.match_info["account_id"], spec)
+    return data(created, status=201)
+
+
+async def get_key(request: web.Request) -> web.Response:
+    conn = request.config_dict[DB].reader
+    account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]
+    await accounts.get_account(conn, account_id)
+    row = await account_repo.get_key(conn, account_id, key_id)
+    if row is None:
+        raise NotFound("API key not found", f"no API key with id {key_id} in this account")
+    return data(accounts.key_view(row))
+
+
+async def revoke_key(request: web.Request) -> web.Response:
+    account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]
+    return data(await accounts.revoke_key(request.config_dict[DB], account_id, key_id))
+
+
+# --- account resources ------------------------------------------------------------------------------
+
+def _partial(model: type[BaseModel]) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        name: (Optional[info.annotation], None)  # noqa: UP045  (a runtime type expression)
+        for name, info in model.model_fields.items() if name != "id"
+    }
+    return create_model(f"{model.__name__}Patch", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+_VIEW_EXTRAS: dict[str, dict[str, Any]] = {
+    "campaigns": {"status": (str, ...), "codes": (Optional[list[CouponCode]], None)},  # noqa: UP045
+    "customers": {"wallet": (Wallet, ...)},
+    "rewards": {"account_id": (str, ...)},
+}
+
+
+def _view(kind: Kind) -> type[BaseModel]:
+    base: type[BaseModel] = kind.model
+    return create_model(
+        f"{base.__name__}View", __base__=base,
+        created_at=(str, ...), updated_at=(str, ...), **_VIEW_EXTRAS.get(kind.name, {}),
+    )
+
+
+def resource_endpoints(kind: Kind) -> list[Endpoint]:
+    segment = kind.name.replace("_", "-")
+    collection = f"/accounts/{{account_id}}/{segment}"
+    item = f"{collection}/{{id}}"
+    view = _view(kind)
+    patch_model = _partial(kind.model)
+    name = kind.name
+
+    async def list_items(request: web.Request, query: Paging) -> web.Response:
+        items, total = await request.config_dict[RESOURCES].list(
+            request.match_info["account_id"], name, query.limit, query.offset)
+        return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
+
+    async def create_item(request: web.Request, body: BaseModel) -> web.Response:
+        created = await request.config_dict[RESOURCES].create(
+            request.match_info["account_id"], name, body.model_dump(mode="json"))
+        return data(created, status=201)
+
+    async def get_item(request: web.Request) -> web.Response:
+        return data(await request.config_dict[RESOURCES].get(
+            request.match_info["account_id"], name, request.match_info["id"]))
+
+    async def replace_item(request: web.Request, body: BaseModel) -> web.Response:
+        return data(await request.config_dict[RESOURCES].update(
+            request.match_info["account_id"], name, request.match_info["id"],
+            body.model_dump(mode="json"), partial=False))
+
+    async def patch_item(request: web.Request, body: BaseModel) -> web.Response:
+        return data(await request.config_dict[RESOURCES].update(
+            request.match_info["account_id"], name, request.match_info["id"],
+            body.model_dump(mode="json", exclude_unset=True), partial=True))
+
+    async def delete_item(request: web.Request) -> web.Response:
+        await request.config_dict[RESOURCES].delete(
+            request.match_info["account_id"], name, request.match_info["id"])
+        return web.Response(status=204)
+
+    label = kind.label
+    return [
+        Endpoint("GET", collection, list_items, f"List {label}s", segment, query=Paging,
+                 response=Page[view], security="admin", errors=ERRORS),
+        Endpoint("POST", collection, create_item, f"Create a {label}", segment, body=kind.model,
+                 response=Envelope[view], status=201, security="admin", errors=ERRORS),
+        Endpoint("GET", item, get_item, f"Read a {label}", segment, response=Envelope[view],
+                 security="admin", errors=ERRORS),
+        Endpoint("PUT", item, replace_item, f"Replace a {label}", segment, body=kind.model,
+                 response=Envelope[view], security="admin", errors=ERRORS),
+        Endpoint("PATCH", item, patch_item, f"Change some fields of a {label}", segment, body=patch_model,
+                 response=Envelope[view], security="admin", errors=ERRORS),
+        Endpoint("DELETE", item, delete_item, f"Delete a {label}", segment, status=204,
+                 security="admin", errors=ERRORS),
+    ]
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return json_response(request.app[OPENAPI])
+
+
+OPENAPI: web.AppKey[dict] = web.AppKey("admin_openapi", dict)
+
+ENDPOINTS = [
+    Endpoint("GET", "/accounts", list_accounts, "List accounts", "accounts", query=Paging,
+             response=Page[AccountView], security="admin", errors=(401,)),
+    Endpoint("POST", "/accounts", create_account, "Create an account", "accounts", body=Account,
+             response=Envelope[AccountView], status=201, security="admin", errors=(401, 409)),
+    Endpoint("GET", "/accounts/{account_id}", get_account, "Read an account", "accounts",
+             response=Envelope[AccountView], security="admin", errors=(401, 404)),
+    Endpoint("PATCH", "/accounts/{account_id}", patch_account, "Rename an account or change its environment",
+             "accounts", body=AccountPatch, response=Envelope[AccountView], security="admin", errors=(401, 404)),
+    Endpoint("DELETE", "/accounts/{account_id}", delete_account, "Delete an account and all its data",
+             "accounts", status=204, security="admin", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/api-keys", list_keys, "List API keys (never their secrets)",
+             "api-keys", response=Envelope[list[ApiKeyView]], security="admin", errors=(401, 404)),
+    Endpoint("POST", "/accounts/{account_id}/api-keys", create_key, "Create an API key; the secret is shown once",
+             "api-keys", body=ApiKeyCreate, response=Envelope[ApiKeyCreated], status=201, security="admin",
+             errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/api-keys/{key_id}", get_key, "Read an API key", "api-keys",
+             response=Envelope[ApiKeyView], security="admin", errors=(401, 404)),
+    Endpoint("DELETE", "/accounts/{account_id}/api-keys/{key_id}", revoke_key,
+             "Revoke an API key; its tokens stop working at once", "api-keys",
+             response=Envelope[ApiKeyView], security="admin", errors=(401, 404)),
+    *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
+    Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
+]
+
+
+def admin_app() -> web.Application:
+    app = web.Application()
+    add_endpoints(app, ENDPOINTS)
+    app[OPENAPI] = build_openapi("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS)
+    return app

@@ -1,0 +1,13 @@
+"""Typed keys of what the app factory puts on the application."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from linksvc.resources.service import Resources
+from linksvc.settings import Settings
+from storage.db import Database
+
+SETTINGS: web.AppKey[Settings] = web.AppKey("settings", Settings)
+DB: web.AppKey[Database] = web.AppKey("db", Database)
+RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)

@@ -1,0 +1,55 @@
+"""The one place where failures become responses: ``{error, details}`` with the right status.
+
+Under ``/api/`` every failure is JSON: the service's own errors, aiohttp's 404/405/413, and anything
+unexpected (500, with the request id and no stack trace). Outside ``/api/`` aiohttp's own responses stand
+(the link resolver renders its own HTML pages).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from api.routing import json_response
+from linksvc.errors import RateLimited, ServiceError
+
+log = logging.getLogger("linksvc.api")
+
+_HTTP_ERRORS: dict[int, tuple[str, str]] = {
+    404: ("Not found", "no route matches {method} {path}"),
+    405: ("Method not allowed", "{method} is not allowed on {path}"),
+    413: ("Payload too large", "the request body is too large"),
+}
+
+
+def error_response(status: int, error: str, details: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return json_response({"error": error, "details": details}, status=status, headers=headers)
+
+
+def _from_http(request: web.Request, exc: web.HTTPException) -> web.Response:
+    error, details = _HTTP_ERRORS.get(exc.status, (exc.reason, exc.text or exc.reason))
+    details = details.format(method=request.method, path=request.path)
+    headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+    return error_response(exc.status, error, details, headers)
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ServiceError as exc:
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        if exc.status >= 500:
+            log.error("service error: %s", exc.error)
+        return error_response(exc.status, exc.error, exc.details, headers)
+    except web.HTTPException as exc:
+        if not request.path.startswith("/api/") or exc.status < 400:
+            raise
+        return _from_http(request, exc)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return error_response(
+            500, "Internal server error", f"request {request.get('request_id', '-')} failed; see the logs"
+        )

@@ -1,0 +1,100 @@
+"""OpenAPI 3.1 documents built from the endpoint declarations and their pydantic models."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from api.routing import Endpoint
+from api.schemas import Error
+
+_PATH_PARAM = re.compile(r"{(\w+)}")
+
+SECURITY_SCHEMES = {
+    "bearer": {"type": "http", "scheme": "bearer", "description": "an access token from GET /auth/authorize"},
+    "api_key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+    "admin": {"type": "http", "scheme": "bearer", "description": "the admin token (LINKSVC_ADMIN_TOKEN)"},
+}
+_STATUS_TEXT = {
+    200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 400: "Invalid request",
+    401: "Missing, malformed, unknown or expired credentials", 403: "Not allowed for these credentials",
+    404: "Not found", 409: "Conflict", 413: "Body too large", 429: "Rate limit exceeded",
+}
+
+
+def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    defs.update(schema.get("$defs", {}))
+    required = set(schema.get("required", []))
+    params = []
+    for name, prop in schema.get("properties", {}).items():
+        param: dict[str, Any] = {"name": name, "in": "query", "required": name in required, "schema": prop}
+        if "description" in prop:
+            param["description"] = prop["description"]
+        params.append(param)
+    return params
+
+
+def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endpoint]) -> dict[str, Any]:
+    wanted: list[tuple[type[BaseModel], Any]] = [(Error, "serialization")]
+    for endpoint in endpoints:
+        if endpoint.body is not None:
+            wanted.append((endpoint.body, "validation"))
+        if endpoint.response is not None:
+            wanted.append((endpoint.response, "serialization"))
+    refs, top = models_json_schema(wanted, ref_template="#/components/schemas/{model}")
+    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    error_ref = refs[(Error, "serialization")]
+    paths: dict[str, dict[str, Any]] = {}
+    for endpoint in endpoints:
+        op: dict[str, Any] = {
+            "operationId": re.sub(r"\W+", "_", f"{endpoint.method.lower()} {endpoint.path}").strip("_"),
+            "summary": endpoint.summary,
+            "tags": [endpoint.tag],
+            "parameters": [
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                for name in _PATH_PARAM.findall(endpoint.path)
+            ],
+            "responses": {},
+        }
+        if endpoint.query is not None:
+            op["parameters"] += _query_parameters(endpoint.query, defs)
+        for header in endpoint.headers:
+            op["parameters"].append({"name": header.name, "in": "header", "required": header.required,
+                                     "description": header.description, "schema": {"type": "string"}})
+        if endpoint.body is not None:
+            op["requestBody"] = {"required": True, "content": {
+                "application/json": {"schema": refs[(endpoint.body, "validation")]}}}
+        success: dict[str, Any] = {"description": _STATUS_TEXT.get(endpoint.status, "OK")}
+        if endpoint.response is not None:
+            success["content"] = {"application/json": {"schema": refs[(endpoint.response, "serialization")]}}
+        elif endpoint.status != 204:
+            success["content"] = {"application/json": {"schema": {"type": "object"}}}
+        op["responses"][str(endpoint.status)] = success
+        errors = set(endpoint.errors)
+        if endpoint.query is not None or endpoint.body is not None or endpoint.headers:
+            errors.add(400)
+        if endpoint.body is not None:
+            errors.add(413)
+        for status in sorted(errors):
+            op["responses"][str(status)] = {
+                "description": _STATUS_TEXT.get(status, "Error"),
+                "content": {"application/json": {"schema": error_ref}},
+            }
+        if endpoint.security is not None:
+            op["security"] = [{endpoint.security: []}]
+        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = op
+    used = {e.security for e in endpoints if e.security}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version},
+        "servers": [{"url": base_path}],
+        "paths": paths,
+        "components": {
+            "schemas": defs,
+            "securitySchemes": {name: SECURITY_SCHEMES[name] for name in sorted(used)},
+        },
+    }

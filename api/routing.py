@@ -1,0 +1,108 @@
+"""Endpoints declared once: the same declaration parses the request and describes it in OpenAPI.
+
+An :class:`Endpoint` names its query model, body model and response model. :meth:`Endpoint.handler`
+wraps the plain handler so that it receives the already validated ``query`` and ``body``; the OpenAPI
+generator reads the very same models, so the documents cannot drift from what the code accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from api import auth
+from api.appkeys import SETTINGS
+from linksvc.errors import BadRequest, PayloadTooLarge
+from linksvc.jsoncodec import JSONDecodeError, dumpb, loads
+from linksvc.resources.validation import validate
+
+Handler = Callable[..., Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class Header:
+    name: str
+    description: str
+    required: bool = False
+
+
+@dataclass
+class Endpoint:
+    method: str
+    path: str
+    func: Handler
+    summary: str
+    tag: str
+    query: type[BaseModel] | None = None
+    body: type[BaseModel] | None = None
+    response: type[BaseModel] | None = None
+    status: int = 200
+    security: str | None = "bearer"  # "bearer", "api_key", "admin" or None
+    headers: tuple[Header, ...] = ()
+    errors: tuple[int, ...] = ()
+    max_body: str = "max_body_bytes"  # which setting bounds the body
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def handler(self) -> Handler:
+        endpoint = self
+
+        async def wrapped(request: web.Request) -> web.StreamResponse:
+            await auth.authenticate(request, endpoint.security)
+            for header in endpoint.headers:
+                if header.required and not request.headers.get(header.name, "").strip():
+                    raise BadRequest("Missing header", f"the {header.name} header is required")
+            kwargs: dict[str, Any] = {}
+            if endpoint.query is not None:
+                kwargs["query"] = parse_query(request, endpoint.query)
+            if endpoint.body is not None:
+                limit = getattr(request.config_dict[SETTINGS], endpoint.max_body)
+                kwargs["body"] = validate(endpoint.body, await read_json(request, limit))
+            return await endpoint.func(request, **kwargs)
+
+        wrapped.__name__ = self.func.__name__
+        return wrapped
+
+
+def add_endpoints(app: web.Application, endpoints: list[Endpoint]) -> None:
+    for endpoint in endpoints:
+        app.router.add_route(endpoint.method, endpoint.path, endpoint.handler())
+
+
+def parse_query(request: web.Request, model: type[BaseModel]) -> Any:
+    params: dict[str, Any] = {}
+    for key in request.query:
+        values = request.query.getall(key)
+        if len(values) > 1:
+            raise BadRequest("Invalid query", {"field": key, "message": "may be given only once"})
+        params[key] = values[0]
+    return validate(model, params, where="query")
+
+
+async def read_json(request: web.Request, limit: int) -> Any:
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
+    raw = await request.read()
+    if len(raw) > limit:
+        raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
+    if not raw.strip():
+        raise BadRequest("Malformed JSON", "the request body is empty; send a JSON object")
+    try:
+        return loads(raw)
+    except JSONDecodeError as exc:
+        raise BadRequest("Malformed JSON", f"the request body is not valid JSON: {exc}") from None
+
+
+def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        body=dumpb(payload), status=status, content_type="application/json", headers=headers
+    )
+
+
+def data(payload: Any, status: int = 200, **extra: Any) -> web.Response:
+    """The specification's success envelope: ``{"data": ...}`` (plus paging members where asked)."""
+    return json_response({"data": payload, **extra}, status=status)
+

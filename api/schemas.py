@@ -1,0 +1,61 @@
+"""Response shapes shared by both APIs: the envelopes, the error body and the wallet."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field
+
+from linksvc.resources.models import Reward
+from linksvc.resources.types import Number
+
+T = TypeVar("T")
+
+
+class Error(BaseModel):
+    error: str
+    details: str | dict[str, Any]
+
+
+class Envelope(BaseModel, Generic[T]):
+    data: T
+
+
+class Page(BaseModel, Generic[T]):
+    data: list[T]
+    count: int = Field(description="total number of items")
+    limit: int
+    offset: int
+
+
+class Paging(BaseModel):
+    limit: int = Field(default=50, ge=1, le=500)
+    offset: int = Field(default=0, ge=0)
+
+
+class RewardView(Reward):
+    account_id: str
+
+
+class WalletLine(BaseModel):
+    amount: Number
+    reward_id: str
+    campaign_id: str | None
+    brand_id: str | None
+    issued_at: str
+    expiration_date: str | None
+    reservation_expires_at: str | None
+
+
+class WalletTotal(BaseModel):
+    total: Number
+    reward_id: str
+    expiration_date: str | None
+    reward: RewardView | None
+
+
+class Wallet(BaseModel):
+    id: str
+    owner_id: str
+    lines: list[WalletLine]
+    totals: list[WalletTotal]

@@ -1,0 +1,81 @@
+"""The command line: ``linksvc serve``, ``linksvc seed FILE`` (also ``python -m linksvc``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from aiohttp import web
+
+from api.observability import AccessLogger
+from linksvc.app import create_app
+from linksvc.errors import InvalidField, ServiceError
+from linksvc.logs import configure_logging
+from linksvc.seed import load_seed_file
+from linksvc.settings import Settings, SettingsError, load_settings
+from storage.db import Database
+
+log = logging.getLogger("linksvc")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="linksvc", description="Deeplinks, short links and loyalty campaigns.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the service (loads the demo data into an empty database)")
+    serve.add_argument("--host", help="address to listen on [LINKSVC_HOST, 127.0.0.1]")
+    serve.add_argument("--port", type=int, help="port to listen on [LINKSVC_PORT, 8080]")
+    serve.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    seed = commands.add_parser("seed", help="load a seed file (an upsert by id: loading twice changes nothing)")
+    seed.add_argument("file", help="the seed file (JSON)")
+    seed.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    return parser
+
+
+def _serve(settings: Settings) -> int:
+    settings = settings.resolved_admin_token()
+    app = create_app(settings)
+    if not load_settings().admin_token:
+        log.warning("LINKSVC_ADMIN_TOKEN is not set; this run's admin token is %s", settings.admin_token)
+    log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.db_path)
+    web.run_app(app, host=settings.host, port=settings.port, access_log_class=AccessLogger,
+                access_log=logging.getLogger("linksvc.access"), print=None)
+    return 0
+
+
+async def _seed(settings: Settings, path: str) -> int:
+    db = Database(settings.db_path, settings.db_synchronous)
+    await db.open()
+    try:
+        counts = await load_seed_file(db, path, allow_private=settings.allow_private_destinations)
+    except InvalidField as exc:
+        print(f"error: {path}: {exc.path}: {exc.message}", file=sys.stderr)
+        return 1
+    except ServiceError as exc:
+        print(f"error: {path}: {exc.error}: {exc.details}", file=sys.stderr)
+        return 1
+    finally:
+        await db.close()
+    print(json.dumps({"loaded": path, "changed": counts}))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings().with_overrides(
+            host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=args.db
+        )
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, settings.log_format)
+    if args.command == "serve":
+        return _serve(settings)
+    return asyncio.run(_seed(settings, args.file))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""Accounts, API keys and access tokens: the rules of product decisions section 2.
+
+API keys and access tokens are random secrets of at least 32 bytes. Only their SHA-256 digests are
+stored: a digest of a high-entropy secret cannot be reversed, and looking it up by digest does not leak
+the secret through timing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.errors import Conflict, NotFound, Unauthorized
+from linksvc.resources.models import Account, ApiKeyIn
+from storage import accounts as repo
+from storage.db import Conn, Database, Row
+
+KEY_PREFIX = "lk_"
+TOKEN_PREFIX = "lt_"
+_KEY_NAMESPACE = uuid.UUID("1b0c3f52-6a0e-4b8e-9a53-6d1f1d7a8a10")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling the storefront API: the token's account and its key's kind."""
+
+    account_id: str
+    key_id: str
+    kind: str
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def account_view(row: Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "environment": row["environment"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def key_view(row: Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "account_id": row["account_id"],
+        "kind": row["kind"],
+        "name": row["name"],
+        "prefix": row["key_prefix"],
+        "created_at": row["created_at"],
+        "revoked_at": row["revoked_at"],
+    }
+
+
+async def upsert_account(tx: Conn, account: Account) -> bool:
+    """Create or update; True when something changed."""
+    row = await repo.get_account(tx, account.id)
+    now = iso(utcnow())
+    if row is None:
+        await repo.insert_account(tx, account.id, account.name, account.environment, now)
+        return True
+    if (row["name"], row["environment"]) == (account.name, account.environment):
+        return False
+    await repo.update_account(tx, account.id, account.name, account.environment, now)
+    return True
+
+
+async def create_account(db: Database, account: Account) -> dict[str, Any]:
+    async with db.transaction() as tx:
+        if await repo.get_account(tx, account.id) is not None:
+            raise Conflict("Account exists", f"an account with id {account.id} exists")
+        await upsert_account(tx, account)
+        row = await repo.get_account(tx, account.id)
+    assert row is not None
+    return account_view(row)
+
+
+async def get_account(conn: Conn, account_id: str) -> Row:
+    row = await repo.get_account(conn, account_id)
+    if row is None:
+        raise NotFound("Account not found", f"no account with id {account_id}")
+    return row
+
+
+async def update_account(db: Database, account: Account) -> dict[str, Any]:
+    async with db.transaction() as tx:
+        await get_account(tx, account.id)
+        await upsert_account(tx, account)
+        row = await get_account(tx, account.id)
+    return account_view(row)
+
+
+async def delete_account(db: Database, account_id: str) -> None:
+    async with db.transaction() as tx:
+        if not await repo.delete_account(tx, account_id):
+            raise NotFound("Account not found", f"no account with id {account_id}")
+
+
+async def add_key(tx: Conn, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, Any], str, bool]:
+    """Add a key (generated unless the spec carries one). Returns (view, secret, created)."""
+    secret = spec.key or KEY_PREFIX + secrets.token_urlsafe(32)
+    hashed = digest(secret)
+    existing = await repo.key_by_hash(tx, hashed)
+    if existing is not None:
+        if existing["account_id"] != account_id:
+            raise Conflict("Key in use", "this key belongs to another account")
+        return key_view(existing), secret, False
+    # A seeded key gets an id derived from its digest, so that loading a seed twice adds it once.
+    key_id = str(uuid.uuid5(_KEY_NAMESPACE, hashed)) if spec.key else str(uuid.uuid4())
+    await repo.insert_key(tx, key_id, account_id, spec.kind, spec.name, hashed, secret[:7], iso(utcnow()))
+    row = await repo.get_key(tx, account_id, key_id)
+    assert row is not None
+    return key_view(row), secret, True
+
+
+async def create_key(db: Database, account_id: str, spec: ApiKeyIn) -> dict[str, Any]:
+    async with db.transaction() as tx:
+        await get_account(tx, account_id)
+        view, secret, _ = await add_key(tx, account_id, spec)
+    return {**view, "key": secret}
+
+
+async def revoke_key(db: Database, account_id: str, key_id: str) -> dict[str, Any]:
+    async with db.transaction() as tx:
+        if not await repo.revoke_key(tx, account_id, key_id, iso(utcnow())):
+            raise NotFound("API key not found", f"no API key with id {key_id} in this account")
+        row = await repo.get_key(tx, account_id, key_id)
+    assert row is not None
+    return key_view(row)
+
+
+async def issue_token(db: Database, api_key: str, ttl_seconds: int) -> tuple[str, int]:
+    """Exchange an API key for a fresh access token; returns (token, lifetime in seconds)."""
+    key = await repo.key_by_hash(db.reader, digest(api_key))
+    if key is None or key["revoked_at"] is not None:
+        raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = utcnow()
+    async with db.transaction() as tx:
+        # The key may have been revoked while we waited for the writer: check again inside.
+        current = await repo.get_key(tx, key["account_id"], key["id"])
+        if current is None or current["revoked_at"] is not None:
+            raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")
+        await repo.delete_expired_tokens(tx, iso(now))
+        await repo.insert_token(
+            tx, digest(token), key["account_id"], key["id"], key["kind"],
+            iso(now), iso(now + timedelta(seconds=ttl_seconds)),
+        )
+    return token, ttl_seconds
+
+
+async def principal_for(db: Database, token: str) -> Principal:
+    row = await repo.token_principal(db.reader, digest(token))
+    if row is None:
+        raise Unauthorized("Invalid token", "the bearer token is unknown")
+    if row["revoked_at"] is not None:
+        raise Unauthorized("Invalid token", "the bearer token's API key was revoked")
+    if parse_iso(row["expires_at"]) <= utcnow():
+        raise Unauthorized("Token expired", "the bearer token has expired; get a new one")
+    return Principal(account_id=row["account_id"], key_id=row["key_id"], kind=row["kind"])

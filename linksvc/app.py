@@ -1,0 +1,56 @@
+"""``create_app(settings)``: the only place where the service is wired together."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+
+from api.admin import PREFIX as ADMIN_PREFIX
+from api.admin import admin_app
+from api.appkeys import DB, RESOURCES, SETTINGS
+from api.errors import error_middleware
+from api.observability import METRICS_KEY, Metrics, observe_middleware
+from api.ops import add_ops_routes
+from api.storefront import PREFIX as STOREFRONT_PREFIX
+from api.storefront import storefront_app
+from linksvc.resources.service import Resources
+from linksvc.seed import load_seed_file
+from linksvc.settings import Settings
+from storage import accounts as account_repo
+from storage.db import Database
+
+log = logging.getLogger("linksvc")
+
+
+async def _database(app: web.Application) -> AsyncIterator[None]:
+    db = app[DB]
+    settings = app[SETTINGS]
+    await db.open()
+    if settings.load_demo and await account_repo.count_accounts(db.reader) == 0:
+        if Path(settings.demo_file).is_file():
+            counts = await load_seed_file(db, settings.demo_file, allow_private=True)
+            log.info("empty database: loaded the demo data from %s", settings.demo_file, extra={"loaded": counts})
+        else:
+            log.warning("demo file %s not found; starting with an empty database", settings.demo_file)
+    yield
+    await db.close()
+
+
+def create_app(settings: Settings) -> web.Application:
+    app = web.Application(
+        middlewares=[observe_middleware, error_middleware],
+        client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes),
+    )
+    db = Database(settings.db_path, settings.db_synchronous)
+    app[SETTINGS] = settings
+    app[DB] = db
+    app[RESOURCES] = Resources(db, settings.allow_private_destinations)
+    app[METRICS_KEY] = Metrics()
+    app.cleanup_ctx.append(_database)
+    add_ops_routes(app)
+    app.add_subapp(STOREFRONT_PREFIX, storefront_app())
+    app.add_subapp(ADMIN_PREFIX, admin_app())
+    return app

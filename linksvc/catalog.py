@@ -1,0 +1,22 @@
+"""Brands and tiers of an account as the storefront API shows them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.jsoncodec import loads
+from storage import documents
+from storage.db import Conn
+
+
+async def list_bodies(conn: Conn, table: str, account_id: str) -> list[dict[str, Any]]:
+    return [loads(row["body"]) for row in await documents.list_all(conn, table, account_id)]
+
+
+async def brands(conn: Conn, account_id: str) -> list[dict[str, Any]]:
+    return await list_bodies(conn, "brands", account_id)
+
+
+async def tiers(conn: Conn, account_id: str) -> list[dict[str, Any]]:
+    """Ordered by level, lowest first."""
+    return await list_bodies(conn, "tiers", account_id)

@@ -1,0 +1,325 @@
+"""What differs between resource kinds: filter columns, references, side tables, computed fields.
+
+:class:`Kind` is the plain case (a document and nothing else); the subclasses add what their resource
+needs. The generic create/read/update/delete flow lives in :mod:`linksvc.resources.service`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+import uuid
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.errors import Conflict, InvalidField
+from linksvc.loyalty.status import campaign_status
+from linksvc.loyalty.wallet import load_wallet
+from linksvc.resources import models
+from linksvc.resources.types import phone_digits
+from linksvc.resources.urls import check_destination_url, check_web_url
+from linksvc.resources.validation import validate
+from storage import campaigns as campaign_repo
+from storage import documents
+from storage import wallet as wallet_repo
+from storage.db import Conn, fetch_one
+
+SECRET_MASK = "********"
+_SECRET_WORDS = ("secret", "token", "password", "api_key", "access_key", "private_key")
+_BASE62 = string.ascii_letters + string.digits
+_LINE_NAMESPACE = uuid.UUID("b7f9d6a2-3c1e-4c55-9a0d-2f7e8a6c1b44")
+# Codes that would shadow the service's own paths.
+RESERVED_CODES = frozenset({"api", "healthz", "readyz", "metrics", "dashboard", "static", "favicon.ico"})
+
+
+@dataclass
+class SaveContext:
+    """One save: the open write transaction, the account, and where errors point (seed paths)."""
+
+    tx: Conn
+    account_id: str
+    prefix: str
+    allow_private_destinations: bool
+    existing: dict[str, Any] | None
+    now: str
+
+    def path(self, field: str) -> str:
+        return f"{self.prefix}.{field}" if self.prefix else field
+
+    async def require(self, table: str, doc_id: str | None, field: str, label: str) -> None:
+        if doc_id is not None and not await documents.exists(self.tx, table, self.account_id, doc_id):
+            raise InvalidField(self.path(field), f"no {label} with id {doc_id} in this account")
+
+
+class Kind:
+    name: ClassVar[str]
+    label: ClassVar[str]
+    model: ClassVar[type[BaseModel]]
+    apart: ClassVar[frozenset[str]] = frozenset()  # fields kept in side tables, not in body
+
+    def columns(self, item: Any) -> dict[str, Any]:
+        return {}
+
+    async def prepare(self, ctx: SaveContext, item: Any) -> Any:
+        """Fill derived fields and check references; raise InvalidField or Conflict."""
+        return item
+
+    async def after_write(self, ctx: SaveContext, item: Any) -> None:
+        """Write side tables; runs on every save, so it must be idempotent."""
+
+    async def extras(self, conn: Conn, account_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Computed fields added to the view."""
+        return {}
+
+    def public(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The stored body as it may be shown (secrets masked)."""
+        return body
+
+    def merge_patch(self, stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+        return {**stored, **patch}
+
+
+class BrandKind(Kind):
+    name, label, model = "brands", "brand", models.Brand
+
+
+class TierKind(Kind):
+    name, label, model = "tiers", "tier", models.Tier
+
+    def columns(self, item: models.Tier) -> dict[str, Any]:
+        return {"level": float(item.level)}
+
+
+class RewardKind(Kind):
+    name, label, model = "rewards", "reward", models.Reward
+
+    async def extras(self, conn: Conn, account_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"account_id": account_id}
+
+
+class CampaignKind(Kind):
+    name, label, model = "campaigns", "campaign", models.Campaign
+    apart = frozenset({"codes"})
+
+    def columns(self, item: models.Campaign) -> dict[str, Any]:
+        def when(moment: Any) -> str | None:
+            return None if moment is None else iso(moment)
+
+        return {
+            "type": item.type,
+            "brand_id": item.brand_id,
+            "funded_by": item.funded_by,
+            "starts_at": when(item.starts_at),
+            "ends_at": when(item.ends_at),
+            "paused": int(item.paused),
+            "finished_at": when(item.finished_at),
+            "sort_order": float(item.order),
+            "stores_any": int(item.stores is None),
+            "channels_any": int(item.channels is None),
+            "products_any": int(item.products is None),
+        }
+
+    async def prepare(self, ctx: SaveContext, item: models.Campaign) -> models.Campaign:
+        await ctx.require("brands", item.brand_id, "brand_id", "brand")
+        for i, tier_id in enumerate(item.tier_ids or []):
+            await ctx.require("tiers", tier_id, f"tier_ids[{i}]", "tier")
+        if item.type == "BEHAVIOR":
+            reward_id = models.BehaviorAttributes.model_validate(item.attributes).reward_id
+            await ctx.require("rewards", reward_id, "attributes.reward_id", "reward")
+        return item
+
+    async def after_write(self, ctx: SaveContext, item: models.Campaign) -> None:
+        for dimension, values in (("store", item.stores), ("channel", item.channels), ("product", item.products)):
+            await campaign_repo.replace_restrictions(ctx.tx, item.id, dimension, values)
+        if item.codes is not None or (ctx.existing is not None and item.type != "COUPONS"):
+            codes = [(c.code, c.status, None if c.expires_at is None else iso(c.expires_at)) for c in item.codes or []]
+            await campaign_repo.replace_codes(ctx.tx, item.id, codes)
+
+    async def extras(self, conn: Conn, account_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        def when(key: str) -> Any:
+            return None if body.get(key) is None else parse_iso(body[key])
+
+        status = campaign_status(utcnow(), when("starts_at"), when("ends_at"), body["paused"], when("finished_at"))
+        extra: dict[str, Any] = {"status": status}
+        if body["type"] == "COUPONS":
+            rows = await campaign_repo.list_codes(conn, body["id"])
+            extra["codes"] = [dict(row) for row in rows]
+        return extra
+
+
+class ContactKind(Kind):
+    name, label, model = "contacts", "contact", models.Contact
+
+    def columns(self, item: models.Contact) -> dict[str, Any]:
+        return {
+            "external_id": item.external_id,
+            "email_lower": item.email.lower() if item.email else None,
+            "document_number": item.document_number,
+            "deleted_at": None if item.deleted_at is None else iso(item.deleted_at),
+        }
+
+
+class CustomerKind(Kind):
+    name, label, model = "customers", "customer", models.Customer
+    apart = frozenset({"wallet"})
+
+    def columns(self, item: models.Customer) -> dict[str, Any]:
+        return {
+            "external_id": item.external_id,
+            "document_number": item.document_number,
+            "phone_digits": phone_digits(item.phone),
+            "email_lower": item.email.lower() if item.email else None,
+            "tier_id": item.tier_id,
+        }
+
+    async def prepare(self, ctx: SaveContext, item: models.Customer) -> models.Customer:
+        await ctx.require("tiers", item.tier_id, "tier_id", "tier")
+        for column, value in (("external_id", item.external_id), ("document_number", item.document_number)):
+            if value is None:
+                continue
+            row = await fetch_one(
+                ctx.tx,
+                f"SELECT id FROM customers WHERE account_id = ? AND {column} = ? AND id != ?",
+                (ctx.account_id, value, item.id),
+            )
+            if row is not None:
+                raise Conflict("Duplicate customer", {"field": ctx.path(column), "message": f"another customer has this {column}"})
+        for i, line in enumerate(item.wallet.lines if item.wallet else []):
+            at = f"wallet.lines[{i}]"
+            await ctx.require("rewards", line.reward_id, f"{at}.reward_id", "reward")
+            await ctx.require("campaigns", line.campaign_id, f"{at}.campaign_id", "campaign")
+            await ctx.require("brands", line.brand_id, f"{at}.brand_id", "brand")
+        return item
+
+    async def after_write(self, ctx: SaveContext, item: models.Customer) -> None:
+        if item.wallet is None:
+            return
+        created = ctx.existing["created_at"] if ctx.existing else ctx.now
+        lines = []
+        for index, line in enumerate(item.wallet.lines):
+            lines.append(
+                {
+                    "id": str(uuid.uuid5(_LINE_NAMESPACE, f"{item.id}:{index}")),
+                    "account_id": ctx.account_id,
+                    "customer_id": item.id,
+                    "reward_id": line.reward_id,
+                    "campaign_id": line.campaign_id,
+                    "brand_id": line.brand_id,
+                    "amount": str(line.amount),
+                    "issued_at": iso(line.issued_at) if line.issued_at else created,
+                    "expiration_date": iso(line.expiration_date) if line.expiration_date else None,
+                    "reservation_expires_at": (
+                        iso(line.reservation_expires_at) if line.reservation_expires_at else None
+                    ),
+                    "source": "opening",
+                }
+            )
+        await wallet_repo.replace_opening_lines(ctx.tx, ctx.account_id, item.id, lines)
+
+    async def extras(self, conn: Conn, account_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"wallet": await load_wallet(conn, account_id, body["id"])}
+
+
+class CustomEventTypeKind(Kind):
+    name, label, model = "custom_event_types", "custom event type", models.CustomEventType
+
+    def columns(self, item: models.CustomEventType) -> dict[str, Any]:
+        return {"name": item.name, "active": int(item.active)}
+
+    async def prepare(self, ctx: SaveContext, item: models.CustomEventType) -> models.CustomEventType:
+        row = await fetch_one(
+            ctx.tx,
+            "SELECT id FROM custom_event_types WHERE account_id = ? AND name = ? AND id != ?",
+            (ctx.account_id, item.name, item.id),
+        )
+        if row is not None:
+            raise Conflict("Duplicate event type", {"field": ctx.path("name"), "message": "name is taken"})
+        return item
+
+
+def _is_secret(key: str) -> bool:
+    return any(word in key.lower() for word in _SECRET_WORDS)
+
+
+class ConnectionKind(Kind):
+    name, label, model = "connections", "connection", models.Connection
+
+    def columns(self, item: models.Connection) -> dict[str, Any]:
+        return {"destination": item.destination, "enabled": int(item.enabled)}
+
+    def merge_patch(self, stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+        merged = {**stored, **patch}
+        if isinstance(patch.get("config"), dict):
+            # A masked secret sent back unchanged keeps the stored secret.
+            old = stored.get("config", {})
+            merged["config"] = {
+                k: old.get(k, v) if v == SECRET_MASK else v for k, v in patch["config"].items()
+            }
+        return merged
+
+    async def prepare(self, ctx: SaveContext, item: models.Connection) -> models.Connection:
+        endpoint = item.config.get("endpoint_url")
+        if endpoint is not None:
+            if not isinstance(endpoint, str):
+                raise InvalidField(ctx.path("config.endpoint_url"), "must be a string URL")
+            check_destination_url(endpoint, ctx.path("config.endpoint_url"), ctx.allow_private_destinations)
+        if item.destination == "webhook":
+            secret = item.config.get("secret")
+            if not isinstance(secret, str) or not secret.startswith("whsec_") or len(secret) < 16:
+                raise InvalidField(ctx.path("config.secret"), "a webhook needs a whsec_ signing secret")
+            if endpoint is None:
+                raise InvalidField(ctx.path("config.endpoint_url"), "a webhook needs an endpoint URL")
+        return item
+
+    def public(self, body: dict[str, Any]) -> dict[str, Any]:
+        config = {k: SECRET_MASK if _is_secret(k) and v else v for k, v in body.get("config", {}).items()}
+        return {**body, "config": config}
+
+
+class LinkKind(Kind):
+    name, label, model = "links", "link", models.Link
+
+    def columns(self, item: models.Link) -> dict[str, Any]:
+        return {"code": item.code, "kind": item.kind, "campaign_id": item.campaign_id}
+
+    async def prepare(self, ctx: SaveContext, item: models.Link) -> models.Link:
+        await ctx.require("campaigns", item.campaign_id, "campaign_id", "campaign")
+        check_web_url(item.destination_url, ctx.path("destination_url"), https_only=True)
+        for field, url in (
+            ("fallback_url", item.fallback_url),
+            ("android.fallback_url", item.android.fallback_url if item.android else None),
+            ("ios.fallback_url", item.ios.fallback_url if item.ios else None),
+        ):
+            if url is not None:
+                check_web_url(url, ctx.path(field))
+        if item.code is None:
+            code = ctx.existing["code"] if ctx.existing else await self._new_code(ctx.tx)
+            return item.model_copy(update={"code": code})
+        if item.code.lower() in RESERVED_CODES:
+            raise InvalidField(ctx.path("code"), "is reserved for the service's own paths")
+        row = await fetch_one(ctx.tx, "SELECT id FROM links WHERE code = ? AND id != ?", (item.code, item.id))
+        if row is not None:
+            raise Conflict("Code taken", {"field": ctx.path("code"), "message": "another link has this code"})
+        return item
+
+    async def _new_code(self, tx: Conn) -> str:
+        while True:
+            code = "".join(secrets.choice(_BASE62) for _ in range(7))
+            if await fetch_one(tx, "SELECT 1 FROM links WHERE code = ?", (code,)) is None:
+                return code
+
+
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        BrandKind(), TierKind(), RewardKind(), CampaignKind(), ContactKind(), CustomerKind(),
+        CustomEventTypeKind(), ConnectionKind(), LinkKind(),
+    )
+}
+
+
+def parse(kind: Kind, data: Any, prefix: str = "") -> Any:
+    return validate(kind.model, data, prefix)

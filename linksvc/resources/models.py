@@ -1,0 +1,349 @@
+"""The admin/seed shape of every resource: the specification's response fields plus the stored fields of
+the product decisions. The same models validate admin API bodies and seed files and describe both in the
+OpenAPI documents. Unknown fields are refused, so a typo names itself instead of being dropped.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from linksvc.resources.types import Email, Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+CONDITION_TYPES = ("Order Value", "Total Order Value", "Purchase Count", "Points Balance")
+# The specification spells one operator `grater than`; it is accepted as `greater than`.
+OPERATORS = (
+    "greater than",
+    "grater than",
+    "greater than or equal",
+    "less than",
+    "less than or equal",
+    "equal",
+)
+CAMPAIGN_TYPES = ("BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS")
+LINK_KINDS = ("campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external")
+DESTINATIONS = ("messaging", "meta", "tiktok", "ga4", "google_ads", "webhook", "s3_export")
+STATUS = Field(default="ACTIVE", min_length=1, max_length=40)
+
+
+class Condition(Strict):
+    type: Literal["Order Value", "Total Order Value", "Purchase Count", "Points Balance"]
+    operator: Literal[
+        "greater than", "grater than", "greater than or equal", "less than", "less than or equal", "equal"
+    ]
+    primitive: Literal["number"] = "number"
+    value: Number
+
+
+Conditions = list[list[Condition]]
+
+
+class Account(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    name: Name
+    environment: Literal["production", "sandbox"] = "sandbox"
+
+
+class ApiKeyIn(Strict):
+    kind: Literal["SERVER", "CLIENT"]
+    name: ShortText = ""
+    # Only seed files carry a key; the admin API generates one and shows it once.
+    key: str | None = Field(default=None, min_length=20, max_length=200, pattern=r"^[A-Za-z0-9_\-]+$")
+
+
+class Brand(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    name: Name
+    status: str = STATUS
+
+
+class Tier(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    name: Name
+    description: Text = ""
+    status: str = STATUS
+    level: Number
+    entry_conditions: Conditions = Field(default_factory=list)
+    exit_conditions: Conditions = Field(default_factory=list)
+
+
+class RewardAttributes(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    conversion_factor: Number = Field(default=Decimal(1), ge=0)
+
+
+class Reward(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    template_id: Uuid | None = None
+    brand_id: str | None = None
+    status: str = STATUS
+    team_ids: list[str] = Field(default_factory=list)
+    platforms: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    stores: list[str] = Field(default_factory=list)
+    channels: list[str] = Field(default_factory=list)
+    products: list[str] = Field(default_factory=list)
+    tiers: list[Uuid] = Field(default_factory=list)
+    content: dict[str, Any] = Field(default_factory=dict)
+    name: Name
+    description: Text = ""
+    type: str = Field(default="POINTS", pattern=r"^[A-Z][A-Z_]{0,39}$")
+    conditions: Conditions = Field(default_factory=list)
+    attributes: RewardAttributes = Field(default_factory=RewardAttributes)
+
+
+class CouponCode(Strict):
+    code: str = Field(min_length=1, max_length=100)
+    status: Literal["AVAILABLE", "RESERVED", "REDEEMED"] = "AVAILABLE"
+    expires_at: UtcDateTime | None = None
+
+
+class BehaviorAttributes(BaseModel):
+    """What a BEHAVIOR campaign's ``attributes`` must hold to earn (product decisions, section 9)."""
+
+    model_config = ConfigDict(extra="allow")
+    event_type: str | None = Field(default=None, min_length=1, max_length=64)
+    reward_id: Uuid | None = None
+    amount: Number = Field(default=Decimal(0), ge=0)
+    per_currency_unit: Number = Field(default=Decimal(0), ge=0)
+    expires_in_days: int | None = Field(default=None, ge=1, le=36500)
+    conditions: Conditions = Field(default_factory=list)
+
+
+class Campaign(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    name: Name
+    type: Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]
+    brand_id: Uuid | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    stores: list[str] | None = None
+    channels: list[str] | None = None
+    products: list[str] | None = None
+    content: dict[str, Any] = Field(default_factory=dict)
+    template_id: Uuid | None = None
+    labels: list[str] = Field(default_factory=list)
+    platforms: list[str] = Field(default_factory=list)
+    funded_by: str | None = Field(default=None, max_length=100)
+    starts_at: UtcDateTime | None = None
+    ends_at: UtcDateTime | None = None
+    paused: bool = False
+    finished_at: UtcDateTime | None = None
+    order: Number = Decimal(0)
+    tier_ids: list[Uuid] | None = None
+    codes: list[CouponCode] | None = None
+
+    @model_validator(mode="after")
+    def _type_rules(self) -> Campaign:
+        if self.codes is not None and self.type != "COUPONS":
+            raise ValueError("codes are only for COUPONS campaigns")
+        if self.type == "BEHAVIOR":
+            # Validates conditions and amounts now, so that a bad campaign is refused when saved.
+            BehaviorAttributes.model_validate(self.attributes)
+        return self
+
+
+class Address(Strict):
+    street_1: str | None = None
+    street_2: str | None = None
+    street_number: str | None = None
+    reference: str | None = None
+    alias: str | None = None
+    zip_code: str | None = None
+    city: str | None = None
+    state: str | None = None
+    country: str | None = None
+
+
+class BillingRecord(Strict):
+    document_number: str | None = None
+    document_type: str | None = None
+    legal_name: str | None = None
+    alias: str | None = None
+    street_1: str | None = None
+    street_2: str | None = None
+    street_number: str | None = None
+    city: str | None = None
+    state: str | None = None
+    country: str | None = None
+    zip_code: str | None = None
+    phone: str | None = None
+    email: str | None = None
+
+
+class PaymentMethod(Strict):
+    method: str | None = None
+    last_four: str | None = None
+    card_holder: str | None = None
+    card_brand: str | None = None
+    alias: str | None = None
+    expiry_month: int | None = Field(default=None, ge=1, le=12)
+    expiry_year: int | None = Field(default=None, ge=1900, le=2200)
+
+
+class Contact(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    persona_id: Uuid | None = None
+    email: Email | None = None
+    document_type: str | None = Field(default=None, max_length=40)
+    document_number: str | None = Field(default=None, max_length=50)
+    deleted_at: UtcDateTime | None = None
+    external_id: str | None = Field(default=None, max_length=200)
+    first_name: str | None = Field(default=None, max_length=200)
+    second_name: str | None = Field(default=None, max_length=200)
+    last_name: str | None = Field(default=None, max_length=200)
+    second_last_name: str | None = Field(default=None, max_length=200)
+    email_verified: bool = False
+    phone_verified: bool = False
+    is_anonymous: bool = False
+    dob: date | None = None
+    gender: str | None = Field(default=None, max_length=40)
+    country: str | None = Field(default=None, max_length=100)
+    city: str | None = Field(default=None, max_length=100)
+    phone: str | None = Field(default=None, max_length=40)
+    source: str | None = Field(default=None, max_length=100)
+    channel: str | None = Field(default=None, max_length=100)
+    status: str = STATUS
+    tags: dict[str, Any] = Field(default_factory=dict)
+    addresses: list[Address] = Field(default_factory=list)
+    billing_info: list[BillingRecord] = Field(default_factory=list)
+    payments: list[PaymentMethod] = Field(default_factory=list)
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+PURPOSES = (
+    "behavioral_campaigns",
+    "coupon_campaigns",
+    "punchcard_campaigns",
+    "email_marketing",
+    "push_notifications",
+    "whatsapp_marketing",
+    "audience_marketing",
+    "inapp_messages",
+    "news_feed",
+    "link_tracking",
+)
+
+
+class Purposes(Strict):
+    behavioral_campaigns: bool | None = None
+    coupon_campaigns: bool | None = None
+    punchcard_campaigns: bool | None = None
+    email_marketing: bool | None = None
+    push_notifications: bool | None = None
+    whatsapp_marketing: bool | None = None
+    audience_marketing: bool | None = None
+    inapp_messages: bool | None = None
+    news_feed: bool | None = None
+    link_tracking: bool | None = None
+
+
+class Consent(Strict):
+    consent_string: str | None = Field(default=None, max_length=5000)
+    version: str | None = Field(default=None, max_length=40)
+    consent_timestamp: UtcDateTime | None = None
+    customer_id: str | None = None
+    purposes: Purposes = Field(default_factory=Purposes)
+    vendors: dict[str, bool] = Field(default_factory=dict)
+
+
+class WalletLineIn(Strict):
+    """An opening wallet line of a customer (seed files, the admin API, migration)."""
+
+    amount: Number = Field(gt=0)
+    reward_id: Uuid
+    campaign_id: Uuid | None = None
+    brand_id: Uuid | None = None
+    issued_at: UtcDateTime | None = None
+    expiration_date: UtcDateTime | None = None
+    reservation_expires_at: UtcDateTime | None = None
+
+
+class WalletIn(Strict):
+    lines: list[WalletLineIn] = Field(default_factory=list, max_length=1000)
+
+
+class Customer(Strict):
+    id: str = Field(default_factory=new_id, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:\-]+$")
+    external_id: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=300)
+    email: Email | None = None
+    registration_date: UtcDateTime | None = None
+    status: str = STATUS
+    is_anonymous: bool = False
+    phone_verified: bool = False
+    gender: str | None = Field(default=None, max_length=40)
+    dob: UtcDateTime | None = None
+    document_type: str | None = Field(default=None, max_length=40)
+    document_number: str | None = Field(default=None, min_length=1, max_length=50)
+    country: str | None = Field(default=None, max_length=100)
+    phone: str | None = Field(default=None, max_length=40)
+    tier_id: Uuid | None = None
+    tags: dict[str, Any] = Field(default_factory=dict)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    consent: Consent = Field(default_factory=Consent)
+    wallet: WalletIn | None = None
+
+
+class CustomEventType(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.\-]{0,63}$")
+    description: Text = ""
+    active: bool = True
+
+    @model_validator(mode="after")
+    def _not_purchase(self) -> CustomEventType:
+        if self.name.upper() == "PURCHASE":
+            raise ValueError("PURCHASE is built in and cannot be a custom event type")
+        return self
+
+
+class Connection(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    name: ShortText = ""
+    destination: Literal["messaging", "meta", "tiktok", "ga4", "google_ads", "webhook", "s3_export"]
+    enabled: bool = True
+    forward_events: bool = True
+    forward_purchases: bool = True
+    # An allow-list of event types (PURCHASE or custom names); empty forwards none.
+    event_types: list[str] = Field(default_factory=list)
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class AndroidApp(Strict):
+    package: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$", max_length=200)
+    fallback_url: str | None = Field(default=None, max_length=2000)
+    sha256_cert_fingerprints: list[str] = Field(default_factory=list)
+
+
+class IosApp(Strict):
+    app_store_id: str | None = Field(default=None, pattern=r"^[0-9]{1,15}$")
+    bundle_id: str | None = Field(default=None, max_length=200)
+    team_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{10}$")
+    fallback_url: str | None = Field(default=None, max_length=2000)
+
+
+LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
+
+
+class Link(Strict):
+    id: Uuid = Field(default_factory=new_id)
+    code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
+    kind: Literal["campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external"]
+    campaign_id: Uuid | None = None
+    template_id: Uuid | None = None
+    destination_url: str = Field(max_length=4000)
+    deeplink: str | None = Field(default=None, max_length=2000)
+    android: AndroidApp | None = None
+    ios: IosApp | None = None
+    fallback_url: str | None = Field(default=None, max_length=2000)
+    expires_at: UtcDateTime | None = None
+    disabled: bool = False

@@ -1,0 +1,114 @@
+"""Create, read, update, delete and upsert of account resources, for the admin API and seed files.
+
+Every operation names its account; a resource of another account is "not found", never shown. The same
+:func:`save` runs for the admin API and for seed files, so both apply the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.accounts import get_account
+from linksvc.clock import iso, utcnow
+from linksvc.errors import Conflict, NotFound
+from linksvc.jsoncodec import dumps, loads
+from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
+from storage import documents
+from storage.db import Conn, Database, Row
+
+
+def kind_of(name: str) -> Kind:
+    return KINDS[name]
+
+
+async def view(conn: Conn, kind: Kind, account_id: str, row: Row) -> dict[str, Any]:
+    body = loads(row["body"])
+    extras = await kind.extras(conn, account_id, body)
+    return {**kind.public(body), **extras, "created_at": row["created_at"], "updated_at": row["updated_at"]}
+
+
+async def save(
+    tx: Conn, kind: Kind, account_id: str, data: Any, *, prefix: str = "",
+    allow_private: bool = False, must_exist: bool | None = None,
+) -> tuple[str, bool]:
+    """Validate ``data`` and insert or update it. Returns (id, whether the document changed).
+
+    ``must_exist``: True for update (404 when absent), False for create (409 when present), None for
+    upsert. An id held by another account is refused in every case.
+    """
+    item = parse(kind, data, prefix)
+    row = await documents.get(tx, kind.name, account_id, item.id)
+    if row is None and await documents.owner(tx, kind.name, item.id) is not None:
+        raise Conflict("Id in use", {"field": f"{prefix}.id" if prefix else "id", "message": "id is already in use"})
+    if must_exist is True and row is None:
+        raise NotFound(f"{kind.label.capitalize()} not found", f"no {kind.label} with id {item.id}")
+    if must_exist is False and row is not None:
+        raise Conflict("Id in use", {"field": "id", "message": f"a {kind.label} with this id exists"})
+    existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
+    now = iso(utcnow())
+    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now)
+    item = await kind.prepare(ctx, item)
+    body = item.model_dump(mode="json", exclude=set(kind.apart))
+    changed = True
+    if row is None:
+        await documents.insert(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
+    elif loads(row["body"]) != body:
+        await documents.update(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
+    else:
+        changed = False
+    await kind.after_write(ctx, item)
+    return item.id, changed
+
+
+class Resources:
+    """The admin API's entry point to account resources."""
+
+    def __init__(self, db: Database, allow_private_destinations: bool) -> None:
+        self.db = db
+        self.allow_private = allow_private_destinations
+
+    async def _get_row(self, conn: Conn, kind: Kind, account_id: str, doc_id: str) -> Row:
+        row = await documents.get(conn, kind.name, account_id, doc_id)
+        if row is None:
+            await get_account(conn, account_id)
+            raise NotFound(f"{kind.label.capitalize()} not found", f"no {kind.label} with id {doc_id}")
+        return row
+
+    async def create(self, account_id: str, kind_name: str, data: Any) -> dict[str, Any]:
+        kind = kind_of(kind_name)
+        async with self.db.transaction() as tx:
+            await get_account(tx, account_id)
+            doc_id, _ = await save(tx, kind, account_id, data, allow_private=self.allow_private, must_exist=False)
+            return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+
+    async def get(self, account_id: str, kind_name: str, doc_id: str) -> dict[str, Any]:
+        kind = kind_of(kind_name)
+        conn = self.db.reader
+        return await view(conn, kind, account_id, await self._get_row(conn, kind, account_id, doc_id))
+
+    async def list(
+        self, account_id: str, kind_name: str, limit: int, offset: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        kind = kind_of(kind_name)
+        conn = self.db.reader
+        await get_account(conn, account_id)
+        rows = await documents.list_page(conn, kind.name, account_id, limit, offset)
+        total = await documents.count(conn, kind.name, account_id)
+        return [await view(conn, kind, account_id, row) for row in rows], total
+
+    async def update(
+        self, account_id: str, kind_name: str, doc_id: str, data: dict[str, Any], *, partial: bool
+    ) -> dict[str, Any]:
+        kind = kind_of(kind_name)
+        async with self.db.transaction() as tx:
+            row = await self._get_row(tx, kind, account_id, doc_id)
+            merged = kind.merge_patch(loads(row["body"]), data) if partial else dict(data)
+            merged["id"] = doc_id
+            await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True)
+            return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+
+    async def delete(self, account_id: str, kind_name: str, doc_id: str) -> None:
+        kind = kind_of(kind_name)
+        async with self.db.transaction() as tx:
+            await self._get_row(tx, kind, account_id, doc_id)
+            await documents.delete(tx, kind.name, account_id, doc_id)

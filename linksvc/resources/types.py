@@ -1,0 +1,101 @@
+"""Field types shared by every resource model.
+
+Numbers that can be money or points are :class:`~decimal.Decimal` in memory and JSON numbers on the
+wire; date-times are UTC-aware (a naive value is taken as UTC); uuids are canonical lower-case text.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
+
+
+def _canonical_uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, AttributeError, TypeError):
+        raise ValueError("must be a UUID") from None
+
+
+def _reject_bool(value: Any) -> Any:
+    # pydantic would read true as 1; a flag is never a quantity.
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not a boolean")
+    return value
+
+
+def decimal_to_json(value: Decimal) -> int | float:
+    """A Decimal as a JSON number: exact for integers, shortest round-trip text otherwise."""
+    if value == value.to_integral_value():
+        return int(value)
+    return float(value)
+
+
+def _finite(value: Decimal) -> Decimal:
+    if not value.is_finite():
+        raise ValueError("must be a finite number")
+    return value
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+_UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+Uuid = Annotated[
+    str,
+    AfterValidator(_canonical_uuid),
+    WithJsonSchema({"type": "string", "format": "uuid"}),
+]
+
+Number = Annotated[
+    Decimal,
+    BeforeValidator(_reject_bool),
+    AfterValidator(_finite),
+    PlainSerializer(decimal_to_json, when_used="json"),
+    WithJsonSchema({"type": "number"}),
+]
+
+UtcDateTime = Annotated[
+    datetime,
+    AfterValidator(_to_utc),
+    PlainSerializer(lambda v: v.strftime(_UTC_FORMAT), when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+ShortText = Annotated[str, Field(max_length=200)]
+Text = Annotated[str, Field(max_length=5000)]
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _email(value: str) -> str:
+    if not EMAIL.match(value):
+        raise ValueError("must be an e-mail address")
+    return value
+
+
+Email = Annotated[
+    str,
+    Field(max_length=320),
+    AfterValidator(_email),
+    WithJsonSchema({"type": "string", "format": "email", "maxLength": 320}),
+]
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def phone_digits(phone: str | None) -> str | None:
+    """The digits of a phone number; spaces, dashes, dots, brackets and + are ignored."""
+    if phone is None:
+        return None
+    digits = "".join(ch for ch in phone if ch.isdigit() and ch.isascii())
+    return digits or None

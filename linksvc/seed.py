@@ -1,0 +1,96 @@
+"""Seed files (product decisions, section 12): accounts with their keys and resources, upserted by id.
+
+The whole file loads in one transaction through the same :func:`~linksvc.resources.service.save` as the
+admin API: any bad field refuses the whole file, with the path of the first bad field. Loading the same
+file twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from linksvc.accounts import add_key, upsert_account
+from linksvc.errors import BadRequest, Conflict, InvalidField
+from linksvc.jsoncodec import JSONDecodeError, loads
+from linksvc.resources.kinds import KINDS
+from linksvc.resources.models import Account, ApiKeyIn
+from linksvc.resources.service import save
+from linksvc.resources.types import Uuid
+from linksvc.resources.validation import validate
+from storage.db import Database
+
+# Order matters: each kind may refer to the kinds before it.
+LOAD_ORDER = (
+    "brands", "tiers", "rewards", "campaigns", "contacts", "customers",
+    "custom_event_types", "connections", "links",
+)
+
+
+class SeedApiKey(ApiKeyIn):
+    key: str = Field(min_length=20, max_length=200, pattern=r"^[A-Za-z0-9_\-]+$")
+
+
+class SeedAccount(Account):
+    id: Uuid  # required here: loading is an upsert by id
+    api_keys: list[SeedApiKey] = Field(default_factory=list)
+    brands: list[dict[str, Any]] = Field(default_factory=list)
+    tiers: list[dict[str, Any]] = Field(default_factory=list)
+    rewards: list[dict[str, Any]] = Field(default_factory=list)
+    campaigns: list[dict[str, Any]] = Field(default_factory=list)
+    contacts: list[dict[str, Any]] = Field(default_factory=list)
+    customers: list[dict[str, Any]] = Field(default_factory=list)
+    custom_event_types: list[dict[str, Any]] = Field(default_factory=list)
+    connections: list[dict[str, Any]] = Field(default_factory=list)
+    links: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SeedFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    accounts: list[SeedAccount]
+
+
+def read_seed(path: str | Path) -> Any:
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise BadRequest("Cannot read seed file", f"{path}: {exc.strerror}") from None
+    try:
+        return loads(text)
+    except JSONDecodeError as exc:
+        raise BadRequest("Seed file is not JSON", f"{path}: {exc}") from None
+
+
+async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, int]:
+    """Load a parsed seed document. Returns how many objects were created or changed, by kind."""
+    seed = validate(SeedFile, data, where="seed file")
+    changed = {"accounts": 0, "api_keys": 0, **{name: 0 for name in LOAD_ORDER}}
+    async with db.transaction() as tx:
+        for a, account in enumerate(seed.accounts):
+            base = f"accounts[{a}]"
+            own = Account(id=account.id, name=account.name, environment=account.environment)
+            changed["accounts"] += await upsert_account(tx, own)
+            for k, key in enumerate(account.api_keys):
+                try:
+                    _, _, created = await add_key(tx, account.id, key)
+                except Conflict as exc:
+                    raise InvalidField(f"{base}.api_keys[{k}].key", str(exc.details)) from None
+                changed["api_keys"] += created
+            for name in LOAD_ORDER:
+                kind = KINDS[name]
+                for i, obj in enumerate(getattr(account, name)):
+                    prefix = f"{base}.{name}[{i}]"
+                    if "id" not in obj:
+                        raise InvalidField(f"{prefix}.id", "is required in seed files (loading upserts by id)",
+                                           error="Invalid seed file")
+                    _, did_change = await save(
+                        tx, kind, account.id, obj, prefix=prefix, allow_private=allow_private
+                    )
+                    changed[name] += did_change
+    return changed
+
+
+async def load_seed_file(db: Database, path: str | Path, allow_private: bool) -> dict[str, int]:
+    return await load_seed(db, read_seed(path), allow_private)

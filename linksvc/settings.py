@@ -1,0 +1,109 @@
+"""Frozen service settings, read from ``LINKSVC_*`` environment variables.
+
+Every setting has a default so that ``linksvc serve`` works with no configuration. A malformed value
+raises :class:`SettingsError` naming the variable, so a typo in a deployment fails at start-up, not at
+the first request. Tests build :class:`Settings` directly.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class SettingsError(ValueError):
+    """A ``LINKSVC_*`` variable holds a value that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    db_path: str = "data/linksvc.db"
+    # Empty means: generate a random token at start-up and log it once.
+    admin_token: str = ""
+    token_ttl_seconds: int = 3600
+    max_body_bytes: int = 1024 * 1024
+    max_bulk_body_bytes: int = 10 * 1024 * 1024
+    load_demo: bool = True
+    demo_file: str = str(REPO_ROOT / "fixtures" / "demo.json")
+    log_level: str = "INFO"
+    log_format: str = "json"
+    allow_private_destinations: bool = False
+    db_synchronous: str = "FULL"
+    extra: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def resolved_admin_token(self) -> Settings:
+        if self.admin_token:
+            return self
+        return replace(self, admin_token=secrets.token_urlsafe(32))
+
+
+# Each setting: environment variable, attribute, parser. The README table lists the same names.
+ENV_NAMES: dict[str, str] = {
+    "LINKSVC_HOST": "host",
+    "LINKSVC_PORT": "port",
+    "LINKSVC_DB": "db_path",
+    "LINKSVC_ADMIN_TOKEN": "admin_token",
+    "LINKSVC_TOKEN_TTL_SECONDS": "token_ttl_seconds",
+    "LINKSVC_MAX_BODY_BYTES": "max_body_bytes",
+    "LINKSVC_MAX_BULK_BODY_BYTES": "max_bulk_body_bytes",
+    "LINKSVC_LOAD_DEMO": "load_demo",
+    "LINKSVC_DEMO_FILE": "demo_file",
+    "LINKSVC_LOG_LEVEL": "log_level",
+    "LINKSVC_LOG_FORMAT": "log_format",
+    "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "allow_private_destinations",
+    "LINKSVC_DB_SYNCHRONOUS": "db_synchronous",
+}
+
+_CHOICES = {
+    "log_level": {"DEBUG", "INFO", "WARNING", "ERROR"},
+    "log_format": {"json", "text"},
+    "db_synchronous": {"NORMAL", "FULL"},
+}
+
+
+def _parse(name: str, attr: str, raw: str, kind: type) -> object:
+    if kind is bool:
+        lowered = raw.strip().lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off", ""}:
+            return False
+        raise SettingsError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")
+    if kind is int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+        if value <= 0 and attr != "port":
+            raise SettingsError(f"{name} must be positive, got {raw!r}")
+        if attr == "port" and not 0 <= value <= 65535:
+            raise SettingsError(f"{name} must be a port number (0-65535), got {raw!r}")
+        return value
+    if attr in _CHOICES:
+        value_s = raw.strip().upper() if attr != "log_format" else raw.strip().lower()
+        if value_s not in _CHOICES[attr]:
+            raise SettingsError(f"{name} must be one of {sorted(_CHOICES[attr])}, got {raw!r}")
+        return value_s
+    return raw
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Build settings from the environment (``os.environ`` by default)."""
+    env = os.environ if environ is None else environ
+    kinds = {f.name: f.type for f in fields(Settings)}
+    values: dict[str, object] = {}
+    for name, attr in ENV_NAMES.items():
+        if name in env:
+            kind = {"int": int, "bool": bool}.get(str(kinds[attr]), str)
+            values[attr] = _parse(name, attr, env[name], kind)
+    return Settings(**values)  # type: ignore[arg-type]

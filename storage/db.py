@@ -1,0 +1,135 @@
+"""The SQLite store: one writer connection, one reader connection, migrations at open.
+
+Writes go through :meth:`Database.transaction`, which serialises writers on an asyncio lock and runs each
+unit of work in a short ``BEGIN IMMEDIATE`` transaction on the single writer connection, so that SQLite
+never sees two writers and never answers ``SQLITE_BUSY`` to ourselves. Reads that need not see an open
+transaction use the reader connection; WAL lets it read while the writer writes.
+
+Migrations are the numbered ``migrations/NNNN_name.sql`` files, applied in order against
+``PRAGMA user_version``, each in its own transaction. An applied file is never edited: add a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+Row = aiosqlite.Row
+Conn = aiosqlite.Connection
+
+
+def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
+    found = []
+    for path in sorted(directory.iterdir()):
+        match = _MIGRATION_NAME.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    numbers = [n for n, _ in found]
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise RuntimeError(f"migrations must be numbered 0001, 0002, ... without gaps: {numbers}")
+    return found
+
+
+async def _connect(path: str, synchronous: str) -> Conn:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn.row_factory = aiosqlite.Row
+    await conn.execute("PRAGMA journal_mode=WAL")
+    await conn.execute("PRAGMA foreign_keys=ON")
+    await conn.execute("PRAGMA busy_timeout=5000")
+    await conn.execute(f"PRAGMA synchronous={synchronous}")
+    return conn
+
+
+class Database:
+    """Owns the connections. Open with :meth:`open`, close with :meth:`close`."""
+
+    def __init__(self, path: str, synchronous: str = "FULL") -> None:
+        self.path = path
+        self.synchronous = synchronous
+        self._writer: Conn | None = None
+        self._reader: Conn | None = None
+        self._write_lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._writer = await _connect(self.path, self.synchronous)
+        await self._migrate(self._writer)
+        # An in-memory database is private to its connection: read through the writer then.
+        self._reader = (
+            self._writer if self.path == ":memory:" else await _connect(self.path, self.synchronous)
+        )
+
+    async def close(self) -> None:
+        if self._reader is not None and self._reader is not self._writer:
+            await self._reader.close()
+        if self._writer is not None:
+            await self._writer.close()
+        self._reader = self._writer = None
+
+    async def _migrate(self, conn: Conn) -> None:
+        async with conn.execute("PRAGMA user_version") as cur:
+            row = await cur.fetchone()
+        current = int(row[0]) if row else 0
+        for number, path in migration_files():
+            if number <= current:
+                continue
+            script = path.read_text(encoding="utf-8")
+            # executescript commits first; the script's own BEGIN/COMMIT makes it one transaction.
+            await conn.executescript(
+                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;"
+            )
+
+    @property
+    def reader(self) -> Conn:
+        if self._reader is None:
+            raise RuntimeError("database is not open")
+        return self._reader
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Conn]:
+        """One write unit of work: committed on success, rolled back on any exception."""
+        if self._writer is None:
+            raise RuntimeError("database is not open")
+        async with self._write_lock:
+            conn = self._writer
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                await conn.rollback()
+                raise
+            else:
+                await conn.commit()
+
+    async def ping(self) -> bool:
+        async with self.reader.execute("SELECT 1") as cur:
+            return (await cur.fetchone()) is not None
+
+
+async def fetch_one(conn: Conn, sql: str, params: Sequence[Any] = ()) -> Row | None:
+    async with conn.execute(sql, params) as cur:
+        return await cur.fetchone()
+
+
+async def fetch_all(conn: Conn, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+    async with conn.execute(sql, params) as cur:
+        return list(await cur.fetchall())
+
+
+async def execute(conn: Conn, sql: str, params: Sequence[Any] = ()) -> int:
+    async with conn.execute(sql, params) as cur:
+        return cur.rowcount
+
+
+async def execute_many(conn: Conn, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    await conn.executemany(sql, rows)

@@ -1,0 +1,127 @@
+"""Resource documents: one row per resource, its validated JSON in ``body``, filter columns beside it.
+
+Every query is scoped by ``account_id``: there is no function here that reads or writes a resource
+without naming its account. Table and column names come only from :data:`TABLES`, never from input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from storage.db import Conn, Row, execute, fetch_all, fetch_one
+
+# table -> the filter columns copied out of the document (besides id, account_id, body, timestamps)
+TABLES: dict[str, tuple[str, ...]] = {
+    "brands": (),
+    "tiers": ("level",),
+    "rewards": (),
+    "campaigns": (
+        "type", "brand_id", "funded_by", "starts_at", "ends_at", "paused", "finished_at",
+        "sort_order", "stores_any", "channels_any", "products_any",
+    ),
+    "contacts": ("external_id", "email_lower", "document_number", "deleted_at"),
+    "customers": ("external_id", "document_number", "phone_digits", "email_lower", "tier_id"),
+    "custom_event_types": ("name", "active"),
+    "connections": ("destination", "enabled"),
+    "links": ("code", "kind", "campaign_id"),
+}
+
+# Default listing order of each table (stable, unique by id last).
+ORDER: dict[str, str] = {
+    "tiers": "level, id",
+    "campaigns": "sort_order, created_at, id",
+}
+
+
+def _columns(table: str, values: Mapping[str, Any]) -> tuple[str, ...]:
+    allowed = TABLES[table]
+    unknown = set(values) - set(allowed)
+    if unknown:
+        raise KeyError(f"{table} has no filter columns {sorted(unknown)}")
+    return tuple(values)
+
+
+async def get(conn: Conn, table: str, account_id: str, doc_id: str) -> Row | None:
+    TABLES[table]
+    return await fetch_one(
+        conn,
+        f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? AND id = ?",
+        (account_id, doc_id),
+    )
+
+
+async def owner(conn: Conn, table: str, doc_id: str) -> str | None:
+    """The account that holds ``doc_id`` (ids are global), or None when no account does."""
+    TABLES[table]
+    row = await fetch_one(conn, f"SELECT account_id FROM {table} WHERE id = ?", (doc_id,))
+    return None if row is None else str(row["account_id"])
+
+
+async def exists(conn: Conn, table: str, account_id: str, doc_id: str) -> bool:
+    TABLES[table]
+    row = await fetch_one(
+        conn, f"SELECT 1 FROM {table} WHERE account_id = ? AND id = ?", (account_id, doc_id)
+    )
+    return row is not None
+
+
+async def list_page(conn: Conn, table: str, account_id: str, limit: int, offset: int) -> list[Row]:
+    order = ORDER.get(table, "created_at, id")
+    return await fetch_all(
+        conn,
+        f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? "
+        f"ORDER BY {order} LIMIT ? OFFSET ?",
+        (account_id, limit, offset),
+    )
+
+
+async def list_all(conn: Conn, table: str, account_id: str) -> list[Row]:
+    order = ORDER.get(table, "created_at, id")
+    return await fetch_all(
+        conn,
+        f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? ORDER BY {order}",
+        (account_id,),
+    )
+
+
+async def count(conn: Conn, table: str, account_id: str) -> int:
+    TABLES[table]
+    row = await fetch_one(conn, f"SELECT count(*) FROM {table} WHERE account_id = ?", (account_id,))
+    return int(row[0]) if row else 0
+
+
+async def insert(
+    conn: Conn, table: str, account_id: str, doc_id: str, body: str,
+    columns: Mapping[str, Any], now: str,
+) -> None:
+    names = _columns(table, columns)
+    all_names = ("id", "account_id", "body", "created_at", "updated_at", *names)
+    marks = ", ".join("?" for _ in all_names)
+    await execute(
+        conn,
+        f"INSERT INTO {table} ({', '.join(all_names)}) VALUES ({marks})",
+        (doc_id, account_id, body, now, now, *(columns[n] for n in names)),
+    )
+
+
+async def update(
+    conn: Conn, table: str, account_id: str, doc_id: str, body: str,
+    columns: Mapping[str, Any], now: str,
+) -> bool:
+    names = _columns(table, columns)
+    sets = ", ".join(["body = ?", "updated_at = ?", *(f"{n} = ?" for n in names)])
+    changed = await execute(
+        conn,
+        f"UPDATE {table} SET {sets} WHERE account_id = ? AND id = ?",
+        (body, now, *(columns[n] for n in names), account_id, doc_id),
+    )
+    return changed > 0
+
+
+async def delete(conn: Conn, table: str, account_id: str, doc_id: str) -> bool:
+    TABLES[table]
+    changed = await execute(
+        conn, f"DELETE FROM {table} WHERE account_id = ? AND id = ?", (account_id, doc_id)
+    )
+    return changed > 0

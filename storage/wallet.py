@@ -1,0 +1,40 @@
+"""Wallet lines of customers. Amounts are decimal text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from storage.db import Conn, Row, execute, execute_many, fetch_all
+
+LINE_COLUMNS = (
+    "id", "account_id", "customer_id", "reward_id", "campaign_id", "brand_id", "amount",
+    "issued_at", "expiration_date", "reservation_expires_at", "source",
+)
+
+
+async def replace_opening_lines(
+    conn: Conn, account_id: str, customer_id: str, lines: Sequence[dict[str, Any]]
+) -> None:
+    """The lines a customer was created or migrated with; issued and spent lines are not touched."""
+    await execute(
+        conn,
+        "DELETE FROM wallet_lines WHERE account_id = ? AND customer_id = ? AND source = 'opening'",
+        (account_id, customer_id),
+    )
+    marks = ", ".join("?" for _ in LINE_COLUMNS)
+    await execute_many(
+        conn,
+        f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES ({marks})",
+        ([line[c] for c in LINE_COLUMNS] for line in lines),
+    )
+
+
+async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
+    return await fetch_all(
+        conn,
+        "SELECT * FROM wallet_lines WHERE account_id = ? AND customer_id = ? "
+        "AND (expiration_date IS NULL OR expiration_date > ?) "
+        "ORDER BY expiration_date IS NULL, expiration_date, issued_at, id",
+        (account_id, customer_id, now),
+    )
