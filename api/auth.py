@@ -14,7 +14,7 @@ from api.appkeys import DB, SETTINGS
 from linksvc.accounts import Principal, principal_for
 from linksvc.errors import Forbidden, Unauthorized
 
-PRINCIPAL: str = "principal"
+PRINCIPAL: web.RequestKey[Principal] = web.RequestKey("principal", Principal)
 
 
 def _bearer_token(request: web.Request) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
+from api.observability import REQUEST_ID
 from api.routing import json_response
 from linksvc.errors import RateLimited, ServiceError
 
@@ -51,5 +52,5 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(
-            500, "Internal server error", f"request {request.get('request_id', '-')} failed; see the logs"
+            500, "Internal server error", f"request {request.get(REQUEST_ID, '-')} failed; see the logs"
         )

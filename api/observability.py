@@ -15,6 +15,7 @@ from linksvc.logs import request_id_var
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 UNMATCHED = "unmatched"
+REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id", str)
 
 
 class Metrics:
@@ -49,7 +50,7 @@ def route_label(request: web.Request) -> str:
 async def observe_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     incoming = request.headers.get("X-Request-Id", "")
     request_id = incoming if _SAFE_ID.match(incoming) else secrets.token_hex(8)
-    request["request_id"] = request_id
+    request[REQUEST_ID] = request_id
     request_id_var.set(request_id)
     metrics = request.app[METRICS_KEY]
     started = time.perf_counter()
@@ -79,7 +80,7 @@ class AccessLogger(AbstractAccessLogger):
             request.path,
             response.status,
             extra={
-                "request_id": request.get("request_id", "-"),
+                "request_id": request.get(REQUEST_ID, "-"),
                 "method": request.method,
                 "path": request.path,
                 "status": response.status,

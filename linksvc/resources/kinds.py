@@ -186,7 +186,9 @@ class CustomerKind(Kind):
                 (ctx.account_id, value, item.id),
             )
             if row is not None:
-                raise Conflict("Duplicate customer", {"field": ctx.path(column), "message": f"another customer has this {column}"})
+                raise Conflict(
+                    "Duplicate customer", {"field": ctx.path(column), "message": f"another customer has this {column}"}
+                )
         for i, line in enumerate(item.wallet.lines if item.wallet else []):
             at = f"wallet.lines[{i}]"
             await ctx.require("rewards", line.reward_id, f"{at}.reward_id", "reward")

@@ -1,0 +1,50 @@
+"""Shared fixtures: settings on a temporary SQLite file, an app client, two seeded accounts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from api.appkeys import DB
+from linksvc.app import create_app
+from linksvc.seed import load_seed
+from linksvc.settings import Settings
+from tests.factories import ADMIN_TOKEN, KEYS, two_accounts
+
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        db_path=str(tmp_path / "linksvc.db"),
+        admin_token=ADMIN_TOKEN,
+        load_demo=False,
+        allow_private_destinations=True,
+        db_synchronous="NORMAL",
+    )
+
+
+@pytest.fixture
+async def client(aiohttp_client: Any, settings: Settings) -> TestClient:
+    return await aiohttp_client(create_app(settings))
+
+
+@pytest.fixture
+async def seeded(client: TestClient) -> TestClient:
+    """A client whose store holds the two accounts of :func:`tests.factories.two_accounts`."""
+    await load_seed(client.app[DB], two_accounts(), allow_private=True)
+    return client
+
+
+async def token_for(client: TestClient, account_id: str, kind: str = "SERVER") -> str:
+    response = await client.get("/api/storefront/v1/auth/authorize", headers={"x-api-key": KEYS[(account_id, kind)]})
+    assert response.status == 200, await response.text()
+    return str((await response.json())["data"])
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
