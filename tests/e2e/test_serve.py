@@ -1,0 +1,153 @@
+"""The real command: ``python -m linksvc serve`` on a free loopback port, called over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.factories import A, ADMIN_TOKEN, KEYS, two_accounts
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _call(url: str, headers: dict[str, str] | None = None, method: str = "GET",
+          body: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
+    request = urllib.request.Request(url, headers=headers or {}, method=method, data=body)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"null"), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null"), dict(exc.headers)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    demo = tmp_path / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    port = _free_port()
+    log_path = tmp_path / "server.log"
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
+           "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_FORMAT": "json"}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(tmp_path / "svc.db")],
+            env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if _call(base + "/readyz")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        process.kill()
+        raise AssertionError("server did not start: " + log_path.read_text())
+    yield base, process, log_path
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def test_serve_loads_the_demo_and_answers(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:
+    base, process, log_path = server
+    status, body, _ = _call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
+    assert status == 200
+    token = body["data"]
+    status, body, headers = _call(base + "/api/storefront/v1/brands",
+                                  {"Authorization": f"Bearer {token}", "X-Request-Id": "e2e-trace-1"})
+    assert status == 200 and body["data"][0]["name"] == "Brand of aaaa"
+    assert headers["X-Request-Id"] == "e2e-trace-1"
+    status, body, _ = _call(base + "/api/admin/v1/accounts", {"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert status == 200 and body["count"] == 2
+    status, body, _ = _call(base + "/api/storefront/v1/nothing")
+    assert status == 404 and set(body) == {"error", "details"}
+    status, body, _ = _call(base + "/api/storefront/v1/openapi.json")
+    assert status == 200 and "/brands" in body["paths"]
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    access = [line for line in lines if line.get("logger") == "linksvc.access"]
+    traced = [line for line in access if line["request_id"] == "e2e-trace-1"]
+    assert traced and traced[0]["path"] == "/api/storefront/v1/brands" and traced[0]["status"] == 200
+    # Secrets never reach the log.
+    text = log_path.read_text()
+    assert token not in text and KEYS[(A, "SERVER")] not in text and ADMIN_TOKEN not in text
+
+
+def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subprocess.Popen[bytes], Path],
+                                                         tmp_path: Path) -> None:
+    base, process, _ = server
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+    status, _, _ = _call(base + f"/api/admin/v1/accounts/{A}/brands", headers, "POST",
+                         json.dumps({"name": "Added at runtime"}).encode())
+    assert status == 201
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+    port = _free_port()
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(tmp_path / "demo.json")}
+    again = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
+                              "--db", str(tmp_path / "svc.db")], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if _call(base + "/readyz")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        status, body, _ = _call(base + f"/api/admin/v1/accounts/{A}/brands", headers)
+        assert status == 200
+        assert sorted(b["name"] for b in body["data"]) == ["Added at runtime", "Brand of aaaa"]
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=15)
+
+
+def test_seed_command_reports_and_refuses(tmp_path: Path) -> None:
+    good = tmp_path / "seed.json"
+    good.write_text(json.dumps(two_accounts()))
+    db = str(tmp_path / "seed.db")
+    first = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(good), "--db", db],
+                           capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["changed"]["accounts"] == 2
+    second = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(good), "--db", db],
+                            capture_output=True, text=True, timeout=60)
+    assert set(json.loads(second.stdout)["changed"].values()) == {0}
+    bad_doc = two_accounts()
+    bad_doc["accounts"][1]["campaigns"][0]["stores"] = "everywhere"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(bad_doc))
+    refused = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(bad), "--db", db],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1
+    assert "accounts[1].campaigns[0].stores" in refused.stderr
+
+
+def test_bad_setting_names_the_variable(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "linksvc", "serve", "--db", str(tmp_path / "x.db")],
+                            env={**os.environ, "LINKSVC_TOKEN_TTL_SECONDS": "soon"},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "LINKSVC_TOKEN_TTL_SECONDS" in result.stderr

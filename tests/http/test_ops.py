@@ -1,0 +1,46 @@
+"""/healthz, /readyz, /metrics and request ids (structured logs: tests/e2e)."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+
+from api.appkeys import DB
+
+
+async def test_healthz_and_readyz(client: TestClient) -> None:
+    assert (await client.get("/healthz")).status == 200
+    ready = await client.get("/readyz")
+    assert ready.status == 200
+    assert (await ready.json()) == {"status": "ok"}
+
+
+async def test_readyz_is_503_when_the_database_is_gone(client: TestClient) -> None:
+    await client.app[DB].close()
+    response = await client.get("/readyz")
+    assert response.status == 503
+    await client.app[DB].open()
+
+
+async def test_metrics_count_requests_and_latency_by_route(client: TestClient) -> None:
+    for _ in range(3):
+        await client.get("/api/storefront/v1/brands")
+    await client.get(f"/api/admin/v1/accounts/{'x' * 8}")
+    await client.get("/api/nothing/here")
+    text = await (await client.get("/metrics")).text()
+    assert 'linksvc_http_requests_total{method="GET",route="/api/storefront/v1/brands",status="401"} 3.0' in text
+    # Routes are labelled by template, never by raw path.
+    assert 'route="/api/admin/v1/accounts/{account_id}"' in text
+    assert "xxxxxxxx" not in text
+    assert 'route="unmatched",status="404"' in text
+    assert 'linksvc_http_request_duration_seconds_bucket{le="0.005",method="GET",route="/api/storefront/v1/brands"}' in text
+
+
+async def test_request_id_is_returned_and_kept(client: TestClient) -> None:
+    generated = await client.get("/healthz")
+    assert len(generated.headers["X-Request-Id"]) == 16
+    kept = await client.get("/healthz", headers={"X-Request-Id": "abc-123"})
+    assert kept.headers["X-Request-Id"] == "abc-123"
+    replaced = await client.get("/healthz", headers={"X-Request-Id": "bad id\twith spaces"})
+    assert replaced.headers["X-Request-Id"] != "bad id\twith spaces"
+    errored = await client.get("/api/nothing", headers={"X-Request-Id": "err-1"})
+    assert errored.headers["X-Request-Id"] == "err-1"
