@@ -142,11 +142,16 @@ def _view(kind: Kind) -> type[BaseModel]:
     )
 
 
+def _wrapped(view: type[BaseModel]) -> tuple[type[BaseModel], type[BaseModel]]:
+    """``Envelope[view]`` and ``Page[view]`` of a model built at run time."""
+    return Envelope[view], Page[view]  # type: ignore[valid-type]
+
+
 def resource_endpoints(kind: Kind) -> list[Endpoint]:
     segment = kind.name.replace("_", "-")
     collection = f"/accounts/{{account_id}}/{segment}"
     item = f"{collection}/{{id}}"
-    view = _view(kind)
+    one, page = _wrapped(_view(kind))
     patch_model = _partial(kind.model)
     name = kind.name
 
@@ -182,15 +187,15 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
     label = kind.label
     return [
         Endpoint("GET", collection, list_items, f"List {label}s", segment, query=Paging,
-                 response=Page[view], security="admin", errors=ERRORS),
+                 response=page, security="admin", errors=ERRORS),
         Endpoint("POST", collection, create_item, f"Create a {label}", segment, body=kind.model,
-                 response=Envelope[view], status=201, security="admin", errors=ERRORS),
-        Endpoint("GET", item, get_item, f"Read a {label}", segment, response=Envelope[view],
+                 response=one, status=201, security="admin", errors=ERRORS),
+        Endpoint("GET", item, get_item, f"Read a {label}", segment, response=one,
                  security="admin", errors=ERRORS),
         Endpoint("PUT", item, replace_item, f"Replace a {label}", segment, body=kind.model,
-                 response=Envelope[view], security="admin", errors=ERRORS),
+                 response=one, security="admin", errors=ERRORS),
         Endpoint("PATCH", item, patch_item, f"Change some fields of a {label}", segment, body=patch_model,
-                 response=Envelope[view], security="admin", errors=ERRORS),
+                 response=one, security="admin", errors=ERRORS),
         Endpoint("DELETE", item, delete_item, f"Delete a {label}", segment, status=204,
                  security="admin", errors=ERRORS),
     ]

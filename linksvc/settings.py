@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -36,10 +36,10 @@ class Settings:
     log_format: str = "json"
     allow_private_destinations: bool = False
     db_synchronous: str = "FULL"
-    extra: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def with_overrides(self, **changes: object) -> Settings:
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+        given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, **given)  # type: ignore[arg-type]
 
     def resolved_admin_token(self) -> Settings:
         if self.admin_token:

@@ -67,4 +67,4 @@ async def load_wallet(conn: Conn, account_id: str, customer_id: str) -> dict[str
         row = await documents.get(conn, "rewards", account_id, reward_id)
         if row is not None:
             rewards[reward_id] = {**loads(row["body"]), "account_id": account_id}
-    return build_wallet(customer_id, lines, rewards)
+    return build_wallet(customer_id, [dict(line) for line in lines], rewards)

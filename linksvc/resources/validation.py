@@ -33,9 +33,11 @@ def invalid_from(exc: ValidationError, prefix: str = "", where: str = "body") ->
     first = errors[0]
     path = field_path(first["loc"], prefix)
     invalid = InvalidField(path, _message(first), error=f"Invalid {where}")
-    invalid.details["issues"] = [
-        {"path": field_path(e["loc"], prefix), "message": _message(e), "type": e["type"]} for e in errors
-    ]
+    invalid.details = {
+        "field": path,
+        "message": invalid.message,
+        "issues": [{"path": field_path(e["loc"], prefix), "message": _message(e), "type": e["type"]} for e in errors],
+    }
     return invalid
 
 
