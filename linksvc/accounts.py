@@ -18,7 +18,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, NotFound, Unauthorized
 from linksvc.resources.models import Account, ApiKeyIn
 from storage import accounts as repo
-from storage.db import Conn, Database, Row
+from storage.db import Conn, Database, Row, Tx
 
 KEY_PREFIX = "lk_"
 TOKEN_PREFIX = "lt_"
@@ -60,7 +60,7 @@ def key_view(row: Row) -> dict[str, Any]:
     }
 
 
-async def upsert_account(tx: Conn, account: Account) -> bool:
+async def upsert_account(tx: Tx, account: Account) -> bool:
     """Create or update; True when something changed."""
     row = await repo.get_account(tx, account.id)
     now = iso(utcnow())
@@ -104,7 +104,7 @@ async def delete_account(db: Database, account_id: str) -> None:
             raise NotFound("Account not found", f"no account with id {account_id}")
 
 
-async def add_key(tx: Conn, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, Any], str, bool]:
+async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, Any], str, bool]:
     """Add a key (generated unless the spec carries one). Returns (view, secret, created)."""
     secret = spec.key or KEY_PREFIX + secrets.token_urlsafe(32)
     hashed = digest(secret)

@@ -31,7 +31,7 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
     await db.open()
     if settings.load_demo and await account_repo.count_accounts(db.reader) == 0:
         if Path(settings.demo_file).is_file():
-            counts = await load_seed_file(db, settings.demo_file, allow_private=True)
+            counts = await load_seed_file(db, settings.demo_file, settings.allow_private_destinations)
             log.info("empty database: loaded the demo data from %s", settings.demo_file, extra={"loaded": counts})
         else:
             log.warning("demo file %s not found; starting with an empty database", settings.demo_file)

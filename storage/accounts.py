@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.db import Conn, Row, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 
 async def get_account(conn: Conn, account_id: str) -> Row | None:
@@ -20,7 +20,7 @@ async def count_accounts(conn: Conn) -> int:
     return int(row[0]) if row else 0
 
 
-async def insert_account(conn: Conn, account_id: str, name: str, environment: str, now: str) -> None:
+async def insert_account(conn: Tx, account_id: str, name: str, environment: str, now: str) -> None:
     await execute(
         conn,
         "INSERT INTO accounts (id, name, environment, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
@@ -28,7 +28,7 @@ async def insert_account(conn: Conn, account_id: str, name: str, environment: st
     )
 
 
-async def update_account(conn: Conn, account_id: str, name: str, environment: str, now: str) -> bool:
+async def update_account(conn: Tx, account_id: str, name: str, environment: str, now: str) -> bool:
     return (
         await execute(
             conn,
@@ -39,12 +39,12 @@ async def update_account(conn: Conn, account_id: str, name: str, environment: st
     )
 
 
-async def delete_account(conn: Conn, account_id: str) -> bool:
+async def delete_account(conn: Tx, account_id: str) -> bool:
     return await execute(conn, "DELETE FROM accounts WHERE id = ?", (account_id,)) > 0
 
 
 async def insert_key(
-    conn: Conn, key_id: str, account_id: str, kind: str, name: str, key_hash: str, prefix: str, now: str
+    conn: Tx, key_id: str, account_id: str, kind: str, name: str, key_hash: str, prefix: str, now: str
 ) -> None:
     await execute(
         conn,
@@ -70,7 +70,7 @@ async def list_keys(conn: Conn, account_id: str) -> list[Row]:
     )
 
 
-async def revoke_key(conn: Conn, account_id: str, key_id: str, now: str) -> bool:
+async def revoke_key(conn: Tx, account_id: str, key_id: str, now: str) -> bool:
     changed = await execute(
         conn,
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE account_id = ? AND id = ?",
@@ -82,7 +82,7 @@ async def revoke_key(conn: Conn, account_id: str, key_id: str, now: str) -> bool
 
 
 async def insert_token(
-    conn: Conn, token_hash: str, account_id: str, key_id: str, kind: str, now: str, expires_at: str
+    conn: Tx, token_hash: str, account_id: str, key_id: str, kind: str, now: str, expires_at: str
 ) -> None:
     await execute(
         conn,
@@ -102,5 +102,5 @@ async def token_principal(conn: Conn, token_hash: str) -> Row | None:
     )
 
 
-async def delete_expired_tokens(conn: Conn, now: str) -> int:
+async def delete_expired_tokens(conn: Tx, now: str) -> int:
     return await execute(conn, "DELETE FROM access_tokens WHERE expires_at <= ?", (now,))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from storage.db import Conn, Row, execute, execute_many, fetch_all
+from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all
 
 DIMENSIONS = ("store", "channel", "product")
 
 
 async def replace_restrictions(
-    conn: Conn, campaign_id: str, dimension: str, values: Iterable[str] | None
+    conn: Tx, campaign_id: str, dimension: str, values: Iterable[str] | None
 ) -> None:
     if dimension not in DIMENSIONS:
         raise KeyError(dimension)
@@ -28,7 +28,7 @@ async def replace_restrictions(
 
 
 async def replace_codes(
-    conn: Conn, campaign_id: str, codes: Sequence[tuple[str, str, str | None]]
+    conn: Tx, campaign_id: str, codes: Sequence[tuple[str, str, str | None]]
 ) -> None:
     await execute(conn, "DELETE FROM coupon_codes WHERE campaign_id = ?", (campaign_id,))
     if codes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from storage.db import Conn, Row, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 # table -> the filter columns copied out of the document (besides id, account_id, body, timestamps)
 TABLES: dict[str, tuple[str, ...]] = {
@@ -92,7 +92,7 @@ async def count(conn: Conn, table: str, account_id: str) -> int:
 
 
 async def insert(
-    conn: Conn, table: str, account_id: str, doc_id: str, body: str,
+    conn: Tx, table: str, account_id: str, doc_id: str, body: str,
     columns: Mapping[str, Any], now: str,
 ) -> None:
     names = _columns(table, columns)
@@ -106,7 +106,7 @@ async def insert(
 
 
 async def update(
-    conn: Conn, table: str, account_id: str, doc_id: str, body: str,
+    conn: Tx, table: str, account_id: str, doc_id: str, body: str,
     columns: Mapping[str, Any], now: str,
 ) -> bool:
     names = _columns(table, columns)
@@ -119,7 +119,7 @@ async def update(
     return changed > 0
 
 
-async def delete(conn: Conn, table: str, account_id: str, doc_id: str) -> bool:
+async def delete(conn: Tx, table: str, account_id: str, doc_id: str) -> bool:
     TABLES[table]
     changed = await execute(
         conn, f"DELETE FROM {table} WHERE account_id = ? AND id = ?", (account_id, doc_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from storage.db import Conn, Row, execute, execute_many, fetch_all
+from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all
 
 LINE_COLUMNS = (
     "id", "account_id", "customer_id", "reward_id", "campaign_id", "brand_id", "amount",
@@ -14,7 +14,7 @@ LINE_COLUMNS = (
 
 
 async def replace_opening_lines(
-    conn: Conn, account_id: str, customer_id: str, lines: Sequence[dict[str, Any]]
+    conn: Tx, account_id: str, customer_id: str, lines: Sequence[dict[str, Any]]
 ) -> None:
     """The lines a customer was created or migrated with; issued and spent lines are not touched."""
     await execute(

@@ -25,7 +25,7 @@ from linksvc.resources.validation import validate
 from storage import campaigns as campaign_repo
 from storage import documents
 from storage import wallet as wallet_repo
-from storage.db import Conn, fetch_one
+from storage.db import Conn, Tx, fetch_one
 
 SECRET_MASK = "********"
 _SECRET_WORDS = ("secret", "token", "password", "api_key", "access_key", "private_key")
@@ -39,7 +39,7 @@ RESERVED_CODES = frozenset({"api", "healthz", "readyz", "metrics", "dashboard", 
 class SaveContext:
     """One save: the open write transaction, the account, and where errors point (seed paths)."""
 
-    tx: Conn
+    tx: Tx
     account_id: str
     prefix: str
     allow_private_destinations: bool
@@ -58,7 +58,6 @@ class Kind:
     name: ClassVar[str]
     label: ClassVar[str]
     model: ClassVar[type[BaseModel]]
-    apart: ClassVar[frozenset[str]] = frozenset()  # fields kept in side tables, not in body
 
     def columns(self, item: Any) -> dict[str, Any]:
         return {}
@@ -68,7 +67,7 @@ class Kind:
         return item
 
     async def after_write(self, ctx: SaveContext, item: Any) -> None:
-        """Write side tables; runs on every save, so it must be idempotent."""
+        """Write side tables from the saved document; runs when the document is new or changed."""
 
     async def extras(self, conn: Conn, account_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """Computed fields added to the view."""
@@ -102,7 +101,6 @@ class RewardKind(Kind):
 
 class CampaignKind(Kind):
     name, label, model = "campaigns", "campaign", models.Campaign
-    apart = frozenset({"codes"})
 
     def columns(self, item: models.Campaign) -> dict[str, Any]:
         def when(moment: Any) -> str | None:
@@ -164,7 +162,6 @@ class ContactKind(Kind):
 
 class CustomerKind(Kind):
     name, label, model = "customers", "customer", models.Customer
-    apart = frozenset({"wallet"})
 
     def columns(self, item: models.Customer) -> dict[str, Any]:
         return {

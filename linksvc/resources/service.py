@@ -14,7 +14,7 @@ from linksvc.errors import Conflict, NotFound
 from linksvc.jsoncodec import dumps, loads
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
 from storage import documents
-from storage.db import Conn, Database, Row
+from storage.db import Conn, Database, Row, Tx
 
 
 def kind_of(name: str) -> Kind:
@@ -28,7 +28,7 @@ async def view(conn: Conn, kind: Kind, account_id: str, row: Row) -> dict[str, A
 
 
 async def save(
-    tx: Conn, kind: Kind, account_id: str, data: Any, *, prefix: str = "",
+    tx: Tx, kind: Kind, account_id: str, data: Any, *, prefix: str = "",
     allow_private: bool = False, must_exist: bool | None = None,
 ) -> tuple[str, bool]:
     """Validate ``data`` and insert or update it. Returns (id, whether the document changed).
@@ -48,16 +48,16 @@ async def save(
     now = iso(utcnow())
     ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now)
     item = await kind.prepare(ctx, item)
-    body = item.model_dump(mode="json", exclude=set(kind.apart))
-    changed = True
+    body = item.model_dump(mode="json")
     if row is None:
         await documents.insert(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
     elif loads(row["body"]) != body:
         await documents.update(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
     else:
-        changed = False
+        # Unchanged: side tables are left as they are too, so a reload never resets live state.
+        return item.id, False
     await kind.after_write(ctx, item)
-    return item.id, changed
+    return item.id, True
 
 
 class Resources:

@@ -6,8 +6,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
+from storage.db import fetch_one
 from tests.conftest import ADMIN, bearer, token_for
-from tests.factories import A, B, KEYS
+from tests.factories import KEYS, A, B
 
 AUTHORIZE = "/api/storefront/v1/auth/authorize"
 BRANDS = "/api/storefront/v1/brands"
@@ -86,9 +87,9 @@ async def test_expired_token_is_refused(seeded: TestClient) -> None:
 
 async def test_token_lifetime_follows_the_setting(seeded: TestClient) -> None:
     await token_for(seeded, A)
-    row = await (await seeded.app[DB].reader.execute(
-        "SELECT (julianday(expires_at) - julianday(created_at)) * 86400 FROM access_tokens"
-    )).fetchone()
+    row = await fetch_one(
+        seeded.app[DB].reader, "SELECT (julianday(expires_at) - julianday(created_at)) * 86400 FROM access_tokens"
+    )
     assert row is not None and abs(row[0] - 3600) < 1
 
 
