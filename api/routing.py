@@ -8,7 +8,7 @@ generator reads the very same models, so the documents cannot drift from what th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from api import auth
 from api.appkeys import SETTINGS
-from linksvc.errors import BadRequest, PayloadTooLarge
+from linksvc.errors import BadRequest, PayloadTooLarge, ServiceError
 from linksvc.jsoncodec import JSONDecodeError, dumpb, loads
 from linksvc.resources.validation import validate
 
@@ -45,26 +45,47 @@ class Endpoint:
     headers: tuple[Header, ...] = ()
     errors: tuple[int, ...] = ()
     max_body: str = "max_body_bytes"  # which setting bounds the body
-    extra: dict[str, Any] = field(default_factory=dict)
+    require_kind: str | None = None  # "SERVER": a CLIENT key's token gets 403 before anything else
+    guard: Callable[[web.Request], Awaitable[None]] | None = None  # runs after auth, before parsing
+    string_details: bool = False  # error details as one string (the spec asks it of some endpoints)
 
     def handler(self) -> Handler:
         endpoint = self
 
         async def wrapped(request: web.Request) -> web.StreamResponse:
-            await auth.authenticate(request, endpoint.security)
-            for header in endpoint.headers:
-                if header.required and not request.headers.get(header.name, "").strip():
-                    raise BadRequest("Missing header", f"the {header.name} header is required")
-            kwargs: dict[str, Any] = {}
-            if endpoint.query is not None:
-                kwargs["query"] = parse_query(request, endpoint.query)
-            if endpoint.body is not None:
-                limit = getattr(request.config_dict[SETTINGS], endpoint.max_body)
-                kwargs["body"] = validate(endpoint.body, await read_json(request, limit))
-            return await endpoint.func(request, **kwargs)
+            try:
+                return await endpoint.run(request)
+            except ServiceError as exc:
+                if endpoint.string_details and not isinstance(exc.details, str):
+                    exc.details = details_text(exc)
+                raise
 
         wrapped.__name__ = self.func.__name__
         return wrapped
+
+    async def run(self, request: web.Request) -> web.StreamResponse:
+        await auth.authenticate(request, self.security)
+        if self.require_kind == "SERVER":
+            auth.require_server(request, f"{self.method} {self.path}")
+        for header in self.headers:
+            if header.required and not request.headers.get(header.name, "").strip():
+                raise BadRequest("Missing header", f"the {header.name} header is required")
+        if self.guard is not None:
+            await self.guard(request)
+        kwargs: dict[str, Any] = {}
+        if self.query is not None:
+            kwargs["query"] = parse_query(request, self.query)
+        if self.body is not None:
+            limit = getattr(request.config_dict[SETTINGS], self.max_body)
+            kwargs["body"] = validate(self.body, await read_json(request, limit))
+        return await self.func(request, **kwargs)
+
+
+def details_text(exc: ServiceError) -> Any:
+    """Details as one string, except the specified issue list of the contact search."""
+    if exc.error == "Internal validation failed" and isinstance(exc.details, dict):
+        return exc.details
+    return exc.as_text()
 
 
 def add_endpoints(app: web.Application, endpoints: list[Endpoint]) -> None:

@@ -31,6 +31,14 @@ class ServiceError(Exception):
     def body(self) -> dict[str, Any]:
         return {"error": self.error, "details": self.details}
 
+    def as_text(self) -> str:
+        """The details as one line: ``"field: message"`` for a field error."""
+        if isinstance(self.details, str):
+            return self.details
+        if isinstance(self.details, dict) and "field" in self.details:
+            return f"{self.details['field']}: {self.details.get('message', self.error)}"
+        return self.error
+
 
 class BadRequest(ServiceError):
     status = 400

@@ -1,10 +1,12 @@
-"""The side tables of campaigns: restriction lists (stores, channels, products) and coupon codes."""
+"""Campaign queries: the filtered, paged list of ``GET /campaigns``, restriction lists and coupon codes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all
+from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all, fetch_one
 
 DIMENSIONS = ("store", "channel", "product")
 
@@ -46,3 +48,123 @@ async def list_codes(conn: Conn, campaign_id: str) -> list[Row]:
         "SELECT code, status, expires_at FROM coupon_codes WHERE campaign_id = ? ORDER BY code",
         (campaign_id,),
     )
+
+
+@dataclass(frozen=True)
+class CampaignQuery:
+    """Filters of ``GET /campaigns``; None means "not filtered"."""
+
+    account_id: str
+    now: str
+    type: str | None = None
+    brand_id: str | None = None
+    funded_by: str | None = None
+    status: str | None = None
+    labels: tuple[str, ...] = ()
+    platform: str | None = None
+    store_id: str | None = None
+    channel_id: str | None = None
+    product_id: str | None = None
+    # customer eligibility: the customer's tier (None: has none) and the campaign types it refused
+    customer_tier: str | None = None
+    for_customer: bool = False
+    refused_types: tuple[str, ...] = ()
+
+
+# The status rule of linksvc.loyalty.status.campaign_status, as SQL over the copied columns.
+_FINISHED = "(c.finished_at IS NOT NULL OR (c.ends_at IS NOT NULL AND c.ends_at <= :now))"
+_STATUS_SQL = {
+    "FINISHED": _FINISHED,
+    "NOT FINISHED": f"NOT {_FINISHED}",
+    "PAUSED": f"NOT {_FINISHED} AND c.paused = 1",
+    "SCHEDULED": f"NOT {_FINISHED} AND c.paused = 0 AND c.starts_at IS NOT NULL AND c.starts_at > :now",
+    "RUNNING": f"NOT {_FINISHED} AND c.paused = 0 AND (c.starts_at IS NULL OR c.starts_at <= :now)",
+}
+_RESTRICTIONS = (("store", "store_id", "stores_any"), ("channel", "channel_id", "channels_any"),
+                 ("product", "product_id", "products_any"))
+
+
+def _where(q: CampaignQuery) -> tuple[str, dict[str, object]]:
+    clauses = ["c.account_id = :account_id"]
+    params: dict[str, object] = {"account_id": q.account_id, "now": q.now}
+    for column in ("type", "brand_id", "funded_by"):
+        value = getattr(q, column)
+        if value is not None:
+            clauses.append(f"c.{column} = :{column}")
+            params[column] = value
+    if q.status is not None:
+        clauses.append(_STATUS_SQL[q.status])
+    if q.labels:
+        clauses.append(
+            "NOT EXISTS (SELECT 1 FROM json_each(:labels) AS want WHERE want.value NOT IN "
+            "(SELECT value FROM json_each(c.body, '$.labels')))"
+        )
+        params["labels"] = json.dumps(list(q.labels))
+    if q.platform is not None:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(c.body, '$.platforms') WHERE value = :platform)")
+        params["platform"] = q.platform
+    for dimension, name, any_column in _RESTRICTIONS:
+        value = getattr(q, name)
+        if value is not None:
+            # null list: in; a list: in only when it holds the id ([] holds nothing).
+            clauses.append(
+                f"(c.{any_column} = 1 OR EXISTS (SELECT 1 FROM campaign_restrictions r "
+                f"WHERE r.dimension = '{dimension}' AND r.value = :{name} AND r.campaign_id = c.id))"
+            )
+            params[name] = value
+    if q.for_customer:
+        tier_rule = "json_type(c.body, '$.tier_ids') = 'null'"
+        if q.customer_tier is not None:
+            tier_rule += " OR EXISTS (SELECT 1 FROM json_each(c.body, '$.tier_ids') WHERE value = :tier)"
+            params["tier"] = q.customer_tier
+        clauses.append(f"({tier_rule})")
+        for i, refused in enumerate(q.refused_types):
+            clauses.append(f"c.type != :refused{i}")
+            params[f"refused{i}"] = refused
+    return " AND ".join(clauses), params
+
+
+async def list_campaigns(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> tuple[list[Row], int]:
+    """One page of matching campaigns in list order, and the number of all matching campaigns."""
+    where, params = _where(q)
+    rows = await fetch_all(
+        conn,
+        f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "
+        "ORDER BY c.sort_order, c.created_at, c.id LIMIT :limit OFFSET :offset",
+        {**params, "limit": limit, "offset": offset},
+    )
+    total = await fetch_one(conn, f"SELECT count(*) FROM campaigns c WHERE {where}", params)
+    return rows, int(total[0]) if total else 0
+
+
+def explain_list(q: CampaignQuery) -> tuple[str, dict[str, object]]:
+    """The page query of :func:`list_campaigns`, for EXPLAIN QUERY PLAN in benchmarks."""
+    where, params = _where(q)
+    sql = (f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "
+           "ORDER BY c.sort_order, c.created_at, c.id LIMIT 50 OFFSET 0")
+    return sql, params
+
+
+async def codes_summaries(conn: Conn, campaign_ids: Sequence[str], now: str) -> dict[str, dict[str, int]]:
+    """Per campaign: total, available, reserved, redeemed, expired; each code counted once
+    (redeemed first, then expired, then reserved or available)."""
+    if not campaign_ids:
+        return {}
+    marks = ", ".join("?" for _ in campaign_ids)
+    live = "NOT (expires_at IS NOT NULL AND expires_at <= ?)"
+    rows = await fetch_all(
+        conn,
+        f"SELECT campaign_id, count(*) AS total, "
+        f"sum(status = 'AVAILABLE' AND {live}) AS available, "
+        f"sum(status = 'RESERVED' AND {live}) AS reserved, "
+        f"sum(status = 'REDEEMED') AS redeemed, "
+        f"sum(status != 'REDEEMED' AND NOT {live}) AS expired "
+        f"FROM coupon_codes WHERE campaign_id IN ({marks}) GROUP BY campaign_id",
+        (now, now, now, *campaign_ids),
+    )
+    found = {
+        row["campaign_id"]: {k: int(row[k] or 0) for k in ("total", "available", "reserved", "redeemed", "expired")}
+        for row in rows
+    }
+    empty = {"total": 0, "available": 0, "reserved": 0, "redeemed": 0, "expired": 0}
+    return {cid: found.get(cid, dict(empty)) for cid in campaign_ids}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 Row = sqlite3.Row
 Tx = aiosqlite.Connection  # a connection inside Database.transaction(): may write
 Conn = aiosqlite.Connection | sqlite3.Connection  # any connection: read only
+Params = Sequence[Any] | Mapping[str, Any]
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
@@ -127,7 +128,7 @@ class Database:
         return (await fetch_one(self.reader, "SELECT 1")) is not None
 
 
-async def fetch_one(conn: Conn, sql: str, params: Sequence[Any] = ()) -> Row | None:
+async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> Row | None:
     if isinstance(conn, sqlite3.Connection):
         row: Row | None = conn.execute(sql, params).fetchone()
         return row
@@ -135,17 +136,32 @@ async def fetch_one(conn: Conn, sql: str, params: Sequence[Any] = ()) -> Row | N
         return await cur.fetchone()  # type: ignore[return-value]
 
 
-async def fetch_all(conn: Conn, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+async def fetch_all(conn: Conn, sql: str, params: Params = ()) -> list[Row]:
     if isinstance(conn, sqlite3.Connection):
         return conn.execute(sql, params).fetchall()
     async with conn.execute(sql, params) as cur:
         return list(await cur.fetchall())  # type: ignore[arg-type]
 
 
-async def execute(conn: Tx, sql: str, params: Sequence[Any] = ()) -> int:
+async def execute(conn: Tx, sql: str, params: Params = ()) -> int:
     async with conn.execute(sql, params) as cur:
         return cur.rowcount
 
 
 async def execute_many(conn: Tx, sql: str, rows: Iterable[Sequence[Any]]) -> None:
     await conn.executemany(sql, rows)
+
+
+@asynccontextmanager
+async def savepoint(tx: Tx, name: str) -> AsyncIterator[None]:
+    """A nested unit inside a transaction: rolled back alone when its block raises."""
+    if not name.isidentifier():
+        raise ValueError(name)
+    await execute(tx, f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        await execute(tx, f"ROLLBACK TO {name}")
+        await execute(tx, f"RELEASE {name}")
+        raise
+    await execute(tx, f"RELEASE {name}")

@@ -1,0 +1,71 @@
+"""The storefront API, ``/api/storefront/v1``: the interface specification, endpoint by endpoint."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api.openapi import build_openapi
+from api.routing import Endpoint, Header, add_endpoints, json_response
+from api.schemas import Envelope
+from api.storefront import handlers as h
+from api.storefront.schemas import (
+    CampaignPage,
+    CampaignsQuery,
+    ContactOut,
+    ContactsQuery,
+    CustomerLookup,
+    CustomersQuery,
+    MigrateBody,
+    MigrateResult,
+    TotpCode,
+    TotpRequest,
+    TotpVerdict,
+    TotpVerify,
+)
+from linksvc.resources.models import Brand, Tier
+
+PREFIX = "/api/storefront/v1"
+ACCOUNT_HEADER = Header("x-account-id", "the account id; must be the token's account", required=True)
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return json_response(request.app[OPENAPI])
+
+
+OPENAPI: web.AppKey[dict] = web.AppKey("storefront_openapi", dict)
+
+ENDPOINTS = [
+    Endpoint(
+        "GET", "/auth/authorize", h.authorize, "Exchange an API key for an access token", "auth",
+        response=Envelope[str], security="api_key",
+        headers=(Header("x-api-key", "the integration's API key", required=True),), errors=(401,),
+    ),
+    Endpoint("GET", "/campaigns", h.list_campaigns, "List campaigns with filters and index-range paging",
+             "campaigns", query=CampaignsQuery, response=CampaignPage, errors=(401, 403, 404)),
+    Endpoint("GET", "/tiers", h.list_tiers, "List tiers, lowest level first", "catalog",
+             response=Envelope[list[Tier]], errors=(401, 403)),
+    Endpoint("GET", "/brands", h.list_brands, "List brands", "catalog", response=Envelope[list[Brand]],
+             errors=(401, 403)),
+    Endpoint("GET", "/contacts", h.search_contacts, "Search contacts (id, email or document_number required)",
+             "contacts", query=ContactsQuery, response=Envelope[list[ContactOut]], headers=(ACCOUNT_HEADER,),
+             errors=(401, 403, 404), string_details=True),
+    Endpoint("GET", "/customers", h.lookup_customer, "Look up one customer by document number and/or phone",
+             "customers", query=CustomersQuery, response=Envelope[CustomerLookup], require_kind="SERVER",
+             errors=(401, 403, 404, 409), string_details=True),
+    Endpoint("POST", "/auth/totp", h.request_totp, "Issue a one-time code for a customer", "auth",
+             body=TotpRequest, response=Envelope[TotpCode], errors=(401, 403, 404, 409)),
+    Endpoint("POST", "/auth/totp/verify", h.verify_totp, "Check a customer's one-time code (accepted once)", "auth",
+             body=TotpVerify, response=Envelope[TotpVerdict], errors=(401, 403, 404, 429)),
+    Endpoint("POST", "/customers/migrate", h.migrate_customers, "Create or update customers in bulk",
+             "customers", body=MigrateBody, response=Envelope[MigrateResult], require_kind="SERVER",
+             guard=h.migrate_rate_limit, max_body="max_bulk_body_bytes", errors=(401, 403, 429),
+             string_details=True),
+    Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
+]
+
+
+def storefront_app() -> web.Application:
+    app = web.Application()
+    add_endpoints(app, ENDPOINTS)
+    app[OPENAPI] = build_openapi("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS)
+    return app

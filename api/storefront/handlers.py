@@ -1,0 +1,99 @@
+"""Storefront handlers: parse (done by the endpoint), call one service, shape the ``data`` envelope."""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import web
+
+from api.appkeys import DB, SETTINGS
+from api.auth import principal
+from api.routing import data, json_response
+from api.storefront.schemas import (
+    CampaignsQuery,
+    ContactsQuery,
+    CustomersQuery,
+    MigrateBody,
+    TotpRequest,
+    TotpVerify,
+)
+from linksvc import accounts, campaigns, catalog, customers, migration, ratelimit, totp
+from storage.campaigns import CampaignQuery
+
+
+async def authorize(request: web.Request) -> web.Response:
+    settings = request.config_dict[SETTINGS]
+    token, _ = await accounts.issue_token(
+        request.config_dict[DB], request.headers["x-api-key"].strip(), settings.token_ttl_seconds
+    )
+    response = data(token)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def list_brands(request: web.Request) -> web.Response:
+    return data(await catalog.brands(request.config_dict[DB].reader, principal(request).account_id))
+
+
+async def list_tiers(request: web.Request) -> web.Response:
+    return data(await catalog.tiers(request.config_dict[DB].reader, principal(request).account_id))
+
+
+async def list_campaigns(request: web.Request, query: CampaignsQuery) -> web.Response:
+    filters = CampaignQuery(
+        account_id=principal(request).account_id, now="", type=query.type, brand_id=query.brand_id,
+        funded_by=query.funded_by, status=query.status, labels=query.label_list(), platform=query.platform,
+        store_id=query.store_id, channel_id=query.channel_id, product_id=query.product_id,
+    )
+    items, total = await campaigns.list_campaigns(
+        request.config_dict[DB].reader, filters, query.from_, query.to, query.customer_id,
+        codes_summary=query.includes == "CODES_SUMMARY",
+    )
+    return json_response({"data": items, "from": query.from_, "to": query.to, "count": total})
+
+
+async def search_contacts(request: web.Request, query: ContactsQuery) -> web.Response:
+    found = await customers.search_contacts(
+        request.config_dict[DB].reader, principal(request).account_id, query.criteria()
+    )
+    return data(found)
+
+
+async def lookup_customer(request: web.Request, query: CustomersQuery) -> web.Response:
+    found = await customers.lookup_customer(
+        request.config_dict[DB].reader, principal(request).account_id, query.document_number, query.phone
+    )
+    return data(found)
+
+
+async def request_totp(request: web.Request, body: TotpRequest) -> web.Response:
+    db = request.config_dict[DB]
+    account_id = principal(request).account_id
+    customer_id = await customers.resolve_customer_id(
+        db.reader, account_id, body.customer_id, body.document_number, body.phone
+    )
+    return data(await totp.issue_code(db, account_id, customer_id, time.time()))
+
+
+async def verify_totp(request: web.Request, body: TotpVerify) -> web.Response:
+    db = request.config_dict[DB]
+    customer_id = await customers.resolve_customer_id(db.reader, principal(request).account_id, body.customer_id,
+                                                      None, None)
+    return data({"valid": await totp.verify_code(db, customer_id, body.code, time.time())})
+
+
+async def migrate_rate_limit(request: web.Request) -> None:
+    """Production accounts: 15 requests in any 5 seconds and 10,000 an hour (refusals are not counted)."""
+    db = request.config_dict[DB]
+    account_id = principal(request).account_id
+    account = await accounts.get_account(db.reader, account_id)
+    if account["environment"] != "production":
+        return
+    async with db.transaction() as tx:
+        await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS,
+                              int(time.time() * 1000))
+
+
+async def migrate_customers(request: web.Request, body: MigrateBody) -> web.Response:
+    result = await migration.migrate(request.config_dict[DB], principal(request).account_id, body.customers)
+    return data(result)

@@ -1,0 +1,100 @@
+"""Customer lookup and contact search (specification; product decisions, section 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.errors import BadRequest, Conflict, NotFound
+from linksvc.jsoncodec import loads
+from linksvc.loyalty.wallet import load_wallet
+from linksvc.resources.types import phone_digits
+from storage import customers as repo
+from storage.db import Conn
+
+# The customer fields of the specification's response (stored fields such as external_id stay inside).
+CUSTOMER_FIELDS = (
+    "id", "name", "email", "registration_date", "status", "is_anonymous", "phone_verified", "gender", "dob",
+    "document_type", "document_number", "country", "phone", "tier_id", "tags", "metrics", "metadata", "consent",
+)
+CONTACT_CRITERIA = (
+    "id", "external_id", "email", "document_number", "document_type", "first_name", "last_name",
+    "second_last_name", "dob", "persona_id", "phone", "gender", "country", "city", "source", "channel",
+)
+IDENTIFYING = ("id", "email", "document_number")
+MAX_CONTACTS = 100
+
+
+def contact_matches(contact: dict[str, Any], criteria: dict[str, str]) -> bool:
+    """Every given criterion holds: e-mail without regard to case, phone by digits, the rest exactly."""
+    for name, wanted in criteria.items():
+        stored = contact.get(name)
+        if stored is None:
+            return False
+        if name == "email":
+            if str(stored).lower() != wanted.lower():
+                return False
+        elif name == "phone":
+            if phone_digits(str(stored)) != phone_digits(wanted):
+                return False
+        elif str(stored) != wanted:
+            return False
+    return True
+
+
+def missing_identifier() -> BadRequest:
+    return BadRequest(
+        "Internal validation failed",
+        {"issues": [{
+            "code": "custom",
+            "message": "At least one of id, email or document_number is required",
+            "path": ["searchParams"],
+        }]},
+    )
+
+
+async def search_contacts(conn: Conn, account_id: str, criteria: dict[str, str]) -> list[dict[str, Any]]:
+    if not any(criteria.get(name) for name in IDENTIFYING):
+        raise missing_identifier()
+    email = criteria.get("email")
+    rows = await repo.find_contacts(
+        conn, account_id, criteria.get("id"), email.lower() if email else None, criteria.get("document_number"),
+        limit=MAX_CONTACTS,
+    )
+    found = []
+    for row in rows:
+        contact = loads(row["body"])
+        if contact_matches(contact, criteria):
+            found.append({**contact, "created_at": row["created_at"], "updated_at": row["updated_at"]})
+    if not found:
+        raise NotFound("No contacts found", "No contacts found")
+    return found
+
+
+async def lookup_customer(
+    conn: Conn, account_id: str, document_number: str | None, phone: str | None
+) -> dict[str, Any]:
+    rows = await repo.find_customers(conn, account_id, document_number, phone_digits(phone) if phone else None)
+    if not rows:
+        raise NotFound("Customer not found", "no customer matches the given document_number and phone")
+    if len(rows) > 1:
+        raise Conflict("More than one customer matches", "more than one customer has this phone; add document_number")
+    body = loads(rows[0]["body"])
+    customer = {key: body.get(key) for key in CUSTOMER_FIELDS}
+    return {
+        "customer_id": body["id"],
+        "customer": customer,
+        "wallet": await load_wallet(conn, account_id, body["id"]),
+    }
+
+
+async def resolve_customer_id(
+    conn: Conn, account_id: str, customer_id: str | None, document_number: str | None, phone: str | None
+) -> str:
+    """The id of the one customer named by id, document number or phone."""
+    if customer_id is not None:
+        row = await repo.customer_by(conn, account_id, "id", customer_id)
+        if row is None:
+            raise NotFound("Customer not found", f"no customer with id {customer_id}")
+        return str(row["id"])
+    found = await lookup_customer(conn, account_id, document_number, phone)
+    return str(found["customer_id"])

@@ -1,0 +1,49 @@
+"""``POST /customers/migrate`` (product decisions, section 7): upsert customers in bulk.
+
+Each customer is matched by ``external_id``, else ``document_number``; a match is updated with the fields
+given (the others stay), no match is created. Each customer runs in its own savepoint, so one bad
+customer fails alone and the others are stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.errors import InvalidField, ServiceError
+from linksvc.jsoncodec import loads
+from linksvc.resources.kinds import KINDS
+from linksvc.resources.service import save
+from storage import customers as repo
+from storage.db import Database, Tx, savepoint
+
+MAX_CUSTOMERS = 500
+
+
+async def _upsert(tx: Tx, account_id: str, index: int, raw: Any) -> str:
+    prefix = f"customers[{index}]"
+    if not isinstance(raw, dict):
+        raise InvalidField(prefix, "must be an object")
+    existing = None
+    for key in ("external_id", "document_number"):
+        if isinstance(raw.get(key), str) and raw[key]:
+            existing = await repo.customer_by(tx, account_id, key, raw[key])
+            break
+    else:
+        raise InvalidField(prefix, "external_id or document_number is required to migrate a customer")
+    data = dict(raw) if existing is None else {**loads(existing["body"]), **raw, "id": existing["id"]}
+    _, changed = await save(tx, KINDS["customers"], account_id, data, prefix=prefix)
+    return "created" if existing is None else ("updated" if changed else "unchanged")
+
+
+async def migrate(db: Database, account_id: str, customers: list[Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "failed": []}
+    async with db.transaction() as tx:
+        for index, raw in enumerate(customers):
+            try:
+                async with savepoint(tx, "migrate_item"):
+                    outcome = await _upsert(tx, account_id, index, raw)
+            except ServiceError as exc:
+                result["failed"].append({"index": index, "error": exc.as_text()})
+            else:
+                result[outcome] += 1
+    return result

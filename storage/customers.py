@@ -1,0 +1,41 @@
+"""Lookups of customers and contacts by their indexed identifiers, always inside one account."""
+
+from __future__ import annotations
+
+from storage.db import Conn, Row, fetch_all, fetch_one
+
+_CUSTOMER = "SELECT id, body, created_at, updated_at FROM customers WHERE account_id = ?"
+
+
+async def find_customers(
+    conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, limit: int = 2
+) -> list[Row]:
+    """Customers matching every given identifier (at least one must be given)."""
+    sql, params = _CUSTOMER, [account_id]
+    if document_number is not None:
+        sql += " AND document_number = ?"
+        params.append(document_number)
+    if phone_digits is not None:
+        sql += " AND phone_digits = ?"
+        params.append(phone_digits)
+    return await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])
+
+
+async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Row | None:
+    if column not in ("id", "external_id", "document_number"):
+        raise KeyError(column)
+    return await fetch_one(conn, f"{_CUSTOMER} AND {column} = ?", (account_id, value))
+
+
+async def find_contacts(
+    conn: Conn, account_id: str, contact_id: str | None, email_lower: str | None, document_number: str | None,
+    limit: int,
+) -> list[Row]:
+    """Live (not deleted) contacts matching every given indexed identifier."""
+    sql = "SELECT id, body, created_at, updated_at FROM contacts WHERE account_id = ? AND deleted_at IS NULL"
+    params: list[object] = [account_id]
+    for column, value in (("id", contact_id), ("email_lower", email_lower), ("document_number", document_number)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            params.append(value)
+    return await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])
