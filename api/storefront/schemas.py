@@ -87,6 +87,12 @@ class CampaignPage(BaseModel):
 
 
 class ContactsQuery(Query):
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_absent(cls, data: Any) -> Any:
+        # `email=` searches for nothing: it counts as not given.
+        return {k: v for k, v in data.items() if v != ""} if isinstance(data, dict) else data
+
     id: Text200 | None = None
     external_id: Text200 | None = None
     email: Annotated[str | None, Field(min_length=1, max_length=320)] = None
@@ -209,7 +215,8 @@ class TotpVerdict(BaseModel):
 
 class MigrateBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    customers: list[dict[str, Any]] = Field(
+    # Any item: each one is judged on its own, so one bad customer fails alone.
+    customers: list[Any] = Field(
         min_length=1, max_length=500,
         description="customers with the admin API's customer fields and an optional wallet.lines; "
         "matched by external_id, else document_number",

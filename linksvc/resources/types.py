@@ -36,9 +36,20 @@ def decimal_to_json(value: Decimal) -> int | float:
     return float(value)
 
 
-def _finite(value: Decimal) -> Decimal:
+MAX_DIGITS_BEFORE_POINT = 15
+MAX_DECIMAL_PLACES = 12
+
+
+def _bounded(value: Decimal) -> Decimal:
+    # Bounds keep arithmetic and serialisation cheap: 1E+999999999 would otherwise become a
+    # billion-digit integer on the way out. Checked on the exponent, without arithmetic.
     if not value.is_finite():
         raise ValueError("must be a finite number")
+    if value != 0 and value.adjusted() >= MAX_DIGITS_BEFORE_POINT:
+        raise ValueError("must be less than 10^15 in size")
+    exponent = value.as_tuple().exponent
+    if value != 0 and isinstance(exponent, int) and exponent < -MAX_DECIMAL_PLACES:
+        raise ValueError("must have at most 12 decimal places")
     return value
 
 
@@ -57,7 +68,7 @@ Uuid = Annotated[
 Number = Annotated[
     Decimal,
     BeforeValidator(_reject_bool),
-    AfterValidator(_finite),
+    AfterValidator(_bounded),
     PlainSerializer(decimal_to_json, when_used="json"),
     WithJsonSchema({"type": "number"}),
 ]
