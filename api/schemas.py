@@ -30,7 +30,7 @@ class Page(BaseModel, Generic[T]):
 
 class Paging(BaseModel):
     limit: int = Field(default=50, ge=1, le=500)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=1_000_000_000)
 
 
 class RewardView(Reward):

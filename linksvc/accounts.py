@@ -112,6 +112,11 @@ async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, An
     if existing is not None:
         if existing["account_id"] != account_id:
             raise Conflict("Key in use", "this key belongs to another account")
+        if existing["kind"] != spec.kind:
+            # Changing what a live key may do is not an edit: revoke it and issue a new key.
+            raise Conflict(
+                "Key kind is fixed", f"this key exists as a {existing['kind']} key; revoke it and add a new key"
+            )
         return key_view(existing), secret, False
     # A seeded key gets an id derived from its digest, so that loading a seed twice adds it once.
     key_id = str(uuid.uuid5(_KEY_NAMESPACE, hashed)) if spec.key else str(uuid.uuid4())

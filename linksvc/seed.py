@@ -76,7 +76,8 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                 try:
                     _, _, created = await add_key(tx, account.id, key)
                 except Conflict as exc:
-                    raise InvalidField(f"{base}.api_keys[{k}].key", str(exc.details)) from None
+                    field = "kind" if exc.error == "Key kind is fixed" else "key"
+                    raise InvalidField(f"{base}.api_keys[{k}].{field}", exc.as_text()) from None
                 changed["api_keys"] += created
             for name in LOAD_ORDER:
                 kind = KINDS[name]

@@ -125,3 +125,25 @@ async def delete(conn: Tx, table: str, account_id: str, doc_id: str) -> bool:
         conn, f"DELETE FROM {table} WHERE account_id = ? AND id = ?", (account_id, doc_id)
     )
     return changed > 0
+
+
+# What may refer to a document: kind -> (referring table, column). Deleting a referred-to document is
+# refused, so that no stored campaign, customer, link or wallet line points at nothing.
+REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
+    "brands": (("campaigns", "brand_id"),),
+    "tiers": (("customers", "tier_id"),),
+    "campaigns": (("links", "campaign_id"), ("wallet_lines", "campaign_id")),
+    "rewards": (("wallet_lines", "reward_id"),),
+}
+
+
+async def referred_by(conn: Conn, table: str, account_id: str, doc_id: str) -> list[str]:
+    """The tables holding rows of this account that refer to the document."""
+    found = []
+    for referring, column in REFERENCES.get(table, ()):
+        row = await fetch_one(
+            conn, f"SELECT 1 FROM {referring} WHERE account_id = ? AND {column} = ? LIMIT 1", (account_id, doc_id)
+        )
+        if row is not None:
+            found.append(referring)
+    return found

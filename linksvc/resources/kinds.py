@@ -77,8 +77,9 @@ class Kind:
         """The stored body as it may be shown (secrets masked)."""
         return body
 
-    def merge_patch(self, stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-        return {**stored, **patch}
+    def restore_hidden(self, stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        """An update body with the values :meth:`public` hid put back as they were stored."""
+        return given
 
 
 class BrandKind(Kind):
@@ -121,12 +122,15 @@ class CampaignKind(Kind):
         }
 
     async def prepare(self, ctx: SaveContext, item: models.Campaign) -> models.Campaign:
+        if item.codes is not None and item.type != "COUPONS":
+            raise InvalidField(ctx.path("codes"), "codes are only for COUPONS campaigns")
         await ctx.require("brands", item.brand_id, "brand_id", "brand")
         for i, tier_id in enumerate(item.tier_ids or []):
             await ctx.require("tiers", tier_id, f"tier_ids[{i}]", "tier")
         if item.type == "BEHAVIOR":
-            reward_id = models.BehaviorAttributes.model_validate(item.attributes).reward_id
-            await ctx.require("rewards", reward_id, "attributes.reward_id", "reward")
+            # Conditions and amounts are checked now, so that a bad campaign is refused when saved.
+            earning = validate(models.BehaviorAttributes, item.attributes, prefix=ctx.path("attributes"))
+            await ctx.require("rewards", earning.reward_id, "attributes.reward_id", "reward")
         return item
 
     async def after_write(self, ctx: SaveContext, item: models.Campaign) -> None:
@@ -243,21 +247,34 @@ def _is_secret(key: str) -> bool:
     return any(word in key.lower() for word in _SECRET_WORDS)
 
 
+def _mask(value: Any) -> Any:
+    """Secret-named values hidden at any depth of a config."""
+    if isinstance(value, dict):
+        return {k: SECRET_MASK if _is_secret(k) and v and not isinstance(v, dict | list) else _mask(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _unmask(given: Any, stored: Any) -> Any:
+    if isinstance(given, dict):
+        old = stored if isinstance(stored, dict) else {}
+        return {k: old[k] if v == SECRET_MASK and k in old else _unmask(v, old.get(k)) for k, v in given.items()}
+    return given
+
+
 class ConnectionKind(Kind):
     name, label, model = "connections", "connection", models.Connection
 
     def columns(self, item: models.Connection) -> dict[str, Any]:
         return {"destination": item.destination, "enabled": int(item.enabled)}
 
-    def merge_patch(self, stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-        merged = {**stored, **patch}
-        if isinstance(patch.get("config"), dict):
-            # A masked secret sent back unchanged keeps the stored secret.
-            old = stored.get("config", {})
-            merged["config"] = {
-                k: old.get(k, v) if v == SECRET_MASK else v for k, v in patch["config"].items()
-            }
-        return merged
+    def restore_hidden(self, stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        # A masked secret sent back (by PUT or PATCH) keeps the stored secret.
+        if isinstance(given.get("config"), dict):
+            return {**given, "config": _unmask(given["config"], stored.get("config"))}
+        return given
 
     async def prepare(self, ctx: SaveContext, item: models.Connection) -> models.Connection:
         endpoint = item.config.get("endpoint_url")
@@ -274,8 +291,7 @@ class ConnectionKind(Kind):
         return item
 
     def public(self, body: dict[str, Any]) -> dict[str, Any]:
-        config = {k: SECRET_MASK if _is_secret(k) and v else v for k, v in body.get("config", {}).items()}
-        return {**body, "config": config}
+        return {**body, "config": _mask(body.get("config", {}))}
 
 
 class LinkKind(Kind):

@@ -9,7 +9,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from linksvc.resources.types import Email, Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
 
@@ -140,14 +140,18 @@ class Campaign(Strict):
     tier_ids: list[Uuid] | None = None
     codes: list[CouponCode] | None = None
 
-    @model_validator(mode="after")
-    def _type_rules(self) -> Campaign:
-        if self.codes is not None and self.type != "COUPONS":
-            raise ValueError("codes are only for COUPONS campaigns")
-        if self.type == "BEHAVIOR":
-            # Validates conditions and amounts now, so that a bad campaign is refused when saved.
-            BehaviorAttributes.model_validate(self.attributes)
-        return self
+    @field_validator("codes")
+    @classmethod
+    def _unique_codes(cls, codes: list[CouponCode] | None) -> list[CouponCode] | None:
+        seen: set[str] = set()
+        for code in codes or []:
+            if code.code in seen:
+                raise ValueError(f"code {code.code!r} appears more than once")
+            seen.add(code.code)
+        return codes
+
+    # The rules that tie fields to the type (codes only on COUPONS; BEHAVIOR attributes) are checked by
+    # CampaignKind.prepare, which can name the exact field that breaks them.
 
 
 class Address(Strict):
@@ -299,11 +303,12 @@ class CustomEventType(Strict):
     description: Text = ""
     active: bool = True
 
-    @model_validator(mode="after")
-    def _not_purchase(self) -> CustomEventType:
-        if self.name.upper() == "PURCHASE":
+    @field_validator("name")
+    @classmethod
+    def _not_purchase(cls, name: str) -> str:
+        if name.upper() == "PURCHASE":
             raise ValueError("PURCHASE is built in and cannot be a custom event type")
-        return self
+        return name
 
 
 class Connection(Strict):

@@ -102,7 +102,8 @@ class Resources:
         kind = kind_of(kind_name)
         async with self.db.transaction() as tx:
             row = await self._get_row(tx, kind, account_id, doc_id)
-            merged = kind.merge_patch(loads(row["body"]), data) if partial else dict(data)
+            stored = loads(row["body"])
+            merged = kind.restore_hidden(stored, {**stored, **data} if partial else dict(data))
             merged["id"] = doc_id
             await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
@@ -111,4 +112,8 @@ class Resources:
         kind = kind_of(kind_name)
         async with self.db.transaction() as tx:
             await self._get_row(tx, kind, account_id, doc_id)
+            users = await documents.referred_by(tx, kind.name, account_id, doc_id)
+            if users:
+                names = " and ".join(table.replace("_", " ") for table in users)
+                raise Conflict(f"{kind.label.capitalize()} in use", f"{names} still refer to this {kind.label}")
             await documents.delete(tx, kind.name, account_id, doc_id)

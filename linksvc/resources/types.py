@@ -54,7 +54,10 @@ def _bounded(value: Decimal) -> Decimal:
 
 
 def _to_utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is outside the years 1 to 9999 in UTC") from None
 
 
 _UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"

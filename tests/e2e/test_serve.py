@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.factories import A, ADMIN_TOKEN, KEYS, two_accounts
+from tests.factories import ADMIN_TOKEN, KEYS, A, two_accounts
 
 
 def _free_port() -> int:

@@ -70,7 +70,8 @@ async def test_405_names_the_allowed_methods(client: TestClient) -> None:
     ],
 )
 async def test_bad_bodies(client: TestClient, raw: bytes, error: str) -> None:
-    response = await client.post("/api/admin/v1/accounts", data=raw, headers={**ADMIN, "Content-Type": "application/json"})
+    headers = {**ADMIN, "Content-Type": "application/json"}
+    response = await client.post("/api/admin/v1/accounts", data=raw, headers=headers)
     body = await _assert_error(response, 400)
     assert body["error"] == error
 

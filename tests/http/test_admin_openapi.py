@@ -1,0 +1,88 @@
+"""The OpenAPI documents list exactly the routes the apps register, and every reference in them resolves."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+DOCUMENTS = {
+    "/api/storefront/v1": "/api/storefront/v1/openapi.json",
+    "/api/admin/v1": "/api/admin/v1/openapi.json",
+}
+METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
+
+
+def registered_routes(app: web.Application, prefix: str) -> set[tuple[str, str]]:
+    """(method, path below the prefix) of every route of the sub-app mounted at ``prefix``."""
+    for resource in app.router.resources():
+        info = resource.get_info()
+        if info.get("prefix") == prefix:
+            sub: web.Application = info["app"]
+            return {(route.method.lower(), route.resource.canonical.removeprefix(prefix))
+                    for route in sub.router.routes() if route.resource is not None}
+    raise AssertionError(f"no sub-app mounted at {prefix}")
+
+
+def documented_routes(document: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(method, path) for path, ops in document["paths"].items() for method in ops if method in METHODS}
+
+
+def refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return found + [r for value in node.values() for r in refs(value)]
+    if isinstance(node, list):
+        return [r for value in node for r in refs(value)]
+    return []
+
+
+async def test_each_document_lists_every_registered_route(client: TestClient) -> None:
+    for prefix, url in DOCUMENTS.items():
+        response = await client.get(url)  # no credentials: the documents are public
+        assert response.status == 200, url
+        assert response.content_type == "application/json"
+        document = await response.json()
+        assert document["openapi"].startswith("3.")
+        assert document["servers"] == [{"url": prefix}]
+        registered = registered_routes(client.app, prefix)
+        assert registered, prefix
+        assert documented_routes(document) == registered, url
+
+
+async def test_documents_are_consistent(client: TestClient) -> None:
+    for url in DOCUMENTS.values():
+        document = await (await client.get(url)).json()
+        schemas = document["components"]["schemas"]
+        schemes = document["components"]["securitySchemes"]
+        for ref in refs(document):
+            assert ref.startswith("#/components/schemas/"), ref
+            assert ref.removeprefix("#/components/schemas/") in schemas, ref
+        operation_ids = []
+        for path, ops in document["paths"].items():
+            for method, op in ops.items():
+                where = f"{method.upper()} {path}"
+                operation_ids.append(op["operationId"])
+                declared = {p["name"] for p in op["parameters"] if p["in"] == "path"}
+                assert declared == set(re.findall(r"{(\w+)}", path)), where
+                assert any(status.startswith("2") for status in op["responses"]), where
+                for requirement in op.get("security", []):
+                    assert set(requirement) <= set(schemes), where
+                if method in ("post", "put", "patch") and "requestBody" in op:
+                    assert "400" in op["responses"] and "413" in op["responses"], where
+        assert len(operation_ids) == len(set(operation_ids)), url
+
+
+async def test_admin_operations_require_the_admin_token(client: TestClient) -> None:
+    document = await (await client.get(DOCUMENTS["/api/admin/v1"])).json()
+    unprotected = {(method, path) for path, ops in document["paths"].items() for method, op in ops.items()
+                   if op.get("security") != [{"admin": []}]}
+    assert unprotected == {("get", "/openapi.json")}
+    kinds = ["brands", "tiers", "rewards", "campaigns", "contacts", "customers", "custom-event-types",
+             "connections", "links"]
+    for kind in kinds:
+        collection, item = f"/accounts/{{account_id}}/{kind}", f"/accounts/{{account_id}}/{kind}/{{id}}"
+        assert set(document["paths"][collection]) == {"get", "post"}, kind
+        assert set(document["paths"][item]) == {"get", "put", "patch", "delete"}, kind

@@ -1,0 +1,99 @@
+"""load_settings: every LINKSVC_* variable parsed; a bad value raises SettingsError naming the variable."""
+
+from __future__ import annotations
+
+import pytest
+
+from linksvc.settings import ENV_NAMES, Settings, SettingsError, load_settings
+
+GOOD: list[tuple[str, str, str, object]] = [
+    ("LINKSVC_HOST", "0.0.0.0", "host", "0.0.0.0"),
+    ("LINKSVC_PORT", "9090", "port", 9090),
+    ("LINKSVC_PORT", "0", "port", 0),  # 0: any free port
+    ("LINKSVC_PORT", "65535", "port", 65535),
+    ("LINKSVC_DB", "/var/lib/linksvc/db.sqlite", "db_path", "/var/lib/linksvc/db.sqlite"),
+    ("LINKSVC_ADMIN_TOKEN", "s3cret-admin", "admin_token", "s3cret-admin"),
+    ("LINKSVC_TOKEN_TTL_SECONDS", "60", "token_ttl_seconds", 60),
+    ("LINKSVC_MAX_BODY_BYTES", "2048", "max_body_bytes", 2048),
+    ("LINKSVC_MAX_BULK_BODY_BYTES", "4096", "max_bulk_body_bytes", 4096),
+    ("LINKSVC_LOAD_DEMO", "0", "load_demo", False),
+    ("LINKSVC_LOAD_DEMO", "no", "load_demo", False),
+    ("LINKSVC_LOAD_DEMO", "Off", "load_demo", False),
+    ("LINKSVC_LOAD_DEMO", "false", "load_demo", False),
+    ("LINKSVC_DEMO_FILE", "/tmp/demo.json", "demo_file", "/tmp/demo.json"),
+    ("LINKSVC_LOG_LEVEL", "debug", "log_level", "DEBUG"),
+    ("LINKSVC_LOG_LEVEL", " WARNING ", "log_level", "WARNING"),
+    ("LINKSVC_LOG_FORMAT", "TEXT", "log_format", "text"),
+    ("LINKSVC_ALLOW_PRIVATE_DESTINATIONS", "1", "allow_private_destinations", True),
+    ("LINKSVC_ALLOW_PRIVATE_DESTINATIONS", "TRUE", "allow_private_destinations", True),
+    ("LINKSVC_ALLOW_PRIVATE_DESTINATIONS", " yes ", "allow_private_destinations", True),
+    ("LINKSVC_ALLOW_PRIVATE_DESTINATIONS", "on", "allow_private_destinations", True),
+    ("LINKSVC_DB_SYNCHRONOUS", "normal", "db_synchronous", "NORMAL"),
+    ("LINKSVC_DB_SYNCHRONOUS", "FULL", "db_synchronous", "FULL"),
+]
+
+BAD: list[tuple[str, str]] = [
+    ("LINKSVC_PORT", "http"),
+    ("LINKSVC_PORT", "65536"),
+    ("LINKSVC_PORT", "-1"),
+    ("LINKSVC_PORT", "80.5"),
+    ("LINKSVC_TOKEN_TTL_SECONDS", "0"),
+    ("LINKSVC_TOKEN_TTL_SECONDS", "-60"),
+    ("LINKSVC_TOKEN_TTL_SECONDS", "1h"),
+    ("LINKSVC_MAX_BODY_BYTES", "1MiB"),
+    ("LINKSVC_MAX_BODY_BYTES", "0"),
+    ("LINKSVC_MAX_BULK_BODY_BYTES", ""),
+    ("LINKSVC_LOAD_DEMO", "maybe"),
+    ("LINKSVC_LOAD_DEMO", "2"),
+    ("LINKSVC_ALLOW_PRIVATE_DESTINATIONS", "enabled"),
+    ("LINKSVC_LOG_LEVEL", "verbose"),
+    ("LINKSVC_LOG_FORMAT", "xml"),
+    ("LINKSVC_DB_SYNCHRONOUS", "OFF"),
+]
+
+
+def test_defaults_without_variables() -> None:
+    assert load_settings({}) == Settings()
+    assert load_settings({"PATH": "/bin", "LINKSVC": "x"}) == Settings()
+
+
+def test_the_table_covers_every_variable() -> None:
+    assert {name for name, _, _, _ in GOOD} == set(ENV_NAMES)
+
+
+@pytest.mark.parametrize(("name", "raw", "attr", "value"), GOOD, ids=[f"{n}={r}" for n, r, _, _ in GOOD])
+def test_each_variable_is_parsed(name: str, raw: str, attr: str, value: object) -> None:
+    settings = load_settings({name: raw})
+    assert getattr(settings, attr) == value
+    # Only that setting moved.
+    others = {a: getattr(Settings(), a) for a in ENV_NAMES.values() if a != attr}
+    assert {a: getattr(settings, a) for a in others} == others
+
+
+def test_all_variables_together() -> None:
+    env = {name: raw for name, raw, _, _ in GOOD}  # the last value of each name wins in the dict
+    settings = load_settings(env)
+    for name, raw, attr, value in GOOD:
+        if env[name] == raw:
+            assert getattr(settings, attr) == value, name
+
+
+@pytest.mark.parametrize(("name", "raw"), BAD, ids=[f"{n}={r!r}" for n, r in BAD])
+def test_a_bad_value_names_the_variable(name: str, raw: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings({name: raw})
+    assert name in str(refused.value)
+    assert repr(raw) in str(refused.value)
+
+
+def test_the_first_bad_variable_is_named_even_among_good_ones() -> None:
+    with pytest.raises(SettingsError, match="LINKSVC_TOKEN_TTL_SECONDS"):
+        load_settings({"LINKSVC_PORT": "8000", "LINKSVC_TOKEN_TTL_SECONDS": "soon", "LINKSVC_LOG_LEVEL": "INFO"})
+
+
+def test_settings_are_frozen() -> None:
+    settings = load_settings({"LINKSVC_PORT": "8000"})
+    with pytest.raises(AttributeError):
+        settings.port = 1  # type: ignore[misc]
+    assert settings.with_overrides(port=9000, host=None).port == 9000
+    assert settings.port == 8000
