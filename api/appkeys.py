@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from linksvc.campaigns import CampaignCounts
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from storage.db import Database
@@ -11,3 +12,4 @@ from storage.db import Database
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings", Settings)
 DB: web.AppKey[Database] = web.AppKey("db", Database)
 RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)
+CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", CampaignCounts)

@@ -10,12 +10,13 @@ from aiohttp import web
 
 from api.admin import PREFIX as ADMIN_PREFIX
 from api.admin import admin_app
-from api.appkeys import DB, RESOURCES, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, DB, RESOURCES, SETTINGS
 from api.errors import error_middleware
 from api.observability import METRICS_KEY, Metrics, observe_middleware
 from api.ops import add_ops_routes
 from api.storefront import PREFIX as STOREFRONT_PREFIX
 from api.storefront import storefront_app
+from linksvc.campaigns import CampaignCounts
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
@@ -48,6 +49,7 @@ def create_app(settings: Settings) -> web.Application:
     app[SETTINGS] = settings
     app[DB] = db
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
+    app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics()
     app.cleanup_ctx.append(_database)
     add_ops_routes(app)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from typing import Any
 
 from linksvc.clock import iso, parse_iso, utcnow
@@ -52,15 +53,57 @@ def response_campaign(body: dict[str, Any], now: Any) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class _Counted:
+    version: int
+    valid_until: str | None  # None: until the version changes
+    count: int
+
+
+class CampaignCounts:
+    """``count`` of ``GET /campaigns`` by filter, remembered while it cannot have changed.
+
+    Counting visits every matching campaign, while a page visits about one page of them. A remembered
+    count is used only while the account's campaign version (bumped by database triggers on every
+    campaign write) is the one it was counted at, and, when the filter involves status, until the next
+    moment a campaign of the account starts or ends. So the answer is always the count a fresh query
+    would give.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._entries: OrderedDict[repo.CampaignQuery, _Counted] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def count(self, conn: Conn, query: repo.CampaignQuery) -> int:
+        key = replace(query, now="")
+        version = await repo.campaign_version(conn, query.account_id)
+        hit = self._entries.get(key)
+        if hit is not None and hit.version == version and (hit.valid_until is None or query.now < hit.valid_until):
+            self._entries.move_to_end(key)
+            return hit.count
+        count = await repo.count_campaigns(conn, query)
+        valid_until = await repo.next_transition(conn, query.account_id, query.now) if query.status else None
+        self._entries[key] = _Counted(version, valid_until, count)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return count
+
+
 async def list_campaigns(
-    conn: Conn, query: repo.CampaignQuery, start: int, end: int, customer_id: str | None, codes_summary: bool
+    conn: Conn, counts: CampaignCounts, query: repo.CampaignQuery, start: int, end: int,
+    customer_id: str | None, codes_summary: bool,
 ) -> tuple[list[dict[str, Any]], int]:
     offset, limit = page_bounds(start, end)
     moment = utcnow()
     query = replace(query, now=iso(moment))
     if customer_id is not None:
         query = await with_customer(conn, query, customer_id)
-    rows, total = await repo.list_campaigns(conn, query, offset, limit)
+    rows = await repo.page_campaigns(conn, query, offset, limit)
+    total = await counts.count(conn, query)
     campaigns = [response_campaign(loads(row["body"]), moment) for row in rows]
     if codes_summary:
         coupons = [c["id"] for c in campaigns if c["type"] == "COUPONS"]

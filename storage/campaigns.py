@@ -126,15 +126,7 @@ def _where(q: CampaignQuery) -> tuple[str, dict[str, object]]:
 
 async def list_campaigns(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> tuple[list[Row], int]:
     """One page of matching campaigns in list order, and the number of all matching campaigns."""
-    where, params = _where(q)
-    rows = await fetch_all(
-        conn,
-        f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "
-        "ORDER BY c.sort_order, c.created_at, c.id LIMIT :limit OFFSET :offset",
-        {**params, "limit": limit, "offset": offset},
-    )
-    total = await fetch_one(conn, f"SELECT count(*) FROM campaigns c WHERE {where}", params)
-    return rows, int(total[0]) if total else 0
+    return await page_campaigns(conn, q, offset, limit), await count_campaigns(conn, q)
 
 
 def explain_list(q: CampaignQuery) -> tuple[str, dict[str, object]]:
@@ -168,3 +160,37 @@ async def codes_summaries(conn: Conn, campaign_ids: Sequence[str], now: str) -> 
     }
     empty = {"total": 0, "available": 0, "reserved": 0, "redeemed": 0, "expired": 0}
     return {cid: found.get(cid, dict(empty)) for cid in campaign_ids}
+
+
+async def campaign_version(conn: Conn, account_id: str) -> int:
+    """Changes whenever a campaign of the account changes (kept by triggers)."""
+    row = await fetch_one(conn, "SELECT version FROM campaign_versions WHERE account_id = ?", (account_id,))
+    return int(row[0]) if row else 0
+
+
+async def next_transition(conn: Conn, account_id: str, now: str) -> str | None:
+    """The earliest start or end after ``now`` of the account's campaigns: statuses change only then."""
+    row = await fetch_one(
+        conn,
+        "SELECT min(t) FROM ("
+        "SELECT min(starts_at) AS t FROM campaigns WHERE account_id = :a AND starts_at > :now "
+        "UNION ALL SELECT min(ends_at) FROM campaigns WHERE account_id = :a AND ends_at > :now)",
+        {"a": account_id, "now": now},
+    )
+    return None if row is None else row[0]
+
+
+async def count_campaigns(conn: Conn, q: CampaignQuery) -> int:
+    where, params = _where(q)
+    row = await fetch_one(conn, f"SELECT count(*) FROM campaigns c WHERE {where}", params)
+    return int(row[0]) if row else 0
+
+
+async def page_campaigns(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> list[Row]:
+    where, params = _where(q)
+    return await fetch_all(
+        conn,
+        f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "
+        "ORDER BY c.sort_order, c.created_at, c.id LIMIT :limit OFFSET :offset",
+        {**params, "limit": limit, "offset": offset},
+    )

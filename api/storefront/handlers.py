@@ -6,7 +6,7 @@ import time
 
 from aiohttp import web
 
-from api.appkeys import DB, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, DB, SETTINGS
 from api.auth import principal
 from api.routing import data, json_response
 from api.storefront.schemas import (
@@ -46,7 +46,8 @@ async def list_campaigns(request: web.Request, query: CampaignsQuery) -> web.Res
         store_id=query.store_id, channel_id=query.channel_id, product_id=query.product_id,
     )
     items, total = await campaigns.list_campaigns(
-        request.config_dict[DB].reader, filters, query.from_, query.to, query.customer_id,
+        request.config_dict[DB].reader, request.config_dict[CAMPAIGN_COUNTS], filters, query.from_, query.to,
+        query.customer_id,
         codes_summary=query.includes == "CODES_SUMMARY",
     )
     return json_response({"data": items, "from": query.from_, "to": query.to, "count": total})
