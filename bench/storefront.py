@@ -1,0 +1,210 @@
+"""Storefront reads under load (issue 3): ``.venv/bin/python -m bench.storefront``.
+
+With 100,000 campaigns and 1,000,000 customers in the store, measures requests/s and p50/p99 latency of
+``GET /campaigns?from=0&to=49&store_id=...`` and ``GET /customers?phone=...`` (the phone varies per
+request), each beside a bare aiohttp JSON handler measured in the same run (before and after the service),
+all with wrk on 127.0.0.1. Before measuring it checks the generated rows against the service's save path,
+verifies answers through the real API, and records the query plan and time of every statement a request
+runs. Prints what it measured and rewrites its section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sqlite3
+import statistics
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import plans, report, servers, storefront_check, storefront_data, storefront_report, wrk
+from bench import storefront_docs as docs
+from linksvc.clock import iso, utcnow
+from storage.campaigns import CampaignQuery, explain_list
+
+API = "/api/storefront/v1"
+CAMPAIGNS_PATH = f"{API}/campaigns?from=0&to=49&store_id={docs.BENCH_STORE}"
+CODES = {country: code for country, code, _ in docs.COUNTRIES}
+COMMAND = ".venv/bin/python -m bench.storefront"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A customer to look up: its id, phone digits, country and unexpired wallet lines."""
+
+    customer_id: str
+    digits: str
+    country: str
+    live_lines: int
+
+    def query_phone(self, style: int) -> str:
+        code = CODES[self.country]
+        rest = self.digits[len(code):]
+        return (f"+{self.digits}", self.digits, f"+{code} {rest[:3]} {rest[3:6]} {rest[6:]}",
+                f"{code}-{rest[:3]}-{rest[3:]}")[style % 4]
+
+    def path(self, style: int) -> str:
+        return f"{API}/customers?phone={urllib.parse.quote(self.query_phone(style), safe='')}"
+
+
+def sample_customers(path: Path, count: int, seed: int = 3) -> list[Sample]:
+    """``count`` customers with a phone, spread over the whole table (random rowids)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        top = int(conn.execute("SELECT max(rowid) FROM customers").fetchone()[0])
+        rowids = random.Random(seed).sample(range(1, top + 1), min(top, count * 2))
+        now = iso(utcnow())
+        found = []
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start:start + 500]
+            found += conn.execute(
+                "SELECT id, phone_digits, json_extract(body, '$.country'), (SELECT count(*) FROM wallet_lines w "
+                "WHERE w.customer_id = c.id AND (w.expiration_date IS NULL OR w.expiration_date > ?)) "
+                f"FROM customers c WHERE rowid IN ({', '.join('?' for _ in chunk)}) AND phone_digits IS NOT NULL",
+                (now, *chunk)).fetchall()
+    finally:
+        conn.close()
+    return [Sample(*row) for row in found[:count]]
+
+
+# What a traced statement is, from its SQL (first match); the SQL itself is shown beside it.
+KINDS = (("FROM access_tokens", "bearer token"), ("FROM campaign_versions", "campaign version (count cache)"),
+         ("SELECT count(*) FROM campaigns", "campaign count"), ("FROM campaigns c WHERE", "campaign page"),
+         ("FROM campaigns", "campaigns"), ("FROM customers", "customer lookup"),
+         ("FROM wallet_lines", "unexpired wallet lines"), ("FROM rewards", "reward of wallet lines"),
+         ("FROM accounts", "account"))
+
+
+def describe(sql: str) -> str:
+    return next((name for marker, name in KINDS if marker in sql), "statement")
+
+
+def query_plans(path: Path, sample: Sample) -> tuple[list[tuple[str, list[str]]], list[plans.Statement]]:
+    """What real requests run and the plan and time of each statement: GET /campaigns twice (a cold, then
+    a warm count cache, where the service has one) and GET /customers. The page query's plan comes from
+    ``storage.campaigns.explain_list``; every other distinct statement is explained as traced."""
+    requests = [("GET /campaigns, first", CAMPAIGNS_PATH), ("GET /campaigns, again", CAMPAIGNS_PATH),
+                ("GET /customers", sample.path(0))]
+    traced = plans.traced(path, docs.SERVER_KEY, requests)
+    conn = plans.reader(path)
+    try:
+        query = CampaignQuery(account_id=docs.ACCOUNT_ID, now=iso(utcnow()), store_id=docs.BENCH_STORE)
+        page_sql, page_params = explain_list(query)
+        found = [plans.explain(conn, "campaign page (storage.campaigns.explain_list)", page_sql, page_params)]
+        seen: set[str] = set()
+        for label, statements in traced:
+            for sql in statements:
+                if describe(sql) != "campaign page" and sql not in seen:
+                    seen.add(sql)
+                    found.append(plans.explain(conn, f"{describe(sql)} ({label})", sql))
+        return [(label, [describe(sql) for sql in statements]) for label, statements in traced], found
+    finally:
+        conn.close()
+
+
+def _expect(ok: bool, message: str) -> None:
+    if not ok:
+        raise SystemExit(f"verification failed: {message}")
+
+
+def authorize(server: servers.Server) -> str:
+    status, body = servers.get_json(server.url(f"{API}/auth/authorize"), {"x-api-key": docs.SERVER_KEY})
+    _expect(status == 200 and isinstance(body.get("data"), str), f"authorize answered {status}: {body}")
+    return str(body["data"])
+
+
+def verify(server: servers.Server, headers: dict[str, str], dataset: storefront_data.DataSet,
+           samples: list[Sample]) -> list[str]:
+    """Check the answers through the real API before measuring; returns what was checked."""
+    status, page = servers.get_json(server.url(CAMPAIGNS_PATH), headers)
+    _expect(status == 200, f"GET /campaigns answered {status}: {page}")
+    items = page["data"]
+    _expect(len(items) == 50, f"the page holds {len(items)} campaigns, not 50")
+    _expect(page["count"] == dataset.store_matches, f"count {page['count']} != {dataset.store_matches}")
+    _expect(all(c["stores"] is None or docs.BENCH_STORE in c["stores"] for c in items), "a campaign of another store")
+    checked = [f"GET /campaigns: 50 items, count {page['count']:,} (= null stores + lists holding "
+               f"{docs.BENCH_STORE}, counted directly), every item open to the store"]
+    chosen = [s for s in samples if s.live_lines][:2] + [s for s in samples if not s.live_lines][:2]
+    for style, sample in enumerate(chosen):
+        status, body = servers.get_json(server.url(sample.path(style)), headers)
+        _expect(status == 200, f"lookup of {sample.query_phone(style)!r} answered {status}: {body}")
+        found = body["data"]
+        _expect(found["customer_id"] == sample.customer_id, f"{sample.query_phone(style)!r} found another customer")
+        _expect(len(found["wallet"]["lines"]) == sample.live_lines, f"wallet of {sample.customer_id}")
+        checked.append(f"GET /customers?phone={sample.query_phone(style)}: the expected customer, "
+                       f"{sample.live_lines} unexpired wallet line(s)")
+    status, _ = servers.get_json(server.url(f"{API}/customers?phone=%2B999000111222"), headers)
+    _expect(status == 404, f"an unknown phone answered {status}")
+    checked.append("GET /customers?phone=+999000111222 (nobody's): 404")
+    return checked
+
+
+def _drained(seconds: float) -> None:
+    print(f"  the service answered the requests still queued in {seconds:.1f} s")
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.storefront", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--campaigns", type=int, default=100_000)
+    parser.add_argument("--customers", type=int, default=1_000_000)
+    parser.add_argument("--duration", type=int, default=20, help="seconds measured per row [20]")
+    parser.add_argument("--warmup", type=int, default=5, help="seconds of warm-up before each row [5]")
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--phones", type=int, default=20_000, help="distinct phones the lookup load cycles through")
+    parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
+    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    args = parser.parse_args(argv)
+    if not 0 < args.duration <= 60 or not 0 <= args.warmup <= 30:
+        parser.error("--duration must be 1-60 s and --warmup 0-30 s")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    wrk.wrk_binary()  # fail early, with the install hint
+    # Slow endpoints queue 64 requests deep: a long timeout keeps their latencies in the figures.
+    load = wrk.Load(args.connections, args.threads, args.duration, args.warmup, timeout=30)
+    dataset = storefront_data.ensure(args.campaigns, args.customers, rebuild=args.rebuild)
+    compared = storefront_check.check(dataset.path, args.campaigns)
+    print(f"rows identical to the save path's: {compared} documents compared")
+    samples = sample_customers(dataset.path, args.phones)
+    started = time.perf_counter()
+    per_request, statements = query_plans(dataset.path, next(s for s in samples if s.live_lines))
+    print(f"query plans and statement timings (requests traced in-process): {time.perf_counter() - started:.1f} s")
+    results: dict[str, wrk.Result] = {}
+    bare_cmd = ["-m", "bench.baseline", "--port", "{port}"]
+    with servers.running("bare aiohttp handler", bare_cmd) as bare:
+        print("measuring the bare handler ...")
+        results["bare (before)"] = wrk.measure(bare, ["/bare"], {}, load)
+    env = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
+    serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(dataset.path)]
+    with servers.running("linksvc", serve, env=env) as service:
+        token = authorize(service)
+        headers = {"Authorization": f"Bearer {token}"}
+        checked = verify(service, headers, dataset, samples)
+        print("verified through the API:\n  " + "\n  ".join(checked))
+        print("measuring GET /campaigns ...")
+        results["campaigns"] = wrk.measure(service, [CAMPAIGNS_PATH], headers, load, _drained)
+        print("measuring GET /customers ...")
+        phone_paths = [s.path(i) for i, s in enumerate(samples)]
+        results["customers"] = wrk.measure(service, phone_paths, headers, load, _drained)
+    with servers.running("bare aiohttp handler", bare_cmd) as bare:
+        print("measuring the bare handler again ...")
+        results["bare (after)"] = wrk.measure(bare, ["/bare"], {}, load)
+    bare_rps = statistics.mean(results[k].rps for k in ("bare (before)", "bare (after)"))
+    run = storefront_report.Run(
+        machine=report.machine(), command=COMMAND, load=load, dataset=dataset, compared=compared,
+        phones=len(samples), checked=checked, results=results, bare_rps=bare_rps, statements=statements,
+        per_request=per_request, revision=report.revision())
+    print(storefront_report.summary(run))
+    if not args.no_docs:
+        print(f"wrote {report.write_section('storefront', storefront_report.section(run))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,227 @@
+"""The storefront benchmark's figures as console text and as its section of docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bench import plans, report, storefront_data, wrk
+from bench import storefront_docs as docs
+
+ROWS = (
+    ("bare (before)", "bare aiohttp handler, fixed JSON body (before the service)"),
+    ("campaigns", f"GET /campaigns?from=0&to=49&store_id={docs.BENCH_STORE}"),
+    ("customers", "GET /customers?phone=... (phone varies per request)"),
+    ("bare (after)", "bare aiohttp handler, fixed JSON body (after the service)"),
+)
+# A search on account_id alone through an ordinary index (a primary key on account_id is one row).
+_ACCOUNT_WIDE = re.compile(r"SEARCH \w+ USING (?:COVERING )?INDEX (?!sqlite_autoindex_)\w+ \(account_id=\?\)$")
+SLOW_MS = 1.0
+
+
+@dataclass
+class Run:
+    machine: report.Machine
+    command: str
+    load: wrk.Load
+    dataset: storefront_data.DataSet
+    compared: int
+    phones: int
+    checked: list[str]
+    results: dict[str, wrk.Result]
+    bare_rps: float
+    statements: list[plans.Statement]
+    per_request: list[tuple[str, list[str]]]
+    revision: str
+
+
+def _ms(us: float) -> str:
+    ms = us / 1000
+    return f"{ms:,.2f} ms" if ms < 10 else f"{ms:,.0f} ms"
+
+
+def verdict(statement: plans.Statement) -> str:
+    if statement.scans:
+        return "FULL SCAN: " + "; ".join(statement.scans)
+    steps = [ln.strip(" `-") for ln in statement.plan]
+    wide = [s for s in steps if _ACCOUNT_WIDE.match(s)]
+    if wide:
+        limited = " LIMIT " in statement.sql.upper()
+        return ("index search on account_id only: walks the account's rows in index order until the LIMIT is met"
+                if limited and statement.median_ms < SLOW_MS else
+                "index search on account_id only: visits every row of the account (here, the whole table)")
+    return "index lookup"
+
+
+def diagnosis(statement: plans.Statement) -> str:
+    """Why an account-wide statement reads so much, from its plan and SQL ("" when it does not)."""
+    steps = [ln.strip(" `-") for ln in statement.plan]
+    wide = [s for s in steps if _ACCOUNT_WIDE.match(s)]
+    if not wide:
+        return ""
+    index = re.sub(r"^.* INDEX (\w+) .*$", r"\1", wide[0])
+    sql = statement.sql.upper()
+    if "COUNT(" in sql:
+        exists = " (here with a correlated EXISTS)" if "EXISTS" in sql else ""
+        return (f"count(*) goes through {index} on account_id alone and tests the other conditions{exists} row "
+                "by row, so it reads every row of the account.")
+    if " ORDER BY " in sql and " LIMIT " in sql:
+        return (f"the planner takes {index} because it yields the ORDER BY order for the LIMIT, and tests the "
+                "other conditions row by row; when fewer rows than the LIMIT match (a unique phone: one), "
+                "it reads every row of the account.")
+    return f"it goes through {index} on account_id alone and tests the other conditions row by row."
+
+
+def _cpu(r: wrk.Result) -> str:
+    us = r.cpu_us_per_request
+    return f"{us:,.0f} µs" if us < 10_000 else f"{us / 1000:,.0f} ms"
+
+
+def _result_rows(run: Run) -> list[list[str]]:
+    rows = []
+    for key, label in ROWS:
+        r = run.results[key]
+        errors = f", {r.timeouts} timeouts" if r.timeouts else ""
+        rows.append([label, f"{r.rps:,.0f}", _ms(r.p50_us), _ms(r.p99_us), f"{r.rps / run.bare_rps:.3f}",
+                     _cpu(r), f"{r.requests:,}{errors}"])
+    return rows
+
+
+def _queue_notes(run: Run) -> list[str]:
+    """Rows too slow for the run: fewer answers than connections means most requests were still queued at
+    the end, so the measured latencies are bounded by the run's length rather than by the service."""
+    notes = []
+    for key, label in ROWS:
+        r = run.results[key]
+        if r.requests < run.load.connections * 4:
+            steady = run.load.connections / r.rps if r.rps else float("inf")
+            notes.append(f"- {label}: only {r.requests:,} answers in {r.duration_us / 1e6:.0f} s with "
+                         f"{run.load.connections} connections, one request each in flight; its p50/p99 are bounded "
+                         f"by the run's length. At {r.rps:,.1f} requests/s a request waits behind the other "
+                         f"{run.load.connections - 1} for about {steady:,.0f} s in steady state.")
+    return notes
+
+
+def summary(run: Run) -> str:
+    lines = [f"{'':60} {'req/s':>9} {'p50':>10} {'p99':>10} {'x bare':>7} {'CPU/req':>9}"]
+    for key, label in ROWS:
+        r = run.results[key]
+        lines.append(f"{label[:60]:60} {r.rps:9,.0f} {_ms(r.p50_us):>10} {_ms(r.p99_us):>10} "
+                     f"{r.rps / run.bare_rps:7.3f} {_cpu(r):>9}")
+    lines.append("statements (median time, plan):")
+    for s in run.statements:
+        lines.append(f"  {s.median_ms:10.3f} ms  {s.label}: {verdict(s)}")
+    return "\n".join(lines)
+
+
+def _dataset(run: Run) -> str:
+    d = run.dataset
+    how = f"Generating it took {d.build_seconds:.0f} s ({d.built_at[:16].replace('T', ' ')} UTC: " + "; ".join(
+        f"{k} {v:.0f} s" for k, v in d.phases.items()) + ")" + ("; this run reused it." if d.reused else ".")
+    return f"""One production account with a SERVER key, 2 brands, 3 tiers and a reward (loaded with
+`linksvc.seed.load_seed`), then {d.campaigns:,} campaigns and {d.customers:,} customers bulk-inserted with
+`executemany` into the service's own tables (schema from its migrations; no `ANALYZE`, as the service runs).
+The database is cached at `{d.path.relative_to(storefront_data.REPO_ROOT)}` (gitignored; `--rebuild` makes it
+again) and reused while its generator version, the digest of the migration files, the migration level and
+the row counts match. {how}
+
+- Campaigns: all five types; `stores` null for ~45%, `[]` for ~10%, else 1-4 of 299 store ids, with
+  `{docs.BENCH_STORE}` in ~12% of those lists; `channels`/`products` mostly null. {d.restrictions:,} rows of
+  `campaign_restrictions`; {d.store_matches:,} campaigns are open to `{docs.BENCH_STORE}`.
+- Customers: ~97% with a unique phone carrying a country code (CO, MX, BR, CL, PE, US, AR) in six formats
+  (`+57 300 123 4567`, `573001234567`, `+57-300-…`, `+57 (300) …`, `+573001234567`, `57.300.…`); unique
+  document numbers; ~60% with an opening wallet of one or two lines ({d.wallet_lines:,} rows of
+  `wallet_lines`, some expired).
+- Same rows as the service writes: {run.compared} documents were saved through
+  `linksvc.resources.service.save` into a scratch database and compared column by column (bodies as
+  `model_dump(mode="json")`, filter columns, restriction rows, wallet lines) with the generated rows and with
+  the cached database's.
+- The lookup load cycles at random through {run.phones:,} phones of customers spread over the whole table, in
+  four query formats (`+573001234567`, `573001234567`, `+57 300 123 4567`, `57-300-1234567`)."""
+
+
+def _plans(run: Run) -> str:
+    parts = []
+    for s in run.statements:
+        sql = s.sql if not s.params else f"{s.sql}\n-- parameters: {s.params}"
+        parts.append(f"**{s.label}** — {s.median_ms:,.3f} ms per execution (median); {verdict(s)}\n\n"
+                     f"```sql\n{sql}\n```\n\n```\n" + "\n".join(s.plan) + "\n```")
+    return "\n\n".join(parts)
+
+
+def _findings(run: Run) -> str:
+    slow = [s for s in run.statements if s.median_ms >= SLOW_MS or s.scans]
+    scans = [s for s in run.statements if s.scans]
+    lines = [f"- Full scans (`SCAN`) in these plans: {'none' if not scans else ', '.join(s.label for s in scans)}."]
+    for s in slow:
+        kind = s.label.rsplit(" (", 1)[0]
+        ran = [label for label, kinds in run.per_request if kind in kinds]
+        skipped = [label for label, _ in run.per_request if label not in ran and label.split(",")[0] in s.label]
+        where = f" It ran in: {'; '.join(ran)}" + (f"; not in: {'; '.join(skipped)}" if skipped else "") + "."
+        lines.append(f"- Slow: {s.label} takes {s.median_ms:,.1f} ms per execution: {diagnosis(s) or verdict(s)}"
+                     f"{where if ran else ''} Reads run on the event loop, so while it runs every other request "
+                     "of the process waits.")
+    if not slow:
+        lines.append(f"- Every statement takes less than {SLOW_MS:g} ms.")
+    customers = run.results["customers"]
+    bare_cpu = sum(run.results[k].cpu_us_per_request for k in ("bare (before)", "bare (after)")) / 2
+    lines.append(f"- Customer lookup: {customers.rps / run.bare_rps:.1%} of the bare handler's throughput (the goal is "
+                 f"at least 50%). By server CPU per request, which other work on the machine disturbs less, the bare "
+                 f"handler needs {bare_cpu:,.0f} µs and the lookup {customers.cpu_us_per_request:,.0f} µs: the lookup "
+                 f"costs {customers.cpu_us_per_request / bare_cpu:.1f} times as much.")
+    return "\n".join(lines)
+
+
+def section(run: Run) -> str:
+    """The Markdown of the section (blank-line runs left by empty parts collapsed)."""
+    return re.sub(r"\n{3,}", "\n\n", _section(run))
+
+
+def _section(run: Run) -> str:
+    load = run.load
+    return f"""## Storefront reads (issue 3)
+
+Command: `{run.command}` (options: `--help`; the first run builds the data set).
+
+Machine: {run.machine.line()}.
+
+Code: {run.revision}.
+
+Load: wrk on 127.0.0.1, {load.connections} connections, {load.threads} threads, {load.warmup} s warm-up then
+{load.duration} s measured per row, one server process at a time: `linksvc serve` with `LINKSVC_LOAD_DEMO=0
+LINKSVC_LOG_LEVEL=WARNING` (its access logger cannot be switched off by a setting and is called for every
+request), or the baseline `bench/baseline.py`, measured before and after the service; ratios are to the mean
+of the two. After each load run the benchmark waits until the server has answered what was still queued.
+Requests slower than {load.timeout} s would count as timeouts.
+
+### Data set
+
+{_dataset(run)}
+
+### Results
+
+{report.table(["request", "requests/s", "p50", "p99", "ratio to bare", "server CPU per request", "requests"],
+              _result_rows(run))}
+
+"server CPU per request" is the user plus system CPU time of the server process during the measured run,
+divided by the answers; it is less sensitive than requests/s to other work on the machine.
+
+{"".join(note + chr(10) for note in _queue_notes(run))}
+Verified through the API before measuring:
+{chr(10).join("- " + c for c in run.checked)}
+
+### Findings
+
+{_findings(run)}
+
+### Query plans
+
+Every read statement of real requests, traced on the reader connection of the real app served in-process
+(values expanded by SQLite's trace), then given to `EXPLAIN QUERY PLAN` and timed alone (median of one
+execution) on a reader set up like the service's. `SCAN` is a full scan, `SEARCH` an index lookup. The
+statements each request ran, in order:
+
+{chr(10).join(f"- {label}: {', '.join(kinds)}" for label, kinds in run.per_request)}
+
+{_plans(run)}
+"""
