@@ -60,7 +60,7 @@ class ApiKeyCreated(ApiKeyView):
 # --- accounts and keys ------------------------------------------------------------------------------
 
 async def list_accounts(request: web.Request, query: Paging) -> web.Response:
-    conn = request.config_dict[DB].reader
+    conn = request.app[DB].reader
     rows = await account_repo.list_accounts(conn, query.limit, query.offset)
     total = await account_repo.count_accounts(conn)
     return json_response({"data": [accounts.account_view(r) for r in rows], "count": total,
@@ -68,16 +68,16 @@ async def list_accounts(request: web.Request, query: Paging) -> web.Response:
 
 
 async def create_account(request: web.Request, body: Account) -> web.Response:
-    return data(await accounts.create_account(request.config_dict[DB], body), status=201)
+    return data(await accounts.create_account(request.app[DB], body), status=201)
 
 
 async def get_account(request: web.Request) -> web.Response:
-    row = await accounts.get_account(request.config_dict[DB].reader, request.match_info["account_id"])
+    row = await accounts.get_account(request.app[DB].reader, request.match_info["account_id"])
     return data(accounts.account_view(row))
 
 
 async def patch_account(request: web.Request, body: AccountPatch) -> web.Response:
-    db = request.config_dict[DB]
+    db = request.app[DB]
     current = accounts.account_view(await accounts.get_account(db.reader, request.match_info["account_id"]))
     merged = Account(id=current["id"], name=body.name or current["name"],
                      environment=body.environment or current["environment"])  # type: ignore[arg-type]
@@ -85,12 +85,12 @@ async def patch_account(request: web.Request, body: AccountPatch) -> web.Respons
 
 
 async def delete_account(request: web.Request) -> web.Response:
-    await accounts.delete_account(request.config_dict[DB], request.match_info["account_id"])
+    await accounts.delete_account(request.app[DB], request.match_info["account_id"])
     return web.Response(status=204)
 
 
 async def list_keys(request: web.Request) -> web.Response:
-    conn = request.config_dict[DB].reader
+    conn = request.app[DB].reader
     account_id = request.match_info["account_id"]
     await accounts.get_account(conn, account_id)
     return data([accounts.key_view(r) for r in await account_repo.list_keys(conn, account_id)])
@@ -98,12 +98,12 @@ async def list_keys(request: web.Request) -> web.Response:
 
 async def create_key(request: web.Request, body: ApiKeyCreate) -> web.Response:
     spec = ApiKeyIn(kind=body.kind, name=body.name)  # type: ignore[arg-type]
-    created = await accounts.create_key(request.config_dict[DB], request.match_info["account_id"], spec)
+    created = await accounts.create_key(request.app[DB], request.match_info["account_id"], spec)
     return data(created, status=201)
 
 
 async def get_key(request: web.Request) -> web.Response:
-    conn = request.config_dict[DB].reader
+    conn = request.app[DB].reader
     account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]
     await accounts.get_account(conn, account_id)
     row = await account_repo.get_key(conn, account_id, key_id)
@@ -114,7 +114,7 @@ async def get_key(request: web.Request) -> web.Response:
 
 async def revoke_key(request: web.Request) -> web.Response:
     account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]
-    return data(await accounts.revoke_key(request.config_dict[DB], account_id, key_id))
+    return data(await accounts.revoke_key(request.app[DB], account_id, key_id))
 
 
 # --- account resources ------------------------------------------------------------------------------
@@ -156,31 +156,31 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
     name = kind.name
 
     async def list_items(request: web.Request, query: Paging) -> web.Response:
-        items, total = await request.config_dict[RESOURCES].list(
+        items, total = await request.app[RESOURCES].list(
             request.match_info["account_id"], name, query.limit, query.offset)
         return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
     async def create_item(request: web.Request, body: BaseModel) -> web.Response:
-        created = await request.config_dict[RESOURCES].create(
+        created = await request.app[RESOURCES].create(
             request.match_info["account_id"], name, body.model_dump(mode="json"))
         return data(created, status=201)
 
     async def get_item(request: web.Request) -> web.Response:
-        return data(await request.config_dict[RESOURCES].get(
+        return data(await request.app[RESOURCES].get(
             request.match_info["account_id"], name, request.match_info["id"]))
 
     async def replace_item(request: web.Request, body: BaseModel) -> web.Response:
-        return data(await request.config_dict[RESOURCES].update(
+        return data(await request.app[RESOURCES].update(
             request.match_info["account_id"], name, request.match_info["id"],
             body.model_dump(mode="json"), partial=False))
 
     async def patch_item(request: web.Request, body: BaseModel) -> web.Response:
-        return data(await request.config_dict[RESOURCES].update(
+        return data(await request.app[RESOURCES].update(
             request.match_info["account_id"], name, request.match_info["id"],
             body.model_dump(mode="json", exclude_unset=True), partial=True))
 
     async def delete_item(request: web.Request) -> web.Response:
-        await request.config_dict[RESOURCES].delete(
+        await request.app[RESOURCES].delete(
             request.match_info["account_id"], name, request.match_info["id"])
         return web.Response(status=204)
 
@@ -233,8 +233,6 @@ ENDPOINTS = [
 ]
 
 
-def admin_app() -> web.Application:
-    app = web.Application()
-    add_endpoints(app, ENDPOINTS)
+def add_admin_routes(app: web.Application) -> None:
+    add_endpoints(app, PREFIX, ENDPOINTS)
     app[OPENAPI] = build_openapi("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS)
-    return app

@@ -30,7 +30,7 @@ def _bearer_token(request: web.Request) -> str:
 
 async def authenticate(request: web.Request, security: str | None) -> None:
     if security == "bearer":
-        principal = await principal_for(request.config_dict[DB], _bearer_token(request))
+        principal = await principal_for(request.app[DB], _bearer_token(request))
         claimed = request.headers.get("x-account-id")
         if claimed is not None and claimed.strip().lower() != principal.account_id:
             raise Forbidden("Account mismatch", "x-account-id names another account than the token's")
@@ -40,7 +40,7 @@ async def authenticate(request: web.Request, security: str | None) -> None:
             raise Unauthorized("Missing API key", "send the integration's API key in the x-api-key header")
     elif security == "admin":
         token = _bearer_token(request)
-        expected = request.config_dict[SETTINGS].admin_token
+        expected = request.app[SETTINGS].admin_token
         if not expected or not hmac.compare_digest(token.encode(), expected.encode()):
             raise Unauthorized("Invalid admin token", "the bearer token is not the admin token")
 

@@ -1,4 +1,4 @@
-"""The one place where failures become responses: ``{error, details}`` with the right status.
+"""How failures become responses: ``{error, details}`` with the right status (used by the middleware).
 
 Under ``/api/`` every failure is JSON: the service's own errors, aiohttp's 404/405/413, and anything
 unexpected (500, with the request id and no stack trace). Outside ``/api/`` aiohttp's own responses stand
@@ -12,7 +12,6 @@ from typing import Any
 
 from aiohttp import web
 
-from api.observability import REQUEST_ID
 from api.routing import json_response
 from linksvc.errors import RateLimited, ServiceError
 
@@ -36,21 +35,20 @@ def _from_http(request: web.Request, exc: web.HTTPException) -> web.Response:
     return error_response(exc.status, error, details, headers)
 
 
-@web.middleware
-async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except ServiceError as exc:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        if exc.status >= 500:
-            log.error("service error: %s", exc.error)
-        return error_response(exc.status, exc.error, exc.details, headers)
-    except web.HTTPException as exc:
-        if not request.path.startswith("/api/") or exc.status < 400:
-            raise
-        return _from_http(request, exc)
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response(
-            500, "Internal server error", f"request {request.get(REQUEST_ID, '-')} failed; see the logs"
-        )
+def from_service_error(exc: ServiceError) -> web.Response:
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    if exc.status >= 500:
+        log.error("service error: %s", exc.error)
+    return error_response(exc.status, exc.error, exc.details, headers)
+
+
+def from_http_exception(request: web.Request, exc: web.HTTPException) -> web.Response | None:
+    """aiohttp's 404/405/413 as ``{error, details}`` under /api/; None elsewhere (it stands as it is)."""
+    if not request.path.startswith("/api/") or exc.status < 400:
+        return None
+    return _from_http(request, exc)
+
+
+def from_unexpected(request: web.Request, request_id: str) -> web.Response:
+    log.exception("unhandled error on %s %s", request.method, request.path)
+    return error_response(500, "Internal server error", f"request {request_id} failed; see the logs")

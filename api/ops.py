@@ -16,7 +16,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def readyz(request: web.Request) -> web.Response:
     try:
-        ready = await request.config_dict[DB].ping()
+        ready = await request.app[DB].ping()
     except Exception as exc:  # any failure to reach the store means "not ready"
         return json_response({"status": "unavailable", "details": str(exc)}, status=503)
     return json_response({"status": "ok" if ready else "unavailable"}, status=200 if ready else 503)

@@ -76,7 +76,7 @@ class Endpoint:
         if self.query is not None:
             kwargs["query"] = parse_query(request, self.query)
         if self.body is not None:
-            limit = getattr(request.config_dict[SETTINGS], self.max_body)
+            limit = getattr(request.app[SETTINGS], self.max_body)
             kwargs["body"] = validate(self.body, await read_json(request, limit))
         return await self.func(request, **kwargs)
 
@@ -88,9 +88,10 @@ def details_text(exc: ServiceError) -> Any:
     return exc.as_text()
 
 
-def add_endpoints(app: web.Application, endpoints: list[Endpoint]) -> None:
+def add_endpoints(app: web.Application, prefix: str, endpoints: list[Endpoint]) -> None:
+    """Routes on the one application (no sub-apps: each would add a resolve and a middleware pass)."""
     for endpoint in endpoints:
-        app.router.add_route(endpoint.method, endpoint.path, endpoint.handler())
+        app.router.add_route(endpoint.method, prefix + endpoint.path, endpoint.handler())
 
 
 def parse_query(request: web.Request, model: type[BaseModel]) -> Any:

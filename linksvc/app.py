@@ -8,14 +8,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from api.admin import PREFIX as ADMIN_PREFIX
-from api.admin import admin_app
+from api.admin import add_admin_routes
 from api.appkeys import CAMPAIGN_COUNTS, DB, RESOURCES, SETTINGS
-from api.errors import error_middleware
-from api.observability import METRICS_KEY, Metrics, observe_middleware
+from api.observability import METRICS_KEY, Metrics, http_middleware
 from api.ops import add_ops_routes
-from api.storefront import PREFIX as STOREFRONT_PREFIX
-from api.storefront import storefront_app
+from api.storefront import add_storefront_routes
 from linksvc.campaigns import CampaignCounts
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
@@ -42,7 +39,7 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
 
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(
-        middlewares=[observe_middleware, error_middleware],
+        middlewares=[http_middleware],
         client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes),
     )
     db = Database(settings.db_path, settings.db_synchronous)
@@ -53,6 +50,6 @@ def create_app(settings: Settings) -> web.Application:
     app[METRICS_KEY] = Metrics()
     app.cleanup_ctx.append(_database)
     add_ops_routes(app)
-    app.add_subapp(STOREFRONT_PREFIX, storefront_app())
-    app.add_subapp(ADMIN_PREFIX, admin_app())
+    add_storefront_routes(app)
+    add_admin_routes(app)
     return app

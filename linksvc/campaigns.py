@@ -77,14 +77,16 @@ class CampaignCounts:
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def count(self, conn: Conn, query: repo.CampaignQuery) -> int:
+    async def count(self, conn: Conn, query: repo.CampaignQuery, counting: Conn | None = None) -> int:
+        """``conn`` reads the version; ``counting`` (default ``conn``) runs the count itself, which
+        visits every matching campaign: pass a connection that does not block the event loop."""
         key = replace(query, now="")
         version = await repo.campaign_version(conn, query.account_id)
         hit = self._entries.get(key)
         if hit is not None and hit.version == version and (hit.valid_until is None or query.now < hit.valid_until):
             self._entries.move_to_end(key)
             return hit.count
-        count = await repo.count_campaigns(conn, query)
+        count = await repo.count_campaigns(counting or conn, query)
         valid_until = await repo.next_transition(conn, query.account_id, query.now) if query.status else None
         self._entries[key] = _Counted(version, valid_until, count)
         self._entries.move_to_end(key)
@@ -94,7 +96,7 @@ class CampaignCounts:
 
 
 async def list_campaigns(
-    conn: Conn, counts: CampaignCounts, query: repo.CampaignQuery, start: int, end: int,
+    conn: Conn, counting: Conn, counts: CampaignCounts, query: repo.CampaignQuery, start: int, end: int,
     customer_id: str | None, codes_summary: bool,
 ) -> tuple[list[dict[str, Any]], int]:
     offset, limit = page_bounds(start, end)
@@ -103,7 +105,7 @@ async def list_campaigns(
     if customer_id is not None:
         query = await with_customer(conn, query, customer_id)
     rows = await repo.page_campaigns(conn, query, offset, limit)
-    total = await counts.count(conn, query)
+    total = await counts.count(conn, query, counting)
     campaigns = [response_campaign(loads(row["body"]), moment) for row in rows]
     if codes_summary:
         coupons = [c["id"] for c in campaigns if c["type"] == "COUPONS"]

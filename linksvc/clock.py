@@ -13,7 +13,9 @@ def iso(moment: datetime) -> str:
     """ISO 8601 in UTC with a ``Z``; sortable as text, which the store relies on."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat is several times faster than strftime("%Y-%m-%dT%H:%M:%S.%fZ"), with the same text
+    # for years 1000 to 9999.
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_iso(text: str) -> datetime:

@@ -6,7 +6,8 @@ that SQLite never sees two writers and never answers ``SQLITE_BUSY`` to ourselve
 
 Reads that need not see an open transaction use :attr:`Database.reader`, a plain ``sqlite3`` connection
 used directly on the event loop: every read query is an indexed lookup of microseconds, cheaper than the
-thread hop aiosqlite makes per statement. WAL lets it read while the writer writes. The helpers below
+thread hop aiosqlite makes per statement. WAL lets it read while the writer writes. Reads that visit
+many rows (counting campaigns) use :attr:`Database.background`, an aiosqlite connection of their own. The helpers below
 (:func:`fetch_one`, :func:`fetch_all`) accept either connection, so repositories serve both.
 
 Migrations are the numbered ``migrations/NNNN_name.sql`` files, applied in order against
@@ -72,6 +73,7 @@ class Database:
         self.synchronous = synchronous
         self._writer: aiosqlite.Connection | None = None
         self._reader: Conn | None = None
+        self._background: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
 
     async def open(self) -> None:
@@ -81,10 +83,13 @@ class Database:
         await self._migrate(self._writer)
         # An in-memory database is private to its connection: read through the writer then.
         self._reader = self._writer if self.path == ":memory:" else _connect_reader(self.path)
+        self._background = self._writer if self.path == ":memory:" else await _connect(self.path, self.synchronous)
 
     async def close(self) -> None:
         if isinstance(self._reader, sqlite3.Connection):
             self._reader.close()
+        if self._background is not None and self._background is not self._writer:
+            await self._background.close()
         if self._writer is not None:
             await self._writer.close()
         self._reader = self._writer = None
@@ -107,6 +112,14 @@ class Database:
         if self._reader is None:
             raise RuntimeError("database is not open")
         return self._reader
+
+    @property
+    def background(self) -> Conn:
+        """A read connection on its own thread, for the few reads that visit many rows: the event loop
+        goes on serving while they run."""
+        if self._background is None:
+            raise RuntimeError("database is not open")
+        return self._background
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:

@@ -31,10 +31,12 @@ async def replace_opening_lines(
 
 
 async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
+    """The lines not yet expired, earliest expiration first, each with its reward's document."""
     return await fetch_all(
         conn,
-        "SELECT * FROM wallet_lines WHERE account_id = ? AND customer_id = ? "
-        "AND (expiration_date IS NULL OR expiration_date > ?) "
-        "ORDER BY expiration_date IS NULL, expiration_date, issued_at, id",
+        "SELECT w.*, r.body AS reward_body FROM wallet_lines w "
+        "LEFT JOIN rewards r ON r.id = w.reward_id AND r.account_id = w.account_id "
+        "WHERE w.account_id = ? AND w.customer_id = ? AND (w.expiration_date IS NULL OR w.expiration_date > ?) "
+        "ORDER BY w.expiration_date IS NULL, w.expiration_date, w.issued_at, w.id",
         (account_id, customer_id, now),
     )

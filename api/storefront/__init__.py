@@ -64,8 +64,6 @@ ENDPOINTS = [
 ]
 
 
-def storefront_app() -> web.Application:
-    app = web.Application()
-    add_endpoints(app, ENDPOINTS)
+def add_storefront_routes(app: web.Application) -> None:
+    add_endpoints(app, PREFIX, ENDPOINTS)
     app[OPENAPI] = build_openapi("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS)
-    return app

@@ -22,9 +22,9 @@ from storage.campaigns import CampaignQuery
 
 
 async def authorize(request: web.Request) -> web.Response:
-    settings = request.config_dict[SETTINGS]
+    settings = request.app[SETTINGS]
     token, _ = await accounts.issue_token(
-        request.config_dict[DB], request.headers["x-api-key"].strip(), settings.token_ttl_seconds
+        request.app[DB], request.headers["x-api-key"].strip(), settings.token_ttl_seconds
     )
     response = data(token)
     response.headers["Cache-Control"] = "no-store"
@@ -32,11 +32,11 @@ async def authorize(request: web.Request) -> web.Response:
 
 
 async def list_brands(request: web.Request) -> web.Response:
-    return data(await catalog.brands(request.config_dict[DB].reader, principal(request).account_id))
+    return data(await catalog.brands(request.app[DB].reader, principal(request).account_id))
 
 
 async def list_tiers(request: web.Request) -> web.Response:
-    return data(await catalog.tiers(request.config_dict[DB].reader, principal(request).account_id))
+    return data(await catalog.tiers(request.app[DB].reader, principal(request).account_id))
 
 
 async def list_campaigns(request: web.Request, query: CampaignsQuery) -> web.Response:
@@ -45,9 +45,9 @@ async def list_campaigns(request: web.Request, query: CampaignsQuery) -> web.Res
         funded_by=query.funded_by, status=query.status, labels=query.label_list(), platform=query.platform,
         store_id=query.store_id, channel_id=query.channel_id, product_id=query.product_id,
     )
+    db = request.app[DB]
     items, total = await campaigns.list_campaigns(
-        request.config_dict[DB].reader, request.config_dict[CAMPAIGN_COUNTS], filters, query.from_, query.to,
-        query.customer_id,
+        db.reader, db.background, request.app[CAMPAIGN_COUNTS], filters, query.from_, query.to, query.customer_id,
         codes_summary=query.includes == "CODES_SUMMARY",
     )
     return json_response({"data": items, "from": query.from_, "to": query.to, "count": total})
@@ -55,20 +55,20 @@ async def list_campaigns(request: web.Request, query: CampaignsQuery) -> web.Res
 
 async def search_contacts(request: web.Request, query: ContactsQuery) -> web.Response:
     found = await customers.search_contacts(
-        request.config_dict[DB].reader, principal(request).account_id, query.criteria()
+        request.app[DB].reader, principal(request).account_id, query.criteria()
     )
     return data(found)
 
 
 async def lookup_customer(request: web.Request, query: CustomersQuery) -> web.Response:
     found = await customers.lookup_customer(
-        request.config_dict[DB].reader, principal(request).account_id, query.document_number, query.phone
+        request.app[DB].reader, principal(request).account_id, query.document_number, query.phone
     )
     return data(found)
 
 
 async def request_totp(request: web.Request, body: TotpRequest) -> web.Response:
-    db = request.config_dict[DB]
+    db = request.app[DB]
     account_id = principal(request).account_id
     customer_id = await customers.resolve_customer_id(
         db.reader, account_id, body.customer_id, body.document_number, body.phone
@@ -77,7 +77,7 @@ async def request_totp(request: web.Request, body: TotpRequest) -> web.Response:
 
 
 async def verify_totp(request: web.Request, body: TotpVerify) -> web.Response:
-    db = request.config_dict[DB]
+    db = request.app[DB]
     customer_id = await customers.resolve_customer_id(db.reader, principal(request).account_id, body.customer_id,
                                                       None, None)
     return data({"valid": await totp.verify_code(db, customer_id, body.code, time.time())})
@@ -85,7 +85,7 @@ async def verify_totp(request: web.Request, body: TotpVerify) -> web.Response:
 
 async def migrate_rate_limit(request: web.Request) -> None:
     """Production accounts: 15 requests in any 5 seconds and 10,000 an hour (refusals are not counted)."""
-    db = request.config_dict[DB]
+    db = request.app[DB]
     account_id = principal(request).account_id
     account = await accounts.get_account(db.reader, account_id)
     if account["environment"] != "production":
@@ -96,5 +96,5 @@ async def migrate_rate_limit(request: web.Request) -> None:
 
 
 async def migrate_customers(request: web.Request, body: MigrateBody) -> web.Response:
-    result = await migration.migrate(request.config_dict[DB], principal(request).account_id, body.customers)
+    result = await migration.migrate(request.app[DB], principal(request).account_id, body.customers)
     return data(result)

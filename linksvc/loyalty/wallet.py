@@ -5,25 +5,25 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import loads
-from storage import documents
 from storage import wallet as repo
 from storage.db import Conn
 
 _WALLET_NAMESPACE = uuid.UUID("5f4a0c55-31a3-4f0e-8d8e-0f3bd0d4c2a1")
 
 
+@lru_cache(maxsize=65536)
 def wallet_id(customer_id: str) -> str:
     return str(uuid.uuid5(_WALLET_NAMESPACE, customer_id))
 
 
-def build_wallet(
-    customer_id: str, lines: Sequence[Mapping[str, Any]], rewards: Mapping[str, dict[str, Any]]
-) -> dict[str, Any]:
-    """Pure: lines (already filtered to unexpired) and reward views -> the spec's wallet object."""
+def build_wallet(customer_id: str, lines: Sequence[Any], rewards: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Pure: lines (rows or dicts of wallet_lines columns, already filtered to unexpired) and reward
+    views -> the spec's wallet object."""
     out_lines = []
     totals: dict[str, dict[str, Any]] = {}
     for line in lines:
@@ -63,8 +63,7 @@ def build_wallet(
 async def load_wallet(conn: Conn, account_id: str, customer_id: str) -> dict[str, Any]:
     lines = await repo.unexpired_lines(conn, account_id, customer_id, iso(utcnow()))
     rewards: dict[str, dict[str, Any]] = {}
-    for reward_id in {line["reward_id"] for line in lines}:
-        row = await documents.get(conn, "rewards", account_id, reward_id)
-        if row is not None:
-            rewards[reward_id] = {**loads(row["body"]), "account_id": account_id}
-    return build_wallet(customer_id, [dict(line) for line in lines], rewards)
+    for line in lines:
+        if line["reward_body"] is not None and line["reward_id"] not in rewards:
+            rewards[line["reward_id"]] = {**loads(line["reward_body"]), "account_id": account_id}
+    return build_wallet(customer_id, lines, rewards)

@@ -107,9 +107,11 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+_NOT_DIGIT = re.compile(r"[^0-9]+")
+
+
 def phone_digits(phone: str | None) -> str | None:
-    """The digits of a phone number; spaces, dashes, dots, brackets and + are ignored."""
+    """The ASCII digits of a phone number; spaces, dashes, dots, brackets and + are ignored."""
     if phone is None:
         return None
-    digits = "".join(ch for ch in phone if ch.isdigit() and ch.isascii())
-    return digits or None
+    return _NOT_DIGIT.sub("", phone) or None
