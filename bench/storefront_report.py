@@ -189,9 +189,11 @@ Code: {run.revision}.
 
 Load: wrk on 127.0.0.1, {load.connections} connections, {load.threads} threads, {load.warmup} s warm-up then
 {load.duration} s measured per row, one server process at a time: `linksvc serve` with `LINKSVC_LOAD_DEMO=0
-LINKSVC_LOG_LEVEL=WARNING` (its access logger cannot be switched off by a setting and is called for every
-request), or the baseline `bench/baseline.py`, measured before and after the service; ratios are to the mean
-of the two. After each load run the benchmark waits until the server has answered what was still queued.
+LINKSVC_LOG_LEVEL=WARNING` (at that level the access logger does no work), or the baseline
+`bench/baseline.py`, measured before and after the service; ratios are to the mean of the two. The database
+file is read once before measuring, so its pages are in the operating system's cache, as a served
+database's are (read cold from this machine's disk, random lookups are several times slower). After each
+load run the benchmark waits until the server has answered what was still queued.
 Requests slower than {load.timeout} s would count as timeouts.
 
 ### Data set
