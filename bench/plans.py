@@ -23,17 +23,14 @@ from aiohttp.test_utils import TestClient, TestServer
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
+from storage.db import connect_reader
 
 API = "/api/storefront/v1"
 
 
 def reader(path: Path) -> sqlite3.Connection:
-    """A read-only connection set up like the service's reader (storage.db)."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute("PRAGMA query_only=ON")
-    return conn
+    """A read-only connection, the service's own kind (storage.db)."""
+    return connect_reader(str(path))
 
 
 def _reads(statements: list[str]) -> list[str]:

@@ -47,7 +47,8 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
     return found
 
 
-def _connect_reader(path: str) -> sqlite3.Connection:
+def connect_reader(path: str) -> sqlite3.Connection:
+    """The read connection: a plain sqlite3 connection, used on the event loop, that may not write."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")
@@ -82,7 +83,7 @@ class Database:
         self._writer = await _connect(self.path, self.synchronous)
         await self._migrate(self._writer)
         # An in-memory database is private to its connection: read through the writer then.
-        self._reader = self._writer if self.path == ":memory:" else _connect_reader(self.path)
+        self._reader = self._writer if self.path == ":memory:" else connect_reader(self.path)
         self._background = self._writer if self.path == ":memory:" else await _connect(self.path, self.synchronous)
 
     async def close(self) -> None:

@@ -36,6 +36,18 @@ def _call(url: str, headers: dict[str, str] | None = None, method: str = "GET",
         return exc.code, json.loads(exc.read() or b"null"), dict(exc.headers)
 
 
+def _ready(base: str, seconds: float = 20) -> bool:
+    """Wait until the server answers /readyz with 200."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if _call(base + "/readyz")[0] == 200:
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     demo = tmp_path / "demo.json"
@@ -50,14 +62,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]
             env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if _call(base + "/readyz")[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.1)
-    else:
+    if not _ready(base):
         process.kill()
         raise AssertionError("server did not start: " + log_path.read_text())
     yield base, process, log_path
@@ -109,13 +114,7 @@ def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subp
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if _call(base + "/readyz")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
+        assert _ready(base)
         status, body, _ = _call(base + f"/api/admin/v1/accounts/{A}/brands", headers)
         assert status == 200
         assert sorted(b["name"] for b in body["data"]) == ["Added at runtime", "Brand of aaaa"]
