@@ -34,7 +34,14 @@ ORDER: dict[str, str] = {
 }
 
 
+def _known(table: str) -> None:
+    """Only the tables of TABLES are ever named in SQL here."""
+    if table not in TABLES:
+        raise KeyError(f"no document table {table!r}")
+
+
 def _columns(table: str, values: Mapping[str, Any]) -> tuple[str, ...]:
+    _known(table)
     allowed = TABLES[table]
     unknown = set(values) - set(allowed)
     if unknown:
@@ -43,7 +50,7 @@ def _columns(table: str, values: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 async def get(conn: Conn, table: str, account_id: str, doc_id: str) -> Row | None:
-    TABLES[table]
+    _known(table)
     return await fetch_one(
         conn,
         f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? AND id = ?",
@@ -53,13 +60,13 @@ async def get(conn: Conn, table: str, account_id: str, doc_id: str) -> Row | Non
 
 async def owner(conn: Conn, table: str, doc_id: str) -> str | None:
     """The account that holds ``doc_id`` (ids are global), or None when no account does."""
-    TABLES[table]
+    _known(table)
     row = await fetch_one(conn, f"SELECT account_id FROM {table} WHERE id = ?", (doc_id,))
     return None if row is None else str(row["account_id"])
 
 
 async def exists(conn: Conn, table: str, account_id: str, doc_id: str) -> bool:
-    TABLES[table]
+    _known(table)
     row = await fetch_one(
         conn, f"SELECT 1 FROM {table} WHERE account_id = ? AND id = ?", (account_id, doc_id)
     )
@@ -67,6 +74,7 @@ async def exists(conn: Conn, table: str, account_id: str, doc_id: str) -> bool:
 
 
 async def list_page(conn: Conn, table: str, account_id: str, limit: int, offset: int) -> list[Row]:
+    _known(table)
     order = ORDER.get(table, "created_at, id")
     return await fetch_all(
         conn,
@@ -77,6 +85,7 @@ async def list_page(conn: Conn, table: str, account_id: str, limit: int, offset:
 
 
 async def list_all(conn: Conn, table: str, account_id: str) -> list[Row]:
+    _known(table)
     order = ORDER.get(table, "created_at, id")
     return await fetch_all(
         conn,
@@ -86,7 +95,7 @@ async def list_all(conn: Conn, table: str, account_id: str) -> list[Row]:
 
 
 async def count(conn: Conn, table: str, account_id: str) -> int:
-    TABLES[table]
+    _known(table)
     row = await fetch_one(conn, f"SELECT count(*) FROM {table} WHERE account_id = ?", (account_id,))
     return int(row[0]) if row else 0
 
@@ -120,7 +129,7 @@ async def update(
 
 
 async def delete(conn: Tx, table: str, account_id: str, doc_id: str) -> bool:
-    TABLES[table]
+    _known(table)
     changed = await execute(
         conn, f"DELETE FROM {table} WHERE account_id = ? AND id = ?", (account_id, doc_id)
     )
