@@ -1,0 +1,1 @@
+"""SQLite access: the database, numbered migrations, one repository module per aggregate."""

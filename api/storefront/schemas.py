@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from api.schemas import Wallet
-from linksvc.resources.models import Address, BillingRecord, Consent, PaymentMethod
+from linksvc.resources.people import Address, BillingRecord, Consent, PaymentMethod
 from linksvc.resources.types import Uuid, phone_digits
 
 CampaignType = Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]

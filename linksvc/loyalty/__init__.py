@@ -1,0 +1,1 @@
+"""Loyalty rules: campaign status and wallets."""

@@ -18,7 +18,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, InvalidField
 from linksvc.loyalty.status import campaign_status
 from linksvc.loyalty.wallet import load_wallet
-from linksvc.resources import models
+from linksvc.resources import models, people
 from linksvc.resources.types import phone_digits
 from linksvc.resources.urls import check_destination_url, check_web_url
 from linksvc.resources.validation import validate
@@ -153,9 +153,9 @@ class CampaignKind(Kind):
 
 
 class ContactKind(Kind):
-    name, label, model = "contacts", "contact", models.Contact
+    name, label, model = "contacts", "contact", people.Contact
 
-    def columns(self, item: models.Contact) -> dict[str, Any]:
+    def columns(self, item: people.Contact) -> dict[str, Any]:
         return {
             "external_id": item.external_id,
             "email_lower": item.email.lower() if item.email else None,
@@ -165,9 +165,9 @@ class ContactKind(Kind):
 
 
 class CustomerKind(Kind):
-    name, label, model = "customers", "customer", models.Customer
+    name, label, model = "customers", "customer", people.Customer
 
-    def columns(self, item: models.Customer) -> dict[str, Any]:
+    def columns(self, item: people.Customer) -> dict[str, Any]:
         return {
             "external_id": item.external_id,
             "document_number": item.document_number,
@@ -176,7 +176,7 @@ class CustomerKind(Kind):
             "tier_id": item.tier_id,
         }
 
-    async def prepare(self, ctx: SaveContext, item: models.Customer) -> models.Customer:
+    async def prepare(self, ctx: SaveContext, item: people.Customer) -> people.Customer:
         await ctx.require("tiers", item.tier_id, "tier_id", "tier")
         for column, value in (("external_id", item.external_id), ("document_number", item.document_number)):
             if value is None:
@@ -197,7 +197,7 @@ class CustomerKind(Kind):
             await ctx.require("brands", line.brand_id, f"{at}.brand_id", "brand")
         return item
 
-    async def after_write(self, ctx: SaveContext, item: models.Customer) -> None:
+    async def after_write(self, ctx: SaveContext, item: people.Customer) -> None:
         if item.wallet is None:
             return
         created = ctx.existing["created_at"] if ctx.existing else ctx.now

@@ -1,3 +1,5 @@
+"""GET /brands and GET /tiers: the token account's catalog, in the shapes of the specification."""
+
 from aiohttp.test_utils import TestClient
 
 from tests.conftest import bearer, token_for
