@@ -8,6 +8,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
+from api.storefront.schemas import CampaignPage, CodesSummary
 from linksvc.seed import load_seed
 from tests.conftest import bearer, token_for
 from tests.factories import KEYS, A, B
@@ -199,6 +200,7 @@ async def test_response_shape_omits_internal_fields(campaigns) -> None:
     client, headers = campaigns
     body = await (await client.get("/api/storefront/v1/campaigns?from=0&to=99", headers=headers)).json()
     assert set(body) == {"data", "from", "to", "count"}
+    CampaignPage.model_validate(body)  # types and nullability of the spec's table
     for campaign in body["data"]:
         assert set(campaign) == SPEC_FIELDS
         assert campaign["status"] in {"RUNNING", "PAUSED", "SCHEDULED", "FINISHED"}
@@ -217,6 +219,9 @@ async def test_codes_summary_only_on_coupons(campaigns) -> None:
     body = await (await client.get("/api/storefront/v1/campaigns?from=0&to=99&includes=CODES_SUMMARY",
                                    headers=headers)).json()
     summaries = {c["name"]: c["attributes"].get("codes_summary") for c in body["data"]}
+    for summary in summaries.values():
+        if summary is not None:
+            CodesSummary.model_validate(summary)
     assert summaries["paused"] == {"total": 4, "available": 1, "reserved": 1, "redeemed": 1, "expired": 1}
     assert summaries["started"] == {"total": 0, "available": 0, "reserved": 0, "redeemed": 0, "expired": 0}
     assert all(summary is None for name, summary in summaries.items() if name not in ("paused", "started"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient
 
+from api.storefront.schemas import TotpCode
 from tests.conftest import bearer, token_for
 from tests.factories import A, B
 
@@ -26,6 +27,7 @@ async def test_issue_and_verify(seeded: TestClient, headers, body) -> None:
     assert issued.status == 200, await issued.text()
     data = (await issued.json())["data"]
     assert set(data) == {"code", "expired_at", "seconds_left"}
+    TotpCode.model_validate(data)
     assert len(data["code"]) == 6 and data["code"].isdigit()
     assert 0 <= data["seconds_left"] <= 300
     check = {"customer_id": "cust-aaaa", "code": data["code"]}
