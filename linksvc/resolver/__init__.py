@@ -1,0 +1,1 @@
+"""The link resolver: pure rules (devices, UTM, URLs, intent URLs, install referrers)."""

@@ -1,0 +1,58 @@
+"""Which UTM values a click carries (the specification's campaign link rules, product decisions 11).
+
+Per field, the first non-empty value wins: the click's own query, then the stored destination, then the
+selected fallback URL (including the campaign fields inside a Play ``referrer``), then the defaults of
+internal ``email``, ``push`` and ``whatsapp`` links. ``in_app``, ``news_feed`` and ``external`` links
+get no defaults. Nothing here rewrites a stored link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from linksvc.resolver.urls import query_values
+
+UTM_FIELDS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
+DEFAULTED_KINDS = ("email", "push", "whatsapp")
+
+
+def utm_of(values: Mapping[str, str]) -> dict[str, str]:
+    """The non-empty UTM fields among ``values``."""
+    return {f: values[f] for f in UTM_FIELDS if values.get(f, "").strip()}
+
+
+def utm_of_url(url: str | None) -> dict[str, str]:
+    """UTM fields of a URL: its own parameters first, then those inside a Play ``referrer``."""
+    if not url:
+        return {}
+    values = query_values(url)
+    own = utm_of(values)
+    referrer = values.get("referrer")
+    if referrer:
+        inner = utm_of(query_values("?" + referrer))
+        return {**inner, **own}
+    return own
+
+
+def default_utm(kind: str, service_label: str, campaign_id: str | None, template_id: str | None) -> dict[str, str]:
+    if kind not in DEFAULTED_KINDS:
+        return {}
+    defaults = {"utm_source": service_label, "utm_medium": kind}
+    campaign = campaign_id or template_id
+    if campaign:
+        defaults["utm_campaign"] = campaign
+    return utm_of(defaults)
+
+
+def resolve_utm(
+    incoming: Mapping[str, str], destination_url: str, fallback_url: str | None, defaults: Mapping[str, str]
+) -> dict[str, str]:
+    """The five fields in order of precedence; fields no source has are absent."""
+    sources = (utm_of(incoming), utm_of_url(destination_url), utm_of_url(fallback_url), utm_of(defaults))
+    resolved: dict[str, str] = {}
+    for field in UTM_FIELDS:
+        for source in sources:
+            if field in source:
+                resolved[field] = source[field]
+                break
+    return resolved
