@@ -1,0 +1,106 @@
+"""Where a click goes (product decisions, section 11, steps 1 to 4): a pure function of the link, the
+device, the click's query and what it accepts. Looking up the link and recording the click are the
+handler's; nothing here touches the network, the store or the clock.
+
+    desktop, unknown, bots      302 to the destination
+    Android, link has a package Chromium browser: 302 to an intent URL whose fallback is
+                                android.fallback_url, else fallback_url, else the Play page with the
+                                install referrer; other browsers and in-app browsers: 302 to that fallback
+    iOS, link has ios settings  302 to ios.fallback_url, else fallback_url, else the App Store page
+    $app-found=true             302 to the deeplink; 200 JSON when the client accepts application/json
+
+Every URL the answer leads to carries the five UTM fields and ``tracking_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from linksvc.resolver.appstores import intent_url, play_store_url
+from linksvc.resolver.urls import with_query
+from linksvc.resolver.utm import default_utm, resolve_utm
+
+APP_STORE = "https://apps.apple.com/app/id{}"
+
+
+class DeviceLike(Protocol):
+    platform: str
+    chromium: bool
+    bot: bool
+    in_app: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    status: int  # 302 or 200
+    location: str | None  # for 302
+    body: dict[str, Any] | None  # for 200 (JSON)
+    answer: str  # what was chosen: destination, intent, fallback, play, app_store, deeplink
+    utm: dict[str, str]
+    tracking_id: str
+
+
+def _fallback_for(link: Mapping[str, Any], device: DeviceLike) -> tuple[str, str | None]:
+    """The fallback step 4 picks for this device, and what kind it is (``play`` when generated)."""
+    android, ios = link.get("android"), link.get("ios")
+    if not device.bot and device.platform == "android" and android:
+        chosen = android.get("fallback_url") or link.get("fallback_url")
+        return ("fallback", chosen) if chosen else ("play", None)
+    if not device.bot and device.platform == "ios" and ios:
+        chosen = ios.get("fallback_url") or link.get("fallback_url")
+        return ("fallback", chosen) if chosen else ("app_store", None)
+    return ("fallback", link.get("fallback_url"))
+
+
+def decide(
+    link: Mapping[str, Any], device: DeviceLike, query: Mapping[str, str], accepts_json: bool,
+    short_url: str, new_tracking_id: str, service_label: str,
+) -> Decision:
+    tracking_id = query.get("tracking_id", "").strip() or new_tracking_id
+    fallback_kind, fallback = _fallback_for(link, device)
+    defaults = default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id"))
+    utm = resolve_utm(query, link["destination_url"], fallback, defaults)
+    carried = {**utm, "tracking_id": tracking_id}
+
+    def tagged(url: str) -> str:
+        return with_query(url, carried)
+
+    destination = tagged(link["destination_url"])
+    deeplink = tagged(link["deeplink"]) if link.get("deeplink") else None
+
+    def redirect(location: str, answer: str) -> Decision:
+        return Decision(302, location, None, answer, utm, tracking_id)
+
+    if query.get("$app-found") == "true" and not device.bot:
+        if accepts_json:
+            body = {"deeplink": deeplink, "destination_url": destination, "utm": utm, "tracking_id": tracking_id,
+                    "link_id": link["id"], "campaign_id": link.get("campaign_id")}
+            return Decision(200, None, {"data": body}, "deeplink", utm, tracking_id)
+        return redirect(deeplink or destination, "deeplink" if deeplink else "destination")
+    if device.bot or device.platform not in ("android", "ios"):
+        return redirect(destination, "destination")
+    if device.platform == "android" and link.get("android"):
+        package = link["android"]["package"]
+        if fallback_kind == "play":
+            referrer = {**carried, "link": short_url}
+            escape = play_store_url(package, referrer)
+        else:
+            escape = _tag_store_or_url(fallback or link["destination_url"], package, carried, short_url)
+        if device.chromium and not device.in_app:
+            return redirect(intent_url(deeplink or destination, package, escape), "intent")
+        return redirect(escape, fallback_kind if fallback_kind == "play" else "fallback")
+    if device.platform == "ios" and link.get("ios"):
+        if fallback_kind == "app_store" and link["ios"].get("app_store_id"):
+            return redirect(tagged(APP_STORE.format(link["ios"]["app_store_id"])), "app_store")
+        return redirect(tagged(fallback or link["destination_url"]), "fallback")
+    return redirect(destination, "destination")
+
+
+def _tag_store_or_url(url: str, package: str, carried: Mapping[str, str], short_url: str) -> str:
+    """A stored fallback that is a Play page gets the fields inside its referrer (stored referrer
+    fields kept); any other URL gets them as parameters."""
+    if url.startswith("https://play.google.com/store/apps/details"):
+        return play_store_url(package, {**carried, "link": short_url}, url)
+    return with_query(url, carried)
