@@ -12,12 +12,13 @@ from typing import Any, Optional
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from api.appkeys import DB, RESOURCES
+from api.appkeys import CLICKS, DB, RESOURCES
 from api.openapi import build_openapi
 from api.routing import Endpoint, add_endpoints, data, json_response
 from api.schemas import Envelope, Page, Paging, Wallet
 from linksvc import accounts
 from linksvc.errors import NotFound
+from linksvc.resolver import stats
 from linksvc.resources.kinds import KINDS, Kind
 from linksvc.resources.models import Account, ApiKeyIn, CouponCode
 from storage import accounts as account_repo
@@ -201,6 +202,33 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
     ]
 
 
+class ClicksQuery(BaseModel):
+    days: int = Field(default=30, ge=1, le=366, description="how many days back")
+
+
+class CountSplit(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    human: int
+    bot: int
+
+
+class LinkClicks(BaseModel):
+    link_id: str
+    since: str
+    human: int
+    bot: int
+    by_day: list[CountSplit]
+    by_platform: list[CountSplit]
+    by_utm_source: list[CountSplit]
+
+
+async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    await request.app[RESOURCES].get(account_id, "links", link_id)  # 404 unless the account's link
+    await request.app[CLICKS].flush()  # every click taken so far is counted
+    return data(await stats.link_clicks(request.app[DB].reader, link_id, query.days))
+
+
 async def openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
 
@@ -229,6 +257,9 @@ ENDPOINTS = [
              "Revoke an API key; its tokens stop working at once", "api-keys",
              response=Envelope[ApiKeyView], security="admin", errors=(401, 404)),
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
+    Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
+             "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
+             query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from linksvc.campaigns import CampaignCounts
+from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from storage.db import Database
@@ -13,3 +14,4 @@ SETTINGS: web.AppKey[Settings] = web.AppKey("settings", Settings)
 DB: web.AppKey[Database] = web.AppKey("db", Database)
 RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)
 CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", CampaignCounts)
+CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)

@@ -9,11 +9,13 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import CAMPAIGN_COUNTS, DB, RESOURCES, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, RESOURCES, SETTINGS
 from api.observability import METRICS_KEY, Metrics, http_middleware
 from api.ops import add_ops_routes
+from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
 from linksvc.campaigns import CampaignCounts
+from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
@@ -37,6 +39,14 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
     await db.close()
 
 
+async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
+    """Started after the database opens and stopped before it closes: the last clicks are written."""
+    recorder = app[CLICKS]
+    recorder.start()
+    yield
+    await recorder.stop()
+
+
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(
         middlewares=[http_middleware],
@@ -48,8 +58,11 @@ def create_app(settings: Settings) -> web.Application:
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
     app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics()
+    app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
     app.cleanup_ctx.append(_database)
+    app.cleanup_ctx.append(_click_recorder)
     add_ops_routes(app)
     add_storefront_routes(app)
     add_admin_routes(app)
+    add_resolver_routes(app)  # last: a code never shadows the service's own paths
     return app

@@ -36,6 +36,11 @@ class Settings:
     log_format: str = "json"
     allow_private_destinations: bool = False
     db_synchronous: str = "FULL"
+    # The address short links are published under (the `link` of install referrers).
+    public_url: str = "http://127.0.0.1:8080"
+    # utm_source of internal email, push and WhatsApp links that carry none.
+    service_label: str = "linksvc"
+    click_flush_seconds: float = 0.5
 
     def with_overrides(self, **changes: object) -> Settings:
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
@@ -62,6 +67,9 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_LOG_FORMAT": "log_format",
     "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "allow_private_destinations",
     "LINKSVC_DB_SYNCHRONOUS": "db_synchronous",
+    "LINKSVC_PUBLIC_URL": "public_url",
+    "LINKSVC_SERVICE_LABEL": "service_label",
+    "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",
 }
 
 _CHOICES = {
@@ -79,6 +87,14 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         if lowered in {"0", "false", "no", "off", ""}:
             return False
         raise SettingsError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")
+    if kind is float:
+        try:
+            number = float(raw)
+        except ValueError:
+            raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+        if not 0 < number <= 3600:
+            raise SettingsError(f"{name} must be between 0 and 3600 seconds, got {raw!r}")
+        return number
     if kind is int:
         try:
             value = int(raw)
@@ -89,6 +105,10 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         if attr == "port" and not 0 <= value <= 65535:
             raise SettingsError(f"{name} must be a port number (0-65535), got {raw!r}")
         return value
+    if attr == "public_url":
+        if not raw.startswith(("http://", "https://")) or "?" in raw or "#" in raw:
+            raise SettingsError(f"{name} must be an http(s) base URL without query or fragment, got {raw!r}")
+        return raw.rstrip("/")
     if attr in _CHOICES:
         value_s = raw.strip().upper() if attr != "log_format" else raw.strip().lower()
         if value_s not in _CHOICES[attr]:
@@ -104,6 +124,6 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     values: dict[str, object] = {}
     for name, attr in ENV_NAMES.items():
         if name in env:
-            kind = {"int": int, "bool": bool}.get(str(kinds[attr]), str)
+            kind = {"int": int, "bool": bool, "float": float}.get(str(kinds[attr]), str)
             values[attr] = _parse(name, attr, env[name], kind)
     return Settings(**values)  # type: ignore[arg-type]

@@ -26,10 +26,14 @@ APP_STORE = "https://apps.apple.com/app/id{}"
 
 
 class DeviceLike(Protocol):
-    platform: str
-    chromium: bool
-    bot: bool
-    in_app: str | None
+    @property
+    def platform(self) -> str: ...
+    @property
+    def chromium(self) -> bool: ...
+    @property
+    def bot(self) -> bool: ...
+    @property
+    def in_app(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

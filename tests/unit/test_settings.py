@@ -30,6 +30,9 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_ALLOW_PRIVATE_DESTINATIONS", "on", "allow_private_destinations", True),
     ("LINKSVC_DB_SYNCHRONOUS", "normal", "db_synchronous", "NORMAL"),
     ("LINKSVC_DB_SYNCHRONOUS", "FULL", "db_synchronous", "FULL"),
+    ("LINKSVC_PUBLIC_URL", "https://go.example.com/", "public_url", "https://go.example.com"),
+    ("LINKSVC_SERVICE_LABEL", "democoffee", "service_label", "democoffee"),
+    ("LINKSVC_CLICK_FLUSH_SECONDS", "2.5", "click_flush_seconds", 2.5),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -49,6 +52,10 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_LOG_LEVEL", "verbose"),
     ("LINKSVC_LOG_FORMAT", "xml"),
     ("LINKSVC_DB_SYNCHRONOUS", "OFF"),
+    ("LINKSVC_PUBLIC_URL", "go.example.com"),
+    ("LINKSVC_PUBLIC_URL", "https://go.example.com/?x=1"),
+    ("LINKSVC_CLICK_FLUSH_SECONDS", "soon"),
+    ("LINKSVC_CLICK_FLUSH_SECONDS", "0"),
 ]
 
 

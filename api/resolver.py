@@ -1,0 +1,71 @@
+"""``GET /{code}`` and ``HEAD /{code}``: resolve a link, redirect, and record the click off the path.
+
+Resolve, respond, then track: the click goes into the recorder's buffer and is written in a batch
+later; HEAD answers the same without recording anything. Unknown codes are 404 and disabled or expired
+links 410, both as a small HTML page (people land here, not programs).
+"""
+
+from __future__ import annotations
+
+import html
+import secrets
+from datetime import datetime
+
+from aiohttp import web
+
+from api.appkeys import CLICKS, DB, SETTINGS
+from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.jsoncodec import dumpb, dumps, loads
+from linksvc.resolver.decide import decide
+from linksvc.resolver.devices import classify
+from storage.clicks import link_by_code
+
+CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
+NO_STORE = "no-store"
+
+
+def _page(status: int, title: str, text: str) -> web.Response:
+    body = (f"<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+            f"<title>{html.escape(title)}</title><body style='font-family:sans-serif;margin:3em auto;max-width:30em'>"
+            f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>")
+    return web.Response(status=status, text=body, content_type="text/html", headers={"Cache-Control": NO_STORE})
+
+
+def _expired(expires_at: str | None, now: datetime) -> bool:
+    return expires_at is not None and parse_iso(expires_at) <= now
+
+
+async def resolve(request: web.Request) -> web.StreamResponse:
+    code = request.match_info["code"]
+    row = await link_by_code(request.app[DB].reader, code)
+    if row is None:
+        return _page(404, "Link not found", "There is no link at this address.")
+    link = loads(row["body"])
+    now = utcnow()
+    if link.get("disabled") or _expired(link.get("expires_at"), now):
+        return _page(410, "Link no longer available", "This link has been switched off or has expired.")
+    settings = request.app[SETTINGS]
+    user_agent = request.headers.get("User-Agent", "")
+    device = classify(user_agent)
+    query = {key: request.query[key] for key in request.query}
+    decision = decide(
+        link, device, query, "application/json" in request.headers.get("Accept", ""),
+        f"{settings.public_url}/{code}", secrets.token_hex(16), settings.service_label,
+    )
+    if request.method == "GET":
+        request.app[CLICKS].record((
+            row["account_id"], row["id"], decision.tracking_id, iso(now), device.platform, int(device.bot),
+            decision.answer, user_agent[:1000], request.headers.get("Referer", "")[:2000] or None,
+            dumps(decision.utm), decision.utm.get("utm_source"),
+        ))
+    if decision.status == 302 and decision.location is not None:
+        return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})
+    return web.Response(status=decision.status, body=dumpb(decision.body), content_type="application/json",
+                        headers={"Cache-Control": NO_STORE})
+
+
+def add_resolver_routes(app: web.Application) -> None:
+    # GET routes answer HEAD too (aiohttp adds it), without a body.
+    app.router.add_get(CODE_ROUTE, resolve)
+
+

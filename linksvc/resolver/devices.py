@@ -1,0 +1,204 @@
+"""Which device sent a click: the User-Agent string classified into platform, browser, bot and in-app.
+
+This module owns the answer to "what is on the other end of this click" for the resolver (product
+decisions 11, step 4). It is pure: a string in, a frozen ``Device`` out.
+
+Why hand-written and not the ``user-agents`` package: ``user_agents.parse`` runs hundreds of regular
+expressions and costs about 1 ms per new string on these machines. Crawlers, app updates and the reduced
+Chrome user agent mean a large share of clicks carry a string not seen before, and the resolver must
+answer a never-seen user agent at a good fraction of a bare handler's speed. The resolver only needs five
+facts, so plain substring tests on the lower-cased string decide them in a few microseconds, and an LRU
+cache makes a repeated string a dict lookup. Only the first ``MAX_EXAMINED`` characters are examined, so a
+huge header costs no more than a normal one.
+
+Decisions:
+
+- Bots and link-preview crawlers win over everything. A bot's ``platform`` is ``"unknown"`` (the
+  Googlebot smartphone string says "Android", yet it must get the destination, never an intent URL), its
+  ``chromium`` is False and its ``browser`` is the crawler's name. A resolver that looked only at the
+  platform would therefore still send a bot to the destination.
+- ``chromium`` means "an Android browser that honours ``intent://`` URLs": Chrome, Samsung Internet,
+  Edge (EdgA), Opera (OPR), and other browsers built on Chrome that carry its token (Brave sends exactly
+  Chrome's string). It is False on every other platform, including desktop Chrome and Chrome on iOS
+  (CriOS is WebKit and has no intents), so ``device.chromium`` alone selects the intent answer.
+- In-app browsers of Facebook (FBAN/FBAV/FB_IAB), Instagram and TikTok (musical_ly, trill_,
+  BytedanceWebview, TikTok) are WebViews: an ``intent://`` navigation there is handled, or dropped, by the
+  host app, and is often dropped. They get ``in_app`` = "facebook" / "instagram" / "tiktok",
+  ``browser`` = "webview" and ``chromium`` = False, so the resolver sends them to the fallback. Other
+  Android WebViews (the "; wv)" token) are treated alike, with ``in_app`` = "webview".
+- Firefox on Android (Gecko, no Chrome token) is not chromium. Android UAs with no known browser token
+  are not chromium either: the fallback always works, a wrong intent URL does not.
+- iPadOS Safari sends a macOS string by default ("Macintosh; Intel Mac OS X"); nothing in the string tells
+  it from a Mac, so it is desktop. Likewise Chrome's "request desktop site" on Android is desktop Linux.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+Platform = Literal["android", "ios", "desktop", "unknown"]
+
+MAX_EXAMINED = 512
+"""Characters of the User-Agent that are looked at; the longest in-app strings are under 400."""
+
+CACHE_SIZE = 8192
+"""Distinct (truncated) strings remembered; at most about 5 MB of keys."""
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """What the resolver needs to know about the client of one click."""
+
+    platform: Platform
+    browser: str
+    chromium: bool
+    bot: bool
+    in_app: str | None
+
+
+UNKNOWN = Device(platform="unknown", browser="other", chromium=False, bot=False, in_app=None)
+
+# Named crawlers and link-preview fetchers; the first found names the bot. Plain substring tests: a
+# regular expression alternation over these costs about 9 us per string, these about 1 us. Names
+# containing "bot" are only looked for when "bot" occurs at all.
+_BOT_NAMES = (
+    "googlebot",
+    "bingbot",
+    "facebot",
+    "slackbot",
+    "telegrambot",
+    "twitterbot",
+    "linkedinbot",
+    "discordbot",
+    "applebot",
+    "pinterestbot",
+)
+_FETCHER_NAMES = ("facebookexternalhit", "whatsapp", "slack-imgproxy", "skypeuripreview")
+_CRAWLER_WORDS = ("crawler", "spider", "preview")
+_FACEBOOK_TOKENS = ("fban/", "fbav/", "fb_iab", "fbios")
+_TIKTOK_TOKENS = ("musical_ly", "bytedancewebview", "tiktok", " trill_")
+
+
+def classify(user_agent: str | None) -> Device:
+    """Classify a User-Agent header; never raises, whatever the input."""
+    if not user_agent:
+        return UNKNOWN
+    return _classify_cached(user_agent[:MAX_EXAMINED])
+
+
+def classify_uncached(user_agent: str) -> Device:
+    """The same classification without the cache (the cache stores its results)."""
+    ua = user_agent[:MAX_EXAMINED].lower()
+    bot = _bot_name(ua)
+    if bot is not None:
+        return _device("unknown", bot, False, True, None)
+    in_app = _in_app(ua)
+    if "iphone" in ua or "ipad" in ua or "ipod" in ua:
+        return _device("ios", _ios_browser(ua, in_app), False, False, in_app)
+    if "android" in ua:
+        return _android(ua, in_app)
+    if "windows" in ua or "macintosh" in ua or "x11" in ua or "linux" in ua or "; cros " in ua:
+        return _device("desktop", _desktop_browser(ua), False, False, None)
+    return UNKNOWN
+
+
+_classify_cached = lru_cache(maxsize=CACHE_SIZE)(classify_uncached)
+
+# Every field of a Device comes from a small fixed set, so this cache stays small; it saves building a
+# frozen dataclass (about 1.5 us) on each classification and lets equal devices share one object.
+_device = lru_cache(maxsize=None)(Device)
+
+
+def clear_cache() -> None:
+    """Forget every cached classification (benchmarks and tests of the uncached path)."""
+    _classify_cached.cache_clear()
+
+
+def _bot_name(ua: str) -> str | None:
+    if "bot" in ua:
+        for name in _BOT_NAMES:
+            if name in ua:
+                return name
+        if _has_bot_word(ua):
+            return "bot"
+    for name in _FETCHER_NAMES:
+        if name in ua:
+            return name
+    for word in _CRAWLER_WORDS:
+        if word in ua:
+            return word
+    return None
+
+
+def _has_bot_word(ua: str) -> bool:
+    """True if "bot" ends a word ("AdsBot-Google", "YandexBot/3.0"), except in the Cubot phone brand."""
+    at = ua.find("bot")
+    while at >= 0:
+        after = ua[at + 3 : at + 4]
+        if not (after.isalnum() or after == "_") and ua[max(at - 2, 0) : at] != "cu":
+            return True
+        at = ua.find("bot", at + 3)
+    return False
+
+
+def _in_app(ua: str) -> str | None:
+    # Instagram first: its strings are the more specific of the two Meta apps.
+    if "instagram" in ua:
+        return "instagram"
+    for token in _FACEBOOK_TOKENS:
+        if token in ua:
+            return "facebook"
+    for token in _TIKTOK_TOKENS:
+        if token in ua:
+            return "tiktok"
+    return None
+
+
+def _android(ua: str, in_app: str | None) -> Device:
+    if in_app is None and "; wv)" in ua:
+        in_app = "webview"
+    if in_app is not None:
+        return _device("android", "webview", False, False, in_app)
+    if "chrome/" in ua:
+        if "samsungbrowser/" in ua:
+            browser = "samsung"
+        elif "edga/" in ua:
+            browser = "edge"
+        elif "opr/" in ua:
+            browser = "opera"
+        else:
+            browser = "chrome"
+        return _device("android", browser, True, False, None)
+    return _device("android", "firefox" if "firefox/" in ua else "other", False, False, None)
+
+
+def _ios_browser(ua: str, in_app: str | None) -> str:
+    if in_app is not None:
+        return "webview"
+    if "crios/" in ua:
+        return "chrome"
+    if "fxios/" in ua:
+        return "firefox"
+    if "edgios/" in ua:
+        return "edge"
+    if "opios/" in ua or "opt/" in ua:
+        return "opera"
+    if "safari/" in ua:
+        return "safari"
+    return "webview"
+
+
+def _desktop_browser(ua: str) -> str:
+    if "edg/" in ua or "edge/" in ua:
+        return "edge"
+    if "opr/" in ua:
+        return "opera"
+    if "firefox/" in ua:
+        return "firefox"
+    if "chrome/" in ua:
+        return "chrome"
+    if "safari/" in ua:
+        return "safari"
+    return "other"

@@ -1,0 +1,35 @@
+"""Clicks of a link as the admin API shows them: by day (human and bot apart), platform, utm_source."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from linksvc.clock import iso, utcnow
+from storage import clicks as repo
+from storage.db import Conn, Row
+
+
+def _split(rows: Sequence[Row], name: str) -> list[dict[str, Any]]:
+    """Rows of (key, bot, n) as [{name: key, human, bot}] in first-seen order."""
+    merged: dict[Any, dict[str, Any]] = {}
+    for row in rows:
+        entry = merged.setdefault(row["k"], {name: row["k"], "human": 0, "bot": 0})
+        entry["bot" if row["bot"] else "human"] += row["n"]
+    return list(merged.values())
+
+
+async def link_clicks(conn: Conn, link_id: str, days: int) -> dict[str, Any]:
+    since = iso(utcnow() - timedelta(days=days))
+    counts = await repo.click_counts(conn, link_id, since)
+    by_day = _split(counts["day"], "date")
+    return {
+        "link_id": link_id,
+        "since": since,
+        "human": sum(d["human"] for d in by_day),
+        "bot": sum(d["bot"] for d in by_day),
+        "by_day": by_day,
+        "by_platform": _split(counts["platform"], "platform"),
+        "by_utm_source": _split(counts["utm_source"], "utm_source"),
+    }

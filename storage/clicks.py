@@ -1,0 +1,33 @@
+"""Clicks: batch inserts and the per-link counts the admin API shows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from storage.db import Conn, Row, Tx, execute_many, fetch_all, fetch_one
+
+COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
+           "referer", "utm", "utm_source")
+
+
+async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
+    marks = ", ".join("?" for _ in COLUMNS)
+    await execute_many(tx, f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES ({marks})", rows)
+
+
+async def link_by_code(conn: Conn, code: str) -> Row | None:
+    return await fetch_one(conn, "SELECT id, account_id, body FROM links WHERE code = ?", (code,))
+
+
+async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[Row]]:
+    """Clicks of a link since ``since``: by day and bot, by platform and bot, by utm_source and bot."""
+    where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
+    return {
+        "day": await fetch_all(conn, f"SELECT substr(clicked_at, 1, 10) AS k, bot, count(*) AS n {where} "
+                                     "GROUP BY k, bot ORDER BY k", (link_id, since)),
+        "platform": await fetch_all(conn, f"SELECT platform AS k, bot, count(*) AS n {where} GROUP BY k, bot",
+                                    (link_id, since)),
+        "utm_source": await fetch_all(conn, f"SELECT utm_source AS k, bot, count(*) AS n {where} GROUP BY k, bot",
+                                      (link_id, since)),
+    }
