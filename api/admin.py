@@ -7,18 +7,21 @@ patch/delete behaviour and the same validation.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Optional
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from api.appkeys import CLICKS, DB, RESOURCES
+from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
 from api.openapi import build_openapi
 from api.routing import Endpoint, add_endpoints, data, json_response
 from api.schemas import Envelope, Page, Paging, Wallet
 from linksvc import accounts
 from linksvc.errors import NotFound
 from linksvc.resolver import stats
+from linksvc.resolver.qr import qr_image
+from linksvc.resolver.utm import edit_utm
 from linksvc.resources.kinds import KINDS, Kind
 from linksvc.resources.models import Account, ApiKeyIn, CouponCode
 from storage import accounts as account_repo
@@ -135,6 +138,7 @@ _VIEW_EXTRAS: dict[str, dict[str, Any]] = {
 }
 
 
+@cache
 def _view(kind: Kind) -> type[BaseModel]:
     base: type[BaseModel] = kind.model
     return create_model(
@@ -202,6 +206,40 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
     ]
 
 
+class UtmEdit(BaseModel):
+    """Each field: a value sets it, null or "" removes it, absent leaves it."""
+
+    model_config = ConfigDict(extra="forbid")
+    utm_source: str | None = Field(default=None, max_length=200)
+    utm_medium: str | None = Field(default=None, max_length=200)
+    utm_campaign: str | None = Field(default=None, max_length=200)
+    utm_term: str | None = Field(default=None, max_length=200)
+    utm_content: str | None = Field(default=None, max_length=200)
+
+
+async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    resources = request.app[RESOURCES]
+    current = await resources.get(account_id, "links", link_id)
+    destination = edit_utm(current["destination_url"], body.model_dump(exclude_unset=True))
+    return data(await resources.update(account_id, "links", link_id, {"destination_url": destination}, partial=True))
+
+
+class QrQuery(BaseModel):
+    format: str = Field(default="svg", pattern="^(svg|png)$")
+    scale: int = Field(default=8, ge=1, le=40, description="pixels per module")
+
+
+async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    link = await request.app[RESOURCES].get(account_id, "links", link_id)
+    short_url = f"{request.app[SETTINGS].public_url}/{link['code']}"
+    image, content_type = qr_image(short_url, query.format, query.scale)
+    name = f"{link['code']}.{query.format}"
+    return web.Response(body=image, content_type=content_type,
+                        headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+
 class ClicksQuery(BaseModel):
     days: int = Field(default=30, ge=1, le=366, description="how many days back")
 
@@ -257,6 +295,13 @@ ENDPOINTS = [
              "Revoke an API key; its tokens stop working at once", "api-keys",
              response=Envelope[ApiKeyView], security="admin", errors=(401, 404)),
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
+    Endpoint("PATCH", "/accounts/{account_id}/links/{id}/utm", edit_link_utm,
+             "Edit the UTM of a link's destination: other parameters, their order and the fragment stay",
+             "links", body=UtmEdit, response=_wrapped(_view(KINDS["links"]))[0], security="admin",
+             errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/links/{id}/qr", link_qr,
+             "The QR code of a link's short URL, as SVG or PNG", "links", query=QrQuery, security="admin",
+             errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
              "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
              query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),

@@ -14,11 +14,13 @@ from datetime import datetime
 from aiohttp import web
 
 from api.appkeys import CLICKS, DB, SETTINGS
+from api.routing import json_response
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.jsoncodec import dumpb, dumps, loads
+from linksvc.resolver import wellknown
 from linksvc.resolver.decide import decide
 from linksvc.resolver.devices import classify
-from storage.clicks import link_by_code
+from storage.clicks import app_settings, link_by_code
 
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
 NO_STORE = "no-store"
@@ -64,7 +66,19 @@ async def resolve(request: web.Request) -> web.StreamResponse:
                         headers={"Cache-Control": NO_STORE})
 
 
+async def apple_app_site_association(request: web.Request) -> web.Response:
+    rows = await app_settings(request.app[DB].background)  # visits every link: off the event loop
+    return json_response(wellknown.apple_app_site_association(rows))
+
+
+async def asset_links(request: web.Request) -> web.Response:
+    rows = await app_settings(request.app[DB].background)
+    return json_response(wellknown.asset_links(rows))
+
+
 def add_resolver_routes(app: web.Application) -> None:
+    app.router.add_get("/.well-known/apple-app-site-association", apple_app_site_association)
+    app.router.add_get("/.well-known/assetlinks.json", asset_links)
     # GET routes answer HEAD too (aiohttp adds it), without a body.
     app.router.add_get(CODE_ROUTE, resolve)
 

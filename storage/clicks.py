@@ -31,3 +31,12 @@ async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[R
         "utm_source": await fetch_all(conn, f"SELECT utm_source AS k, bot, count(*) AS n {where} GROUP BY k, bot",
                                       (link_id, since)),
     }
+
+
+async def app_settings(conn: Conn) -> list[Row]:
+    """The android and ios settings of every link that has any (for the .well-known files)."""
+    return await fetch_all(
+        conn,
+        "SELECT json_extract(body, '$.android') AS android, json_extract(body, '$.ios') AS ios FROM links "
+        "WHERE json_type(body, '$.android') = 'object' OR json_type(body, '$.ios') = 'object'",
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from linksvc.resolver.urls import query_values
+from linksvc.resolver.urls import query_values, with_query
 
 UTM_FIELDS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
 DEFAULTED_KINDS = ("email", "push", "whatsapp")
@@ -56,3 +56,14 @@ def resolve_utm(
                 resolved[field] = source[field]
                 break
     return resolved
+
+
+def edit_utm(url: str, changes: Mapping[str, str | None]) -> str:
+    """A stored destination with its UTM edited: a value sets the field, None or "" removes it, a field
+    not named stays. Only ``utm_*`` parameters change; every other parameter keeps its text and place,
+    and the fragment stays."""
+    unknown = set(changes) - set(UTM_FIELDS)
+    if unknown:
+        raise KeyError(f"not UTM fields: {sorted(unknown)}")
+    sets = {k: v for k, v in changes.items() if v}
+    return with_query(url, sets, remove=[k for k, v in changes.items() if not v])
