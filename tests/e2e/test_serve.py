@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -150,3 +151,33 @@ def test_bad_setting_names_the_variable(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "LINKSVC_TOKEN_TTL_SECONDS" in result.stderr
+
+
+def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
+    demo = tmp_path / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    port = _free_port()
+    db_path = tmp_path / "clicks.db"
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
+           "LINKSVC_CLICK_FLUSH_SECONDS": "3600"}  # nothing is written before the shutdown
+    process = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(db_path)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert _ready(base)
+        opener = urllib.request.build_opener(_NoRedirect)
+        for _ in range(40):
+            try:
+                opener.open(base + "/lnkaaaa", timeout=10)
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 302
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 40
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
