@@ -80,7 +80,8 @@ def revision() -> str:
             out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             return ""
-        return out.stdout.strip() if out.returncode == 0 else ""
+        # Only trailing newlines go: `git status --porcelain` lines start with meaningful spaces.
+        return out.stdout.rstrip("\n") if out.returncode == 0 else ""
 
     commit, subject = (git("log", "-1", "--format=%h%n%s") or "unknown\n").split("\n", 1)
     if len(subject) > 72:

@@ -1,0 +1,800 @@
+"""Redirects under load (issue 4): ``.venv/bin/python -m bench.redirects``.
+
+Over 100,000 links (:mod:`bench.redirects_data`), measures redirects/s and p50/p99 latency of
+``GET /{code}`` with wrk on 127.0.0.1, codes spread over all links, in two scenarios:
+
+(a) ``mix``: a realistic mix of repeated user agents (``fixtures/user_agents.json``, weighted toward mobile
+    Chrome and Safari and desktop Chrome, a few in-app browsers and bots);
+(b) ``unique``: every request carries a user agent never seen before (a Chrome-on-Android string whose
+    version holds the run, the wrk thread and a per-request counter).
+
+Each beside a bare aiohttp handler answering a fixed 302 (this module, ``--bare-port``), measured with the
+same scripts in the same run, before and after the service.
+
+No click lost: each service run gets a fresh process; the Lua script counts the 302 answers to its GETs in
+``response()``. So that no GET is in flight when wrk stops (its answer would be recorded but never counted),
+each wrk run ends with a short tail of ``HEAD /{code}?tracking_id=<marker>`` requests (same resolution,
+records nothing; the marker in the ``Location`` tells their answers apart). After the load the service is
+stopped with SIGTERM (a clean shutdown flushes the buffered clicks) and the clicks added to the database
+are compared with the 302 answers counted.
+
+Before measuring: the generated rows are checked against the save path, a few codes are resolved through
+the real server (302 and the expected ``Location`` prefix per device), and the plan of the link lookup is
+recorded. During each service run py-spy samples the service for a few seconds. Prints what it measured
+and rewrites its section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from bench import plans, redirects_data, report, servers, wrk
+from linksvc.settings import REPO_ROOT
+from storage.clicks import link_by_code
+from storage.db import connect_reader
+
+COMMAND = ".venv/bin/python -m bench.redirects"
+MARK = "BENCH_REDIRECTS "
+TAIL_MARKER = "benchtail"
+TAIL_SECONDS = 2
+FIXTURE = REPO_ROOT / "fixtures" / "user_agents.json"
+BARE_LOCATION = "https://shop.benchcoffee.example/offers/1?utm_source=newsletter&utm_medium=email"
+UNIQUE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+             "Chrome/%d.0.%d.%d Mobile Safari/537.36")
+SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
+# Share of requests (in %) per fixture user agent in scenario (a).
+UA_MIX = {
+    "Chrome on Android (reduced user agent)": 28, "Chrome on Android (full user agent, Pixel 7)": 4,
+    "Samsung Internet on Android": 6, "Firefox on Android": 1, "Facebook in-app browser on Android": 2,
+    "TikTok in-app browser on Android (trill)": 1, "Safari on iPhone": 22, "Chrome on iOS (CriOS)": 4,
+    "Instagram in-app browser on iOS": 2, "Chrome on Windows": 14, "Chrome on macOS": 5, "Safari on macOS": 3,
+    "Edge on Windows": 3, "Firefox on Windows": 1, "Googlebot smartphone": 1, "facebookexternalhit": 1,
+    "WhatsApp link preview (Android)": 1, "Slackbot-LinkExpanding": 1,
+}
+SCENARIOS = {"mix": "(a) repeated user agents (realistic mix)", "unique": "(b) a never-seen user agent per request"}
+
+# ---------------------------------------------------------------------------------------------------------
+# The bare baseline: a fixed 302, nothing else.
+
+
+async def _bare_redirect(request: web.Request) -> web.Response:
+    # The query is echoed so that the tail marker shows in Location, exactly as with the service.
+    location = f"{BARE_LOCATION}&{request.query_string}" if request.query_string else BARE_LOCATION
+    return web.Response(status=302, headers={"Location": location, "Cache-Control": "no-store"})
+
+
+async def _bare_healthz(request: web.Request) -> web.Response:
+    return web.Response(body=b'{"status":"ok"}', content_type="application/json")
+
+
+def bare_app() -> web.Application:
+    app = web.Application()
+    app.router.add_get("/healthz", _bare_healthz)
+    app.router.add_get("/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}", _bare_redirect)
+    return app
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Servers: one process each; the service is stopped with SIGTERM, its exit code kept.
+
+
+@contextmanager
+def serving(name: str, args: list[str], env: Mapping[str, str] | None = None) -> Iterator[servers.Server]:
+    """Run ``python args...`` (``{port}`` replaced), wait for ``/healthz``, stop it with SIGTERM on exit."""
+    port = servers.free_port()
+    command = [sys.executable, *(a.replace("{port}", str(port)) for a in args)]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
+                               stdout=subprocess.DEVNULL, stderr=None)
+    server = servers.Server(name, port, process)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with {process.returncode} before it was ready")
+            try:
+                if servers.get_json(server.url("/healthz"), timeout=2.0)[0] == 200:
+                    break
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} was not ready on port {port} in time")
+            time.sleep(0.2)
+        yield server
+    finally:
+        stop(server)
+
+
+def thread_cpu(server: servers.Server) -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by the server's main thread (its event loop) and by its
+    other threads (aiosqlite's worker threads), from Linux /proc."""
+    pid = server.process.pid
+    main = other = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a thread that just ended
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if task.name == str(pid):
+            main += seconds
+        else:
+            other += seconds
+    return main, other
+
+
+def stop(server: servers.Server, grace: float = 60.0) -> int:
+    """SIGTERM (the service's clean shutdown writes the buffered clicks), then SIGKILL after ``grace``."""
+    process = server.process
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+            raise RuntimeError(f"{server.name} did not stop within {grace:.0f} s of SIGTERM") from None
+    return int(process.returncode)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# wrk with a Lua script that counts 302 answers and ends with a tail of HEAD requests.
+
+_LUA = r"""
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
+int clock_gettime(int clk_id, bench_timespec *tp);
+]]
+local ts = ffi.new("bench_timespec")
+local function now()
+  ffi.C.clock_gettime(1, ts)
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+local codes = {}
+for line in io.lines(%(codes_file)s) do codes[#codes + 1] = line end
+local ncodes = #codes
+local agents = {}
+for line in io.lines(%(agents_file)s) do agents[#agents + 1] = line end
+local nagents = #agents
+local unique = %(unique)s
+local run_number = %(run_number)d
+local measure_s = %(measure_s)d
+local marker = "%(marker)s"
+local ua_format = %(ua_format)s
+
+local threads = {}
+function setup(thread)
+  thread:set("thread_id", #threads)
+  threads[#threads + 1] = thread
+end
+
+function init(args)
+  math.randomseed(7919 * (thread_id + 1) + run_number)
+  started = nil
+  serial = 0
+  -- wrk calls request() of thread 0 once before the run, to check the request it builds: not sent.
+  check_call = thread_id == 0
+  get_sent, get_302, get_302_window, tail_sent, tail_302, other = 0, 0, 0, 0, 0, 0
+end
+
+function request()
+  if check_call then
+    check_call = false
+    return wrk.format("GET", "/" .. codes[1])
+  end
+  local t = now()
+  if started == nil then started = t end
+  local ua
+  if unique then
+    serial = serial + 1
+    ua = string.format(ua_format, 100 + run_number, thread_id, serial)
+  else
+    ua = agents[math.random(nagents)]
+  end
+  local path = "/" .. codes[math.random(ncodes)]
+  if t - started < measure_s then
+    get_sent = get_sent + 1
+    return wrk.format("GET", path, {["User-Agent"] = ua})
+  end
+  tail_sent = tail_sent + 1
+  return wrk.format("HEAD", path .. "?tracking_id=" .. marker, {["User-Agent"] = ua})
+end
+
+function response(status, headers, body)
+  if status == 302 then
+    local location = headers["Location"] or ""
+    if string.find(location, marker, 1, true) then
+      tail_302 = tail_302 + 1
+    else
+      get_302 = get_302 + 1
+      if now() - started < measure_s then get_302_window = get_302_window + 1 end
+    end
+  else
+    other = other + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local c = {get_sent = 0, get_302 = 0, get_302_window = 0, tail_sent = 0, tail_302 = 0, other = 0}
+  for _, thread in ipairs(threads) do
+    for name, _ in pairs(c) do c[name] = c[name] + thread:get(name) end
+  end
+  local e = summary.errors
+  io.write(string.format(
+    '%(mark)s{"requests": %%d, "duration_us": %%d, "p50_us": %%d, "p99_us": %%d, "mean_us": %%.1f, ' ..
+    '"max_us": %%d, "socket_errors": %%d, "status_errors": %%d, "timeouts": %%d, "get_sent": %%d, ' ..
+    '"get_302": %%d, "get_302_window": %%d, "tail_sent": %%d, "tail_302": %%d, "other": %%d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.mean,
+    latency.max, e.connect + e.read + e.write, e.status, e.timeout, c.get_sent, c.get_302,
+    c.get_302_window, c.tail_sent, c.tail_302, c.other))
+end
+"""
+
+
+def _lua_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class Load:
+    connections: int = 64
+    threads: int = 2
+    duration: int = 20
+    warmup: int = 5
+    timeout: int = 10
+
+
+@dataclass(frozen=True)
+class Result:
+    """One wrk run: its GET phase lasts ``measure_s`` seconds per thread, then ``TAIL_SECONDS`` of HEADs."""
+
+    requests: int  # every answer wrk received (GETs and the HEAD tail)
+    duration_us: int
+    p50_us: int
+    p99_us: int
+    mean_us: float
+    max_us: int
+    socket_errors: int
+    status_errors: int
+    timeouts: int
+    get_sent: int
+    get_302: int  # 302 answers to GETs, whenever they arrived
+    get_302_window: int  # of those, the ones that arrived within the GET phase
+    tail_sent: int
+    tail_302: int
+    other: int  # answers other than 302
+    measure_s: int = 0
+    loop_cpu_s: float = 0.0  # CPU time of the server's main thread (the event loop) during the run
+    other_cpu_s: float = 0.0  # CPU time of its other threads
+
+    @property
+    def rps(self) -> float:
+        return self.get_302_window / self.measure_s
+
+    def _per_request(self, seconds: float) -> float:
+        return seconds * 1e6 / self.requests if self.requests else 0.0
+
+    @property
+    def cpu_us_per_request(self) -> float:
+        return self._per_request(self.loop_cpu_s + self.other_cpu_s)
+
+    @property
+    def loop_us_per_request(self) -> float:
+        return self._per_request(self.loop_cpu_s)
+
+    @property
+    def other_us_per_request(self) -> float:
+        return self._per_request(self.other_cpu_s)
+
+
+@dataclass
+class Scripts:
+    """The files the Lua script reads: every code, and the weighted user agents of scenario (a)."""
+
+    directory: Path
+    codes: Path
+    agents: Path
+    runs: int = 0
+
+    def script(self, scenario: str, measure_s: int) -> Path:
+        self.runs += 1
+        path = self.directory / f"run{self.runs}.lua"
+        path.write_text(_LUA % {
+            "codes_file": _lua_string(str(self.codes)), "agents_file": _lua_string(str(self.agents)),
+            "unique": "true" if scenario == "unique" else "false", "run_number": self.runs,
+            "measure_s": measure_s, "marker": TAIL_MARKER, "ua_format": _lua_string(UNIQUE_UA), "mark": MARK,
+        })
+        return path
+
+
+def weighted_agents() -> list[str]:
+    fixture = {item["name"]: item["user_agent"] for item in json.loads(FIXTURE.read_text())}
+    missing = set(UA_MIX) - set(fixture)
+    if missing:
+        raise SystemExit(f"user agents missing from {FIXTURE}: {sorted(missing)}")
+    return [fixture[name] for name, weight in UA_MIX.items() for _ in range(weight)]
+
+
+def run_wrk(server: servers.Server, script: Path, load: Load, measure_s: int) -> Result:
+    seconds = measure_s + TAIL_SECONDS
+    command = [wrk.wrk_binary(), f"-t{load.threads}", f"-c{load.connections}", f"-d{seconds}s",
+               f"--timeout={load.timeout}s", "-s", str(script), server.url("")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + load.timeout + 60)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+    for line in done.stdout.splitlines():
+        if line.startswith(MARK):
+            return Result(**json.loads(line[len(MARK):]), measure_s=measure_s)
+    raise RuntimeError(f"wrk printed no result line:\n{done.stdout}\n{done.stderr}")
+
+
+def measure(server: servers.Server, scripts: Scripts, scenario: str, load: Load,
+            seconds: int | None = None, warmup: bool = True) -> tuple[Result, list[Result]]:
+    """(the measured run, every run made including it); the server's CPU time is read around the measured
+    run. A run with answers other than 302 or socket errors is refused."""
+    made = []
+    if warmup and load.warmup > 0:
+        made.append(run_wrk(server, scripts.script(scenario, load.warmup), load, load.warmup))
+        servers.drain(server)
+    loop_before, other_before = thread_cpu(server)
+    result = run_wrk(server, scripts.script(scenario, seconds or load.duration), load, seconds or load.duration)
+    loop_after, other_after = thread_cpu(server)
+    result = replace(result, loop_cpu_s=loop_after - loop_before, other_cpu_s=other_after - other_before)
+    servers.drain(server)
+    made.append(result)
+    for run in made:
+        if run.other or run.status_errors or run.socket_errors:
+            raise RuntimeError(f"{server.name}: answers other than 302 or socket errors: {run}")
+    return result, made
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Verification through the real server, the click count, the query plan, the profile.
+
+
+def get_raw(server: servers.Server, path: str, user_agent: str) -> tuple[int, str]:
+    """GET without following redirects: (status, Location)."""
+    conn = http.client.HTTPConnection(servers.HOST, server.port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"User-Agent": user_agent})
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status, answer.getheader("Location") or ""
+    finally:
+        conn.close()
+
+
+def _base(url: str) -> str:
+    return url.split("?", 1)[0].split("#", 1)[0]
+
+
+def expected_prefix(link: Mapping[str, Any], device: str) -> str:
+    """The start of the Location the product rules give (issue 4) for a device: desktop, android (Chrome),
+    ios (Safari) or bot."""
+    if device == "android" and link["android"]:
+        return "intent://"
+    if device == "ios" and link["ios"]:
+        fallback = link["ios"]["fallback_url"] or link["fallback_url"]
+        return _base(fallback) if fallback else f"https://apps.apple.com/app/id{link['ios']['app_store_id']}"
+    return _base(link["destination_url"])
+
+
+def verify(server: servers.Server, links: Sequence[Mapping[str, Any]]) -> tuple[list[str], int]:
+    """Resolve sample codes for each device kind; returns (what was checked, 302 answers to GETs)."""
+    fixture = {item["name"]: item["user_agent"] for item in json.loads(FIXTURE.read_text())}
+    devices = {"desktop": fixture["Chrome on Windows"], "android": fixture["Chrome on Android (reduced user agent)"],
+               "ios": fixture["Safari on iPhone"], "bot": fixture["Googlebot smartphone"]}
+    checked: list[str] = []
+    answered = 0
+    for i, link in enumerate(links):
+        device = list(devices)[i % len(devices)]
+        status, location = get_raw(server, f"/{link['code']}", devices[device])
+        prefix = expected_prefix(link, device)
+        if status != 302 or not location.startswith(prefix) or "tracking_id" not in location:
+            raise SystemExit(f"verification failed: /{link['code']} ({device}) answered {status} {location!r}, "
+                             f"expected 302 to {prefix}...")
+        answered += 1
+        apps = "with apps" if link["android"] else "no apps"
+        checked.append(f"GET /{link['code']} ({link['kind']}, {apps}) as {device}: 302 to `{prefix}…`")
+    status, _ = get_raw(server, "/zzzzzzzzz", devices["desktop"])
+    if status != 404:
+        raise SystemExit(f"verification failed: an unknown code answered {status}")
+    checked.append("GET /zzzzzzzzz (no such code): 404")
+    return checked, answered
+
+
+def count_clicks(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM clicks").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """One service process: GETs sent and answered 302 (wrk's Lua counts), clicks it added to the database."""
+
+    label: str
+    sent: int
+    answered: int
+    stored: int
+    exit_code: int
+
+    @property
+    def equal(self) -> bool:
+        return self.sent == self.answered == self.stored
+
+
+def lookup_plan(path: Path, code: str) -> plans.Statement:
+    """The statement ``storage.clicks.link_by_code`` runs (traced on the service's kind of reader)."""
+    conn = connect_reader(str(path))
+    try:
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        asyncio.run(link_by_code(conn, code))
+        conn.set_trace_callback(None)
+        sql = next(s for s in statements if s.lstrip().upper().startswith("SELECT"))
+        return plans.explain(conn, "link by code (storage.clicks.link_by_code)", sql)
+    finally:
+        conn.close()
+
+
+@dataclass
+class Profile:
+    samples: int = 0
+    own: Counter[str] = field(default_factory=Counter)  # self samples per function
+    inclusive: Counter[str] = field(default_factory=Counter)
+    error: str = ""
+
+
+def _frame_name(frame: str) -> str:
+    """``handler (api/resolver.py:42)`` -> ``handler (api/resolver.py)``, paths shortened."""
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")").rsplit(":", 1)[0]
+    for marker in ("site-packages/", "/lib/python3", str(REPO_ROOT) + "/"):
+        if marker in where:
+            where = where.split(marker, 1)[1]
+            if marker == "/lib/python3":
+                where = "stdlib " + where.split("/", 1)[-1]
+    return f"{name} ({where})" if where else name
+
+
+# What the heaviest leaf frames stand for.
+NOTES = {
+    "_SelectorSocketTransport.write": "send() of the response (syscall)",
+    "fetch_one (storage/db.py)": "the link lookup inside SQLite (C), on the event loop",
+    "BaseEventLoop._run_once": "the event loop (epoll)",
+    "_read_ready__data_received": "recv() of the request (syscall)",
+}
+
+
+def read_profile(path: Path) -> Profile:
+    """Self and inclusive samples per function of the main thread (the event loop) from py-spy's raw
+    output with ``--threads``; the other threads' cost is measured as CPU time instead."""
+    profile = Profile()
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        head, _, rest = stack.partition(";")
+        if not head.startswith("thread (") or not head.endswith(": MainThread"):
+            continue
+        frames = [_frame_name(f) for f in rest.split(";") if f]
+        if not frames:
+            continue
+        n = int(count)
+        profile.samples += n
+        profile.own[frames[-1]] += n
+        for name in set(frames):
+            profile.inclusive[name] += n
+    return profile
+
+
+@contextmanager
+def profiling(server: servers.Server, seconds: int, out: Path) -> Iterator[None]:
+    """py-spy on the server for ``seconds`` (raw, non-blocking) around the block."""
+    spy = REPO_ROOT / ".venv" / "bin" / "py-spy"
+    command = [str(spy), "record", "--pid", str(server.process.pid), "--duration", str(seconds),
+               "--format", "raw", "-o", str(out), "--nonblocking", "--threads"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        yield
+    finally:
+        try:
+            _, err = process.communicate(timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            err = b"py-spy did not finish"
+        if process.returncode != 0:
+            out.with_suffix(".err").write_bytes(err or b"")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Report.
+
+
+@dataclass
+class Run:
+    machine: report.Machine
+    revision: str
+    load: Load
+    dataset: redirects_data.DataSet
+    compared: int
+    checked: list[str]
+    results: dict[tuple[str, str], Result]  # (scenario, label) -> result; labels bare before/service/bare after
+    accounts: list[Accounting]
+    plan: plans.Statement
+    profiles: dict[str, Profile]
+    profile_s: int
+    cpu_us: dict[str, float]  # scenario -> event-loop CPU µs per request (for the profile's per-request costs)
+
+    def bare_rps(self, scenario: str) -> float:
+        return statistics.mean(self.results[(scenario, k)].rps for k in ("bare (before)", "bare (after)"))
+
+    def bare_loop_us(self, scenario: str) -> float:
+        runs = (self.results[(scenario, k)] for k in ("bare (before)", "bare (after)"))
+        return statistics.mean(r.loop_us_per_request for r in runs)
+
+    def ratio(self, scenario: str) -> float:
+        return self.results[(scenario, "service")].rps / self.bare_rps(scenario)
+
+
+TARGETS = {"mix": 0.70, "unique": 0.50}
+
+
+def _ms(us: float) -> str:
+    return f"{us / 1000:.1f} ms" if us >= 1000 else f"{us / 1000:.2f} ms"
+
+
+def summary(run: Run) -> str:
+    lines = []
+    for scenario, title in SCENARIOS.items():
+        ratio = run.ratio(scenario)
+        lines.append(f"{title}: service {run.results[(scenario, 'service')].rps:,.0f}/s, bare "
+                     f"{run.bare_rps(scenario):,.0f}/s, ratio {ratio:.0%} (target {TARGETS[scenario]:.0%}: "
+                     f"{'met' if ratio >= TARGETS[scenario] else 'NOT met'})")
+    for acc in run.accounts:
+        lines.append(f"clicks, {acc.label}: GET sent {acc.sent:,}, 302 answered {acc.answered:,}, stored "
+                     f"{acc.stored:,} ({'equal' if acc.equal else 'DIFFERENT'}), exit code {acc.exit_code}")
+    return "\n".join(lines)
+
+
+def _profile_rows(profile: Profile, cpu_us: float, counter: Counter[str], top: int) -> list[list[str]]:
+    rows = []
+    for name, n in counter.most_common(top):
+        share = n / profile.samples
+        note = next((text for key, text in NOTES.items() if key in name), "")
+        rows.append([f"`{name}`", f"{share:.0%}", f"{share * cpu_us:.0f} µs", note])
+    return rows
+
+
+def _own_code(name: str) -> bool:
+    return "linksvc/__main__.py" not in name and any(f"({p}" in name for p in ("api/", "linksvc/", "storage/"))
+
+
+def section(run: Run) -> str:
+    load = run.load
+    ds = run.dataset
+    kinds = ", ".join(f"{kind} {n:,}" for kind, n in ds.kinds.items())
+    out = [
+        "## Redirects (issue 4)", "",
+        f"Command: `{COMMAND}` ({run.revision}).", "",
+        f"Machine: {run.machine.line()}.", "",
+        f"Data set: one account, {ds.links:,} links ({kinds}); https destinations on 4 hosts with utm_* and "
+        f"other parameters (some with a fragment); {ds.with_apps:,} with Android (`package`) and iOS "
+        f"(`app_store_id`) settings and a deeplink, some of those with fallbacks. Built with direct SQL inserts "
+        f"in {ds.build_seconds} s and cached under `data/`; {run.compared} links saved through "
+        "`linksvc.resources.service.save` into a scratch database gave identical rows.", "",
+        "Verified through the real server before measuring:", "",
+        *[f"- {line}" for line in run.checked], "",
+        f"Load: wrk, {load.connections} connections, {load.threads} threads, {load.warmup} s warm-up then "
+        f"{load.duration} s measured per row, then a {TAIL_SECONDS} s tail of `HEAD /{{code}}` (records nothing) "
+        "so that no GET is in flight when wrk stops. Codes drawn at random over all links. Scenario (a): "
+        f"{len(UA_MIX)} user agents of `fixtures/user_agents.json` weighted toward mobile Chrome and Safari and "
+        "desktop Chrome (a few in-app browsers, 4% bots); (b): a Chrome-on-Android string with the run, the "
+        "thread and a per-request counter in its version, so none repeats. Requests/s = 302 answers to GETs "
+        "received during the GET phase / its length; latency percentiles are wrk's over the whole run (GETs and "
+        "the tail). The bare handler answers a fixed 302 (aiohttp, no middleware, no access log; "
+        "`--bare-port`), with the same scripts, before and after the service. Each service row is a fresh "
+        "process (`LINKSVC_LOAD_DEMO=0 LINKSVC_LOG_LEVEL=WARNING`), one process per scenario. CPU is the server "
+        "process's user+system time during the measured run per answer, split into its main thread (the "
+        "event loop, where every request is handled) and its other threads (aiosqlite's, which write the "
+        "click batches), from /proc.", "",
+    ]
+    rows = []
+    for scenario, title in SCENARIOS.items():
+        bare = run.bare_rps(scenario)
+        for label in ("bare (before)", "service", "bare (after)"):
+            r = run.results[(scenario, label)]
+            share = f"**{r.rps / bare:.0%}**" if label == "service" else f"{r.rps / bare:.0%}"
+            rows.append([title if label == "bare (before)" else "", label, f"{r.rps:,.0f}", share, _ms(r.p50_us),
+                         _ms(r.p99_us), f"{r.cpu_us_per_request:.0f} µs", f"{r.loop_us_per_request:.0f} µs",
+                         f"{r.other_us_per_request:.0f} µs", f"{r.timeouts}"])
+    out += [report.table(["scenario", "server", "redirects/s", "vs bare (mean)", "p50", "p99", "CPU/request",
+                          "event loop", "other threads", "timeouts"], rows), ""]
+    verdicts = []
+    for scenario, title in SCENARIOS.items():
+        ratio = run.ratio(scenario)
+        met = "met" if ratio >= TARGETS[scenario] else "**not met**"
+        verdicts.append(f"- {title}: {ratio:.0%} of the bare handler (target {TARGETS[scenario]:.0%}): {met}.")
+    out += ["Targets:", "", *verdicts, ""]
+    out += ["No click lost: per service process (warm-up, measured and profiled runs; the verification process "
+            "alone), the GETs wrk sent, the 302 answers its Lua `response()` counted, and the clicks the "
+            "process added to the database, counted after SIGTERM:", ""]
+    out += [report.table(["process", "GETs sent", "302 answered", "clicks stored", "equal", "exit code"],
+                         [[a.label, f"{a.sent:,}", f"{a.answered:,}", f"{a.stored:,}",
+                           "yes" if a.equal else "**no**", str(a.exit_code)] for a in run.accounts]), ""]
+    plan = run.plan
+    out += ["Query plan of the link lookup (`storage.clicks.link_by_code`), median "
+            f"{plan.median_ms * 1000:.0f} µs alone:", "", "```sql", plan.sql, "```", "", "```",
+            *plan.plan, "```", ""]
+    for scenario, title in SCENARIOS.items():
+        profile = run.profiles.get(scenario)
+        cpu = run.cpu_us[scenario]
+        if profile is None or not profile.samples:
+            reason = profile.error if profile else "not run"
+            out += [f"Profile {title}: none ({reason}).", ""]
+            continue
+        own = Counter({k: v for k, v in profile.inclusive.items() if _own_code(k)})
+        out += [f"Profile {title}: py-spy (`--nonblocking --threads`), {profile.samples:,} samples of the "
+                "service's event-loop thread while it was busy, during a further "
+                f"{run.profile_s} s run of the same process; cost per request = share of samples × the "
+                f"{cpu:.0f} µs of event-loop CPU per request measured above. For scale: the bare handler's "
+                f"whole event loop costs {run.bare_loop_us(scenario):.0f} µs per request.", "",
+                "Self time (top functions):", "",
+                report.table(["function", "share", "per request", ""], _profile_rows(profile, cpu, profile.own, 12)),
+                "", "Inclusive time of the service's own code (a lower bound: a non-blocking sample may catch "
+                "a stack half unwound):", "",
+                report.table(["function", "share", "per request", ""], _profile_rows(profile, cpu, own, 10)), ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.redirects", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--links", type=int, default=100_000)
+    parser.add_argument("--duration", type=int, default=20, help="seconds measured per row [20]")
+    parser.add_argument("--warmup", type=int, default=5, help="seconds of warm-up before each row [5]")
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--profile", type=int, default=8, help="seconds py-spy samples each service run [8]")
+    parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
+    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    parser.add_argument("--bare-port", type=int, help=argparse.SUPPRESS)  # run the bare 302 server only
+    args = parser.parse_args(argv)
+    if not 0 < args.duration <= 60 or not 0 <= args.warmup <= 30 or not 0 <= args.profile <= 30:
+        parser.error("--duration must be 1-60 s, --warmup 0-30 s, --profile 0-30 s")
+    return args
+
+
+def _working_copy(source: Path) -> Path:
+    """A copy of the cached database for this run: clicks written by the runs never touch the cache."""
+    target = source.with_name(source.stem + ".run.db")
+    for stale in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
+        stale.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    dst = sqlite3.connect(target)
+    try:
+        src.backup(dst)
+        dst.execute("PRAGMA journal_mode=WAL")
+    finally:
+        dst.close()
+        src.close()
+    return target
+
+
+def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, load: Load, profile_s: int,
+                 out_dir: Path) -> tuple[Result, Accounting, Profile]:
+    before = count_clicks(db)
+    serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db)]
+    profile = Profile()
+    with serving(f"linksvc ({label})", serve, env=SERVICE_ENV) as service:
+        print(f"measuring the service, {SCENARIOS[scenario]} ...")
+        result, made = measure(service, scripts, scenario, load)
+        if profile_s:
+            raw = out_dir / f"profile-{scenario}.txt"
+            with profiling(service, profile_s, raw):
+                made += measure(service, scripts, scenario, load, seconds=profile_s, warmup=False)[1]
+            if raw.is_file():
+                profile = read_profile(raw)
+            else:
+                err = raw.with_suffix(".err")
+                profile.error = err.read_text().strip()[:300] if err.is_file() else "py-spy wrote nothing"
+        exit_code = stop(service)
+    acc = Accounting(label, sum(r.get_sent for r in made), sum(r.get_302 for r in made), count_clicks(db) - before,
+                     exit_code)
+    return result, acc, profile
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    if args.bare_port is not None:
+        web.run_app(bare_app(), host=servers.HOST, port=args.bare_port, access_log=None, print=None)
+        return 0
+    wrk.wrk_binary()
+    load = Load(args.connections, args.threads, args.duration, args.warmup)
+    dataset = redirects_data.ensure(args.links, rebuild=args.rebuild)
+    compared = redirects_data.check(dataset.path, args.links)
+    print(f"rows identical to the save path's: {compared} links compared")
+    db = _working_copy(dataset.path)
+    plan = lookup_plan(db, redirects_data.all_codes(db)[args.links // 2])
+    print("plan of the link lookup:\n  " + "\n  ".join(plan.plan))
+    results: dict[tuple[str, str], Result] = {}
+    accounts: list[Accounting] = []
+    profiles: dict[str, Profile] = {}
+    bare_cmd = ["-m", "bench.redirects", "--bare-port", "{port}"]
+    with tempfile.TemporaryDirectory(prefix="bench-redirects-") as tmp:
+        directory = Path(tmp)
+        scripts = Scripts(directory, directory / "codes.txt", directory / "agents.txt")
+        scripts.codes.write_text("\n".join(redirects_data.all_codes(db)) + "\n")
+        scripts.agents.write_text("\n".join(weighted_agents()) + "\n")
+
+        before = count_clicks(db)
+        with serving("linksvc (verification)", ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db)],
+                     env=SERVICE_ENV) as service:
+            checked, answered = verify(service, redirects_data.sample_links(db, 12))
+            exit_code = stop(service)
+        accounts.append(Accounting("verification", answered, answered, count_clicks(db) - before, exit_code))
+        print("verified through the real server:\n  " + "\n  ".join(checked))
+
+        with serving("bare 302 handler", bare_cmd) as bare:
+            for scenario in SCENARIOS:
+                print(f"measuring the bare handler, {SCENARIOS[scenario]} ...")
+                results[(scenario, "bare (before)")] = measure(bare, scripts, scenario, load)[0]
+        cpu_us: dict[str, float] = {}
+        for scenario in SCENARIOS:
+            result, acc, profile = _service_run(f"service {scenario}", db, scripts, scenario, load, args.profile,
+                                                directory)
+            results[(scenario, "service")] = result
+            accounts.append(acc)
+            profiles[scenario] = profile
+            cpu_us[scenario] = result.loop_us_per_request
+        with serving("bare 302 handler", bare_cmd) as bare:
+            for scenario in SCENARIOS:
+                print(f"measuring the bare handler again, {SCENARIOS[scenario]} ...")
+                results[(scenario, "bare (after)")] = measure(bare, scripts, scenario, load)[0]
+        for scenario in SCENARIOS:
+            raw = directory / f"profile-{scenario}.txt"
+            if raw.is_file():
+                shutil.copy(raw, REPO_ROOT / "data" / f"bench-redirects-profile-{scenario}.txt")
+    run = Run(machine=report.machine(), revision=report.revision(), load=load, dataset=dataset, compared=compared,
+              checked=checked, results=results, accounts=accounts, plan=plan, profiles=profiles,
+              profile_s=args.profile, cpu_us=cpu_us)
+    print(summary(run))
+    for (scenario, label), r in results.items():
+        print(f"  {scenario:7} {label:14} {r.rps:8,.0f}/s p50 {_ms(r.p50_us)} p99 {_ms(r.p99_us)} "
+              f"cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, other "
+              f"{r.other_us_per_request:.0f}) timeouts {r.timeouts}")
+    if not args.no_docs:
+        print(f"wrote {report.write_section('redirects', section(run))}")
+    return 0 if all(a.equal for a in accounts) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
