@@ -17,7 +17,6 @@ as the service generates them.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import random
 import re
@@ -32,6 +31,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from bench import report
 from bench import storefront_docs as docs
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import dumps
@@ -176,29 +176,18 @@ def default_path(links: int) -> Path:
     return REPO_ROOT / "data" / name
 
 
-def schema_digest() -> str:
-    digest = hashlib.sha256()
-    for number, path in migration_files():
-        digest.update(f"{number}:".encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _count(conn: sqlite3.Connection, sql: str, *params: Any) -> int:
-    return int(conn.execute(sql, params).fetchone()[0])
-
-
 def _reusable(path: Path, links: int) -> DataSet | None:
     meta_file = path.with_suffix(".json")
     if not path.is_file() or not meta_file.is_file():
         return None
     meta = json.loads(meta_file.read_text())
-    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (GENERATOR_VERSION, SEED, schema_digest()):
+    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (GENERATOR_VERSION, SEED, report.schema_digest()):
         return None
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        if _count(conn, "PRAGMA user_version") != len(migration_files()):
+        if report.count(conn, "PRAGMA user_version") != len(migration_files()):
             return None
-        if _count(conn, "SELECT count(*) FROM links WHERE account_id = ?", ACCOUNT_ID) != links:
+        if report.count(conn, "SELECT count(*) FROM links WHERE account_id = ?", ACCOUNT_ID) != links:
             return None
     finally:
         conn.close()
@@ -239,13 +228,13 @@ def build(path: Path, links: int, log: Callable[[str], None] = print) -> DataSet
             log(f"  links: {done:,}/{links:,} ({time.perf_counter() - started:.0f} s)")
         conn.execute("PRAGMA journal_mode=WAL")
         kinds = dict(conn.execute("SELECT kind, count(*) FROM links GROUP BY kind ORDER BY kind").fetchall())
-        with_apps = _count(conn, "SELECT count(*) FROM links WHERE json_extract(body, '$.android') IS NOT NULL")
+        with_apps = report.count(conn, "SELECT count(*) FROM links WHERE json_extract(body, '$.android') IS NOT NULL")
     finally:
         conn.close()
     tmp.replace(path)
     result = DataSet(path=path, links=links, with_apps=with_apps, kinds=kinds,
                      build_seconds=round(time.perf_counter() - started, 1), built_at=iso(utcnow()))
-    meta = {"version": GENERATOR_VERSION, "seed": SEED, "schema": schema_digest(), **asdict(result)}
+    meta = {"version": GENERATOR_VERSION, "seed": SEED, "schema": report.schema_digest(), **asdict(result)}
     meta["path"] = str(path)
     del meta["reused"]
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -313,7 +302,7 @@ def sample_links(path: Path, count: int, seed: int = 5) -> list[dict[str, Any]]:
     """Bodies of ``count`` links spread over the table (random rowids)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        top = _count(conn, "SELECT max(rowid) FROM links")
+        top = report.count(conn, "SELECT max(rowid) FROM links")
         rowids = random.Random(seed).sample(range(1, top + 1), min(top, count))
         marks = ", ".join("?" for _ in rowids)
         rows = conn.execute(f"SELECT body FROM links WHERE rowid IN ({marks})", rowids).fetchall()

@@ -6,6 +6,7 @@ sections and the introduction are kept, and a missing section is appended.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import re
@@ -15,8 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from linksvc.settings import REPO_ROOT
+from storage.db import migration_files
 
 DOC = REPO_ROOT / "docs" / "benchmarks.md"
 INTRO = """# Benchmarks
@@ -116,3 +119,16 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def schema_digest() -> str:
+    """A digest of the migration files: a cached benchmark database is rebuilt when any of them changes."""
+    digest = hashlib.sha256()
+    for number, path in migration_files():
+        digest.update(f"{number}:".encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def count(conn: sqlite3.Connection, sql: str, *params: Any) -> int:
+    """The single number a query answers."""
+    return int(conn.execute(sql, params).fetchone()[0])

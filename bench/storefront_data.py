@@ -11,7 +11,6 @@ the migration files, the migration level and the row counts all match.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import random
 import sqlite3
@@ -21,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import report
 from bench import storefront_docs as docs
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import dumps
@@ -98,22 +98,13 @@ def _meta_path(path: Path) -> Path:
     return path.with_suffix(".json")
 
 
-def schema_digest() -> str:
-    """A digest of the migration files: a cached database is rebuilt when any of them changes."""
-    digest = hashlib.sha256()
-    for number, path in migration_files():
-        digest.update(f"{number}:".encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _count(conn: sqlite3.Connection, sql: str, *params: Any) -> int:
-    return int(conn.execute(sql, params).fetchone()[0])
-
-
 def store_matches(conn: sqlite3.Connection, store: str) -> int:
     """Campaigns a store sees, counted independently of the service's query: null lists plus lists holding it."""
-    return _count(conn, "SELECT count(*) FROM campaigns WHERE account_id = ? AND stores_any = 1", docs.ACCOUNT_ID) + \
-        _count(conn, "SELECT count(*) FROM campaign_restrictions WHERE dimension = 'store' AND value = ?", store)
+    unrestricted = report.count(
+        conn, "SELECT count(*) FROM campaigns WHERE account_id = ? AND stores_any = 1", docs.ACCOUNT_ID)
+    listed = report.count(
+        conn, "SELECT count(*) FROM campaign_restrictions WHERE dimension = 'store' AND value = ?", store)
+    return unrestricted + listed
 
 
 def _reusable(path: Path, campaigns: int, customers: int) -> DataSet | None:
@@ -121,14 +112,14 @@ def _reusable(path: Path, campaigns: int, customers: int) -> DataSet | None:
     if not path.is_file() or not meta_file.is_file():
         return None
     meta = json.loads(meta_file.read_text())
-    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (GENERATOR_VERSION, SEED, schema_digest()):
+    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (GENERATOR_VERSION, SEED, report.schema_digest()):
         return None
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        if _count(conn, "PRAGMA user_version") != len(migration_files()):
+        if report.count(conn, "PRAGMA user_version") != len(migration_files()):
             return None
-        found = (_count(conn, "SELECT count(*) FROM campaigns WHERE account_id = ?", docs.ACCOUNT_ID),
-                 _count(conn, "SELECT count(*) FROM customers WHERE account_id = ?", docs.ACCOUNT_ID))
+        found = (report.count(conn, "SELECT count(*) FROM campaigns WHERE account_id = ?", docs.ACCOUNT_ID),
+                 report.count(conn, "SELECT count(*) FROM customers WHERE account_id = ?", docs.ACCOUNT_ID))
     finally:
         conn.close()
     if found != (campaigns, customers) or (meta["campaigns"], meta["customers"]) != found:
@@ -203,8 +194,8 @@ def build(path: Path, campaigns: int, customers: int, log: Callable[[str], None]
         conn.execute("PRAGMA journal_mode=WAL")
         result = DataSet(
             path=path, campaigns=campaigns, customers=customers,
-            wallet_lines=_count(conn, "SELECT count(*) FROM wallet_lines"),
-            restrictions=_count(conn, "SELECT count(*) FROM campaign_restrictions"),
+            wallet_lines=report.count(conn, "SELECT count(*) FROM wallet_lines"),
+            restrictions=report.count(conn, "SELECT count(*) FROM campaign_restrictions"),
             store_matches=store_matches(conn, docs.BENCH_STORE), build_seconds=0.0, built_at=iso(utcnow()),
         )
         phases["counts and WAL switch"] = time.perf_counter() - mark
@@ -213,7 +204,7 @@ def build(path: Path, campaigns: int, customers: int, log: Callable[[str], None]
     tmp.replace(path)
     result.build_seconds = round(time.perf_counter() - started, 1)
     result.phases = {k: round(v, 1) for k, v in phases.items()}
-    meta = {"version": GENERATOR_VERSION, "seed": SEED, "schema": schema_digest(), **asdict(result)}
+    meta = {"version": GENERATOR_VERSION, "seed": SEED, "schema": report.schema_digest(), **asdict(result)}
     meta["path"] = str(path)
     del meta["reused"]
     _meta_path(path).write_text(json.dumps(meta, indent=2) + "\n")
