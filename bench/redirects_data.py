@@ -39,7 +39,7 @@ from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
 from linksvc.seed import load_seed
 from linksvc.settings import REPO_ROOT
-from storage.db import Database, fetch_one, migration_files
+from storage.db import Database, fetch_one
 from storage.documents import TABLES
 
 GENERATOR_VERSION = 1
@@ -177,20 +177,11 @@ def default_path(links: int) -> Path:
 
 
 def _reusable(path: Path, links: int) -> DataSet | None:
-    meta_file = path.with_suffix(".json")
-    if not path.is_file() or not meta_file.is_file():
+    cached = report.cached_counts(path, GENERATOR_VERSION, SEED,
+                                  [("SELECT count(*) FROM links WHERE account_id = ?", (ACCOUNT_ID,))])
+    if cached is None or cached[1] != (links,):
         return None
-    meta = json.loads(meta_file.read_text())
-    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (GENERATOR_VERSION, SEED, report.schema_digest()):
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        if report.count(conn, "PRAGMA user_version") != len(migration_files()):
-            return None
-        if report.count(conn, "SELECT count(*) FROM links WHERE account_id = ?", ACCOUNT_ID) != links:
-            return None
-    finally:
-        conn.close()
+    meta = cached[0]
     keep = {k: meta[k] for k in ("links", "with_apps", "kinds", "build_seconds", "built_at")}
     return DataSet(path=path, reused=True, **keep)
 

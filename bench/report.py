@@ -7,11 +7,13 @@ sections and the introduction are kept, and a missing section is appended.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import re
 import sqlite3
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -132,3 +134,22 @@ def schema_digest() -> str:
 def count(conn: sqlite3.Connection, sql: str, *params: Any) -> int:
     """The single number a query answers."""
     return int(conn.execute(sql, params).fetchone()[0])
+
+
+def cached_counts(path: Path, version: int, seed: int, queries: Sequence[tuple[str, tuple[Any, ...]]]
+                  ) -> tuple[dict[str, Any], tuple[int, ...]] | None:
+    """A cached benchmark database's metadata and row counts, when it was built by this generator
+    version and seed against the current migrations; None when it must be built again."""
+    meta_file = path.with_suffix(".json")
+    if not path.is_file() or not meta_file.is_file():
+        return None
+    meta: dict[str, Any] = json.loads(meta_file.read_text())
+    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (version, seed, schema_digest()):
+        return None
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if count(conn, "PRAGMA user_version") != len(migration_files()):
+            return None
+        return meta, tuple(count(conn, sql, *params) for sql, params in queries)
+    finally:
+        conn.close()

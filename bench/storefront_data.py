@@ -26,7 +26,7 @@ from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.seed import load_seed
 from linksvc.settings import REPO_ROOT
-from storage.db import Database, migration_files
+from storage.db import Database
 from storage.documents import TABLES
 from storage.wallet import LINE_COLUMNS
 
@@ -108,20 +108,13 @@ def store_matches(conn: sqlite3.Connection, store: str) -> int:
 
 
 def _reusable(path: Path, campaigns: int, customers: int) -> DataSet | None:
-    meta_file = _meta_path(path)
-    if not path.is_file() or not meta_file.is_file():
+    cached = report.cached_counts(path, GENERATOR_VERSION, SEED, [
+        ("SELECT count(*) FROM campaigns WHERE account_id = ?", (docs.ACCOUNT_ID,)),
+        ("SELECT count(*) FROM customers WHERE account_id = ?", (docs.ACCOUNT_ID,)),
+    ])
+    if cached is None:
         return None
-    meta = json.loads(meta_file.read_text())
-    if (meta.get("version"), meta.get("seed"), meta.get("schema")) != (GENERATOR_VERSION, SEED, report.schema_digest()):
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        if report.count(conn, "PRAGMA user_version") != len(migration_files()):
-            return None
-        found = (report.count(conn, "SELECT count(*) FROM campaigns WHERE account_id = ?", docs.ACCOUNT_ID),
-                 report.count(conn, "SELECT count(*) FROM customers WHERE account_id = ?", docs.ACCOUNT_ID))
-    finally:
-        conn.close()
+    meta, found = cached
     if found != (campaigns, customers) or (meta["campaigns"], meta["customers"]) != found:
         return None
     keep = {k: meta[k] for k in ("campaigns", "customers", "wallet_lines", "restrictions", "store_matches",
