@@ -8,7 +8,7 @@ Over 100,000 links (:mod:`bench.redirects_data`), measures redirects/s and p50/p
 (b) ``unique``: every request carries a user agent never seen before (a Chrome-on-Android string whose
     version holds the run, the wrk thread and a per-request counter).
 
-Each beside a bare aiohttp handler answering a fixed 302 (this module, ``--bare-port``), measured with the
+Each beside a bare aiohttp handler answering a fixed 302 (``bench/baseline.py``), measured with the
 same scripts in the same run, before and after the service.
 
 No click lost: each service run gets a fresh process; the Lua script counts the 302 answers to its GETs in
@@ -36,17 +36,13 @@ import signal
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-from aiohttp import web
 
 from bench import plans, redirects_data, report, servers, wrk
 from linksvc.settings import REPO_ROOT
@@ -58,7 +54,6 @@ MARK = "BENCH_REDIRECTS "
 TAIL_MARKER = "benchtail"
 TAIL_SECONDS = 2
 FIXTURE = REPO_ROOT / "fixtures" / "user_agents.json"
-BARE_LOCATION = "https://shop.benchcoffee.example/offers/1?utm_source=newsletter&utm_medium=email"
 UNIQUE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
              "Chrome/%d.0.%d.%d Mobile Safari/537.36")
 SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
@@ -74,54 +69,13 @@ UA_MIX = {
 SCENARIOS = {"mix": "(a) repeated user agents (realistic mix)", "unique": "(b) a never-seen user agent per request"}
 
 # ---------------------------------------------------------------------------------------------------------
-# The bare baseline: a fixed 302, nothing else.
-
-
-async def _bare_redirect(request: web.Request) -> web.Response:
-    # The query is echoed so that the tail marker shows in Location, exactly as with the service.
-    location = f"{BARE_LOCATION}&{request.query_string}" if request.query_string else BARE_LOCATION
-    return web.Response(status=302, headers={"Location": location, "Cache-Control": "no-store"})
-
-
-async def _bare_healthz(request: web.Request) -> web.Response:
-    return web.Response(body=b'{"status":"ok"}', content_type="application/json")
-
-
-def bare_app() -> web.Application:
-    app = web.Application()
-    app.router.add_get("/healthz", _bare_healthz)
-    app.router.add_get("/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}", _bare_redirect)
-    return app
-
-
-# ---------------------------------------------------------------------------------------------------------
 # Servers: one process each; the service is stopped with SIGTERM, its exit code kept.
 
 
-@contextmanager
-def serving(name: str, args: list[str], env: Mapping[str, str] | None = None) -> Iterator[servers.Server]:
-    """Run ``python args...`` (``{port}`` replaced), wait for ``/healthz``, stop it with SIGTERM on exit."""
-    port = servers.free_port()
-    command = [sys.executable, *(a.replace("{port}", str(port)) for a in args)]
-    process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
-                               stdout=subprocess.DEVNULL, stderr=None)
-    server = servers.Server(name, port, process)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{name} exited with {process.returncode} before it was ready")
-            try:
-                if servers.get_json(server.url("/healthz"), timeout=2.0)[0] == 200:
-                    break
-            except (OSError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{name} was not ready on port {port} in time")
-            time.sleep(0.2)
-        yield server
-    finally:
-        stop(server)
+def serving(name: str, args: list[str], env: Mapping[str, str] | None = None
+            ) -> AbstractContextManager[servers.Server]:
+    """A server process stopped with SIGTERM (the service's clean shutdown writes buffered clicks)."""
+    return servers.running(name, args, env=env, stop=stop)
 
 
 def thread_cpu(server: servers.Server) -> tuple[float, float]:
@@ -618,7 +572,7 @@ def section(run: Run) -> str:
         "thread and a per-request counter in its version, so none repeats. Requests/s = 302 answers to GETs "
         "received during the GET phase / its length; latency percentiles are wrk's over the whole run (GETs and "
         "the tail). The bare handler answers a fixed 302 (aiohttp, no middleware, no access log; "
-        "`--bare-port`), with the same scripts, before and after the service. Each service row is a fresh "
+        "`bench/baseline.py`), with the same scripts, before and after the service. Each service row is a fresh "
         "process (`LINKSVC_LOAD_DEMO=0 LINKSVC_LOG_LEVEL=WARNING`), one process per scenario. CPU is the server "
         "process's user+system time during the measured run per answer, split into its main thread (the "
         "event loop, where every request is handled) and its other threads (aiosqlite's, which write the "
@@ -686,7 +640,6 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", type=int, default=8, help="seconds py-spy samples each service run [8]")
     parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
     parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
-    parser.add_argument("--bare-port", type=int, help=argparse.SUPPRESS)  # run the bare 302 server only
     args = parser.parse_args(argv)
     if not 0 < args.duration <= 60 or not 0 <= args.warmup <= 30 or not 0 <= args.profile <= 30:
         parser.error("--duration must be 1-60 s, --warmup 0-30 s, --profile 0-30 s")
@@ -734,9 +687,6 @@ def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, load: Lo
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    if args.bare_port is not None:
-        web.run_app(bare_app(), host=servers.HOST, port=args.bare_port, access_log=None, print=None)
-        return 0
     wrk.wrk_binary()
     load = Load(args.connections, args.threads, args.duration, args.warmup)
     dataset = redirects_data.ensure(args.links, rebuild=args.rebuild)
@@ -748,7 +698,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[tuple[str, str], Result] = {}
     accounts: list[Accounting] = []
     profiles: dict[str, Profile] = {}
-    bare_cmd = ["-m", "bench.redirects", "--bare-port", "{port}"]
+    bare_cmd = ["-m", "bench.baseline", "--port", "{port}"]
     with tempfile.TemporaryDirectory(prefix="bench-redirects-") as tmp:
         directory = Path(tmp)
         scripts = Scripts(directory, directory / "codes.txt", directory / "agents.txt")

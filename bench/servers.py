@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,8 +89,9 @@ def drain(server: Server, quick: float = 0.1, deadline_s: float = 300.0) -> floa
 
 @contextmanager
 def running(name: str, args: list[str], env: Mapping[str, str] | None = None,
-            ready_timeout: float = 120.0) -> Iterator[Server]:
-    """Run ``python args...`` from the repository root with ``{port}`` in args replaced by a free port."""
+            ready_timeout: float = 120.0, stop: Callable[[Server], object] | None = None) -> Iterator[Server]:
+    """Run ``python args...`` from the repository root with ``{port}`` in args replaced by a free port;
+    ``stop`` ends it (default: SIGINT, then SIGKILL)."""
     port = free_port()
     command = [sys.executable, *(a.replace("{port}", str(port)) for a in args)]
     process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
@@ -100,7 +101,9 @@ def running(name: str, args: list[str], env: Mapping[str, str] | None = None,
         _wait_ready(server, time.monotonic() + ready_timeout)
         yield server
     finally:
-        if process.poll() is None:
+        if stop is not None:
+            stop(server)
+        elif process.poll() is None:
             process.send_signal(signal.SIGINT)
             try:
                 process.wait(timeout=15)
