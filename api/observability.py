@@ -2,51 +2,142 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
 import re
 import secrets
 import time
+from bisect import bisect_left
+from collections.abc import AsyncIterator, Iterator
+from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 
 from api import errors
 from linksvc.errors import ServiceError
+from linksvc.jsoncodec import dumpb, loads
 from linksvc.logs import request_id_var
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 UNMATCHED = "unmatched"
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id", str)
+log = logging.getLogger("linksvc.metrics")
+
+
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 
 
 class Metrics:
-    """Request counts and latencies. Label children are kept per label set: looking them up through
-    ``labels()`` on every request costs more than the observation itself."""
+    """Request counts and latencies by method, route and status, exposed in Prometheus' format.
 
-    def __init__(self) -> None:
-        self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+    Counted in plain dicts (one ``bisect`` and three additions per request) rather than with
+    ``prometheus_client``'s metric objects, whose lock and per-bucket loop cost more than the redirect
+    itself; the figures are turned into metric families only when ``/metrics`` is scraped.
+
+    With several worker processes each worker keeps its own figures and writes them every
+    ``SNAPSHOT_SECONDS`` to ``<shared_dir>/<pid>.json``; a scrape, whichever worker answers it, adds the
+    other workers' latest snapshots to its own live figures. Counters stay monotonic across a worker's
+    restart because a dead worker's last snapshot stays in the folder.
+    """
+
+    SNAPSHOT_SECONDS = 1.0
+
+    def __init__(self, shared_dir: str | None = None) -> None:
+        self.shared_dir = Path(shared_dir) if shared_dir else None
+        self._requests: dict[tuple[str, str, int], int] = {}
+        # Per (method, route): a count per bucket (the last one is +Inf), then the sum of seconds.
+        self._latency: dict[tuple[str, str], list[float]] = {}
         self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "linksvc_http_requests", "HTTP requests answered, by method, route and status",
-            ("method", "route", "status"), registry=self.registry,
-        )
-        self.latency = Histogram(
-            "linksvc_http_request_duration_seconds", "Time to answer an HTTP request, by route",
-            ("method", "route"), registry=self.registry,
-            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
-        )
-
+        self.registry.register(self)
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        key = (method, route, str(status))
-        children = self._children.get(key)
-        if children is None:
-            children = (self.requests.labels(*key), self.latency.labels(method, route))
-            self._children[key] = children
-        children[0].inc()
-        children[1].observe(seconds)
+        key = (method, route, status)
+        self._requests[key] = self._requests.get(key, 0) + 1
+        counts = self._latency.get((method, route))
+        if counts is None:
+            counts = self._latency[(method, route)] = [0] * (len(BUCKETS) + 2)
+        counts[bisect_left(BUCKETS, seconds)] += 1
+        counts[-1] += seconds
+
+    def snapshot(self) -> dict[str, list[list[Any]]]:
+        return {
+            "requests": [[*key, n] for key, n in self._requests.items()],
+            "latency": [[*key, counts] for key, counts in self._latency.items()],
+        }
+
+    def write_snapshot(self) -> None:
+        if self.shared_dir is None:
+            return
+        path = self.shared_dir / f"{os.getpid()}.json"
+        scratch = path.with_suffix(".tmp")
+        scratch.write_bytes(dumpb(self.snapshot()))
+        scratch.replace(path)
+
+    def _merged(self) -> tuple[dict[tuple[str, str, int], int], dict[tuple[str, str], list[float]]]:
+        requests = dict(self._requests)
+        latency = {key: list(counts) for key, counts in self._latency.items()}
+        if self.shared_dir is not None:
+            own = f"{os.getpid()}.json"
+            for path in self.shared_dir.glob("*.json"):
+                if path.name == own:
+                    continue
+                try:
+                    other = loads(path.read_bytes())
+                except (OSError, ValueError):  # a worker's file being replaced: skipped this scrape
+                    continue
+                for method, route, status, n in other["requests"]:
+                    requests[(method, route, status)] = requests.get((method, route, status), 0) + n
+                for method, route, counts in other["latency"]:
+                    mine = latency.setdefault((method, route), [0] * len(counts))
+                    for i, value in enumerate(counts):
+                        mine[i] += value
+        return requests, latency
+
+    def collect(self) -> Iterator[Metric]:
+        requests, latency = self._merged()
+        counter = CounterMetricFamily("linksvc_http_requests", "HTTP requests answered, by method, route and status",
+                                      labels=("method", "route", "status"))
+        for (method, route, status), n in sorted(requests.items()):
+            counter.add_metric((method, route, str(status)), n)
+        yield counter
+        histogram = HistogramMetricFamily("linksvc_http_request_duration_seconds",
+                                          "Time to answer an HTTP request, by route", labels=("method", "route"))
+        for (method, route), counts in sorted(latency.items()):
+            cumulative = list(accumulate(counts[:-1]))
+            buckets = [(str(float(bound)), cumulative[i]) for i, bound in enumerate(BUCKETS)]
+            buckets.append(("+Inf", cumulative[-1]))
+            histogram.add_metric((method, route), buckets, counts[-1])
+        yield histogram
+
+
+async def snapshot_metrics(app: web.Application) -> AsyncIterator[None]:
+    """Writes this worker's figures for the others to read (only when several workers share them)."""
+    metrics = app[METRICS_KEY]
+    if metrics.shared_dir is None:
+        yield
+        return
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(metrics.SNAPSHOT_SECONDS)
+            try:
+                metrics.write_snapshot()
+            except OSError:
+                log.exception("could not write the metrics snapshot")
+
+    task = asyncio.create_task(loop())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    metrics.write_snapshot()
 
 
 METRICS_KEY: web.AppKey[Metrics] = web.AppKey("metrics", Metrics)

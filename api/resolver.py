@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import html
 import secrets
-from datetime import datetime
+import time
 
 from aiohttp import web
 
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.routing import json_response
-from linksvc.clock import iso, parse_iso, utcnow
-from linksvc.jsoncodec import dumpb, dumps, loads
+from linksvc.clock import parse_iso
+from linksvc.jsoncodec import dumpb, loads
 from linksvc.resolver import wellknown
+from linksvc.resolver.clicks import Click
 from linksvc.resolver.decide import decide
 from linksvc.resolver.devices import classify
 from storage.clicks import app_settings, link_by_code
@@ -33,8 +34,8 @@ def _page(status: int, title: str, text: str) -> web.Response:
     return web.Response(status=status, text=body, content_type="text/html", headers={"Cache-Control": NO_STORE})
 
 
-def _expired(expires_at: str | None, now: datetime) -> bool:
-    return expires_at is not None and parse_iso(expires_at) <= now
+def _expired(expires_at: str | None, now: float) -> bool:
+    return expires_at is not None and parse_iso(expires_at).timestamp() <= now
 
 
 async def resolve(request: web.Request) -> web.StreamResponse:
@@ -43,22 +44,22 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     if row is None:
         return _page(404, "Link not found", "There is no link at this address.")
     link = loads(row["body"])
-    now = utcnow()
+    now = time.time()
     if link.get("disabled") or _expired(link.get("expires_at"), now):
         return _page(410, "Link no longer available", "This link has been switched off or has expired.")
     settings = request.app[SETTINGS]
-    user_agent = request.headers.get("User-Agent", "")
+    headers = request.headers
+    user_agent = headers.get("User-Agent", "")
     device = classify(user_agent)
-    query = {key: request.query[key] for key in request.query}
+    query = {key: request.query[key] for key in request.query} if request.query_string else {}
     decision = decide(
-        link, device, query, "application/json" in request.headers.get("Accept", ""),
+        link, device, query, "application/json" in headers.get("Accept", ""),
         f"{settings.public_url}/{code}", secrets.token_hex(16), settings.service_label,
     )
     if request.method == "GET":
-        request.app[CLICKS].record((
-            row["account_id"], row["id"], decision.tracking_id, iso(now), device.platform, int(device.bot),
-            decision.answer, user_agent[:1000], request.headers.get("Referer", "")[:2000] or None,
-            dumps(decision.utm), decision.utm.get("utm_source"),
+        request.app[CLICKS].record(Click(
+            row["account_id"], row["id"], decision.tracking_id, now, device.platform, device.bot, decision.answer,
+            user_agent, headers.get("Referer", ""), decision.utm,
         ))
     if decision.status == 302 and decision.location is not None:
         return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})

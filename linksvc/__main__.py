@@ -15,7 +15,8 @@ from linksvc.app import create_app
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.logs import configure_logging
 from linksvc.seed import load_seed_file
-from linksvc.settings import Settings, SettingsError, load_settings
+from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
+from linksvc.workers import supervise
 from storage.db import Database
 
 log = logging.getLogger("linksvc")
@@ -28,20 +29,30 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on [LINKSVC_HOST, 127.0.0.1]")
     serve.add_argument("--port", type=int, help="port to listen on [LINKSVC_PORT, 8080]")
     serve.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    serve.add_argument("--workers", type=int, help="processes serving the port [LINKSVC_WORKERS, 1]")
     seed = commands.add_parser("seed", help="load a seed file (an upsert by id: loading twice changes nothing)")
     seed.add_argument("file", help="the seed file (JSON)")
     seed.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
     return parser
 
 
+def _run(settings: Settings, metrics_dir: str | None = None) -> None:
+    web.run_app(create_app(settings, metrics_dir), host=settings.host, port=settings.port,
+                access_log_class=AccessLogger, access_log=logging.getLogger("linksvc.access"), print=None,
+                reuse_port=metrics_dir is not None)
+
+
 def _serve(settings: Settings) -> int:
     settings = settings.resolved_admin_token()
-    app = create_app(settings)
     if not load_settings().admin_token:
         log.warning("LINKSVC_ADMIN_TOKEN is not set; this run's admin token is %s", settings.admin_token)
+    if settings.workers > 1:
+        if settings.port == 0:
+            print("error: several workers need a fixed port, not 0", file=sys.stderr)
+            return 2
+        return supervise(settings, settings.workers, _run)
     log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.db_path)
-    web.run_app(app, host=settings.host, port=settings.port, access_log_class=AccessLogger,
-                access_log=logging.getLogger("linksvc.access"), print=None)
+    _run(settings)
     return 0
 
 
@@ -66,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = load_settings().with_overrides(
-            host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=args.db
+            host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=args.db,
+            workers=getattr(args, "workers", None),
         )
+        if not 1 <= settings.workers <= MAX_WORKERS:
+            raise SettingsError(f"--workers must be between 1 and {MAX_WORKERS}, got {settings.workers}")
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from api.admin import add_admin_routes
 from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, RESOURCES, SETTINGS
-from api.observability import METRICS_KEY, Metrics, http_middleware
+from api.observability import METRICS_KEY, Metrics, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
@@ -25,16 +25,19 @@ from storage.db import Database
 log = logging.getLogger("linksvc")
 
 
-async def _database(app: web.Application) -> AsyncIterator[None]:
-    db = app[DB]
-    settings = app[SETTINGS]
-    await db.open()
+async def load_demo_if_empty(db: Database, settings: Settings) -> None:
     if settings.load_demo and await account_repo.count_accounts(db.reader) == 0:
         if Path(settings.demo_file).is_file():
             counts = await load_seed_file(db, settings.demo_file, settings.allow_private_destinations)
             log.info("empty database: loaded the demo data from %s", settings.demo_file, extra={"loaded": counts})
         else:
             log.warning("demo file %s not found; starting with an empty database", settings.demo_file)
+
+
+async def _database(app: web.Application) -> AsyncIterator[None]:
+    db = app[DB]
+    await db.open()
+    await load_demo_if_empty(db, app[SETTINGS])
     yield
     await db.close()
 
@@ -47,7 +50,9 @@ async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     await recorder.stop()
 
 
-def create_app(settings: Settings) -> web.Application:
+def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Application:
+    """The service. ``metrics_dir`` is given when several worker processes serve the same port: each
+    writes its metrics there and ``/metrics`` adds them up (see ``api.observability.Metrics``)."""
     app = web.Application(
         middlewares=[http_middleware],
         client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes),
@@ -57,10 +62,11 @@ def create_app(settings: Settings) -> web.Application:
     app[DB] = db
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
     app[CAMPAIGN_COUNTS] = CampaignCounts()
-    app[METRICS_KEY] = Metrics()
+    app[METRICS_KEY] = Metrics(metrics_dir)
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_click_recorder)
+    app.cleanup_ctx.append(snapshot_metrics)
     add_ops_routes(app)
     add_storefront_routes(app)
     add_admin_routes(app)

@@ -20,6 +20,9 @@ class SettingsError(ValueError):
     """A ``LINKSVC_*`` variable holds a value that cannot be used."""
 
 
+MAX_WORKERS = 64
+
+
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
@@ -41,6 +44,8 @@ class Settings:
     # utm_source of internal email, push and WhatsApp links that carry none.
     service_label: str = "linksvc"
     click_flush_seconds: float = 0.5
+    # Processes serving the port (SO_REUSEPORT); more than 1 uses more cores.
+    workers: int = 1
 
     def with_overrides(self, **changes: object) -> Settings:
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
@@ -70,6 +75,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_PUBLIC_URL": "public_url",
     "LINKSVC_SERVICE_LABEL": "service_label",
     "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",
+    "LINKSVC_WORKERS": "workers",
 }
 
 _CHOICES = {
@@ -102,6 +108,8 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
         if value <= 0 and attr != "port":
             raise SettingsError(f"{name} must be positive, got {raw!r}")
+        if attr == "workers" and value > MAX_WORKERS:
+            raise SettingsError(f"{name} must be at most {MAX_WORKERS}, got {raw!r}")
         if attr == "port" and not 0 <= value <= 65535:
             raise SettingsError(f"{name} must be a port number (0-65535), got {raw!r}")
         return value

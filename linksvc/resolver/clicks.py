@@ -4,6 +4,9 @@ when the service stops, so a clean shutdown loses no click.
 
 A failed write (a locked or full disk) keeps the clicks in the buffer for the next try and logs the
 error; the buffer is bounded, beyond which the oldest clicks are dropped and counted.
+
+The request path only appends a tuple of what it already has (a :class:`Click`); turning it into the
+stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time.
 """
 
 from __future__ import annotations
@@ -12,13 +15,36 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+from linksvc.clock import iso_from_timestamp
+from linksvc.jsoncodec import dumps
 from storage import clicks as repo
 from storage.db import Database
 
 log = logging.getLogger("linksvc.clicks")
+
+
+class Click(NamedTuple):
+    account_id: str
+    link_id: str
+    tracking_id: str
+    clicked_at: float  # time.time()
+    platform: str
+    bot: bool
+    answer: str
+    user_agent: str
+    referer: str
+    utm: dict[str, str]
+
+
+def stored_row(click: Click) -> tuple[Any, ...]:
+    """The row of ``storage.clicks.COLUMNS``; long headers are cut, an empty referer is NULL."""
+    return (
+        click.account_id, click.link_id, click.tracking_id, iso_from_timestamp(click.clicked_at), click.platform,
+        int(click.bot), click.answer, click.user_agent[:1000], click.referer[:2000] or None, dumps(click.utm),
+        click.utm.get("utm_source"),
+    )
 
 
 class ClickRecorder:
@@ -26,14 +52,14 @@ class ClickRecorder:
         self.db = db
         self.batch = batch
         self.interval = interval
-        self._buffer: deque[Sequence[Any]] = deque(maxlen=limit)
+        self._buffer: deque[Click] = deque(maxlen=limit)
         self._wake = asyncio.Event()
         self._writing = asyncio.Lock()  # one write at a time, or two could take the same clicks
         self._task: asyncio.Task[None] | None = None
         self.written = 0
         self.dropped = 0
 
-    def record(self, row: Sequence[Any]) -> None:
+    def record(self, row: Click) -> None:
         if len(self._buffer) == self._buffer.maxlen:
             self.dropped += 1
         self._buffer.append(row)
@@ -47,9 +73,10 @@ class ClickRecorder:
     async def flush(self) -> int:
         """Write what waits; returns how many clicks were written."""
         async with self._writing:
-            rows = list(self._buffer)
-            if not rows:
+            clicks = list(self._buffer)
+            if not clicks:
                 return 0
+            rows = [stored_row(click) for click in clicks]
             async with self.db.transaction() as tx:
                 await repo.insert_clicks(tx, rows)
             for _ in rows:

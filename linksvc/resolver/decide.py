@@ -62,30 +62,31 @@ def decide(
     link: Mapping[str, Any], device: DeviceLike, query: Mapping[str, str], accepts_json: bool,
     short_url: str, new_tracking_id: str, service_label: str,
 ) -> Decision:
-    tracking_id = query.get("tracking_id", "").strip() or new_tracking_id
+    tracking_id = (query.get("tracking_id", "").strip() or new_tracking_id) if query else new_tracking_id
     fallback_kind, fallback = _fallback_for(link, device)
     defaults = default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id"))
     utm = resolve_utm(query, link["destination_url"], fallback, defaults)
     carried = {**utm, "tracking_id": tracking_id}
+    # Only the URLs the chosen answer uses are built: this runs on every click.
 
     def tagged(url: str) -> str:
         return with_query(url, carried)
-
-    destination = tagged(link["destination_url"])
-    deeplink = tagged(link["deeplink"]) if link.get("deeplink") else None
 
     def redirect(location: str, answer: str) -> Decision:
         return Decision(302, location, None, answer, utm, tracking_id)
 
     if query.get("$app-found") == "true" and not device.bot:
+        destination = tagged(link["destination_url"])
+        deeplink = tagged(link["deeplink"]) if link.get("deeplink") else None
         if accepts_json:
             body = {"deeplink": deeplink, "destination_url": destination, "utm": utm, "tracking_id": tracking_id,
                     "link_id": link["id"], "campaign_id": link.get("campaign_id")}
             return Decision(200, None, {"data": body}, "deeplink", utm, tracking_id)
         return redirect(deeplink or destination, "deeplink" if deeplink else "destination")
-    if device.bot or device.platform not in ("android", "ios"):
-        return redirect(destination, "destination")
-    if device.platform == "android" and link.get("android"):
+    platform = device.platform
+    if device.bot or platform not in ("android", "ios"):
+        return redirect(tagged(link["destination_url"]), "destination")
+    if platform == "android" and link.get("android"):
         package = link["android"]["package"]
         if fallback_kind == "play":
             referrer = {**carried, "link": short_url}
@@ -93,13 +94,14 @@ def decide(
         else:
             escape = _tag_store_or_url(fallback or link["destination_url"], package, carried, short_url)
         if device.chromium and not device.in_app:
-            return redirect(intent_url(deeplink or destination, package, escape), "intent")
+            target = tagged(link.get("deeplink") or link["destination_url"])
+            return redirect(intent_url(target, package, escape), "intent")
         return redirect(escape, fallback_kind if fallback_kind == "play" else "fallback")
-    if device.platform == "ios" and link.get("ios"):
+    if platform == "ios" and link.get("ios"):
         if fallback_kind == "app_store" and link["ios"].get("app_store_id"):
             return redirect(tagged(APP_STORE.format(link["ios"]["app_store_id"])), "app_store")
         return redirect(tagged(fallback or link["destination_url"]), "fallback")
-    return redirect(destination, "destination")
+    return redirect(tagged(link["destination_url"]), "destination")
 
 
 def _tag_store_or_url(url: str, package: str, carried: Mapping[str, str], short_url: str) -> str:

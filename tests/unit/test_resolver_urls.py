@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
 
 import pytest
 from hypothesis import given
@@ -39,6 +39,44 @@ def test_other_parameters_and_fragment_stay(others: dict[str, str], utm: str) ->
     assert edited.endswith("#frag-1")
     # The other parameters keep their exact text and order; the new field comes after them.
     assert urlsplit(edited).query.startswith(urlsplit(base).query)
+
+
+def _urllib_with_query(url: str, updates: dict[str, str], remove: tuple[str, ...]) -> str:
+    """What ``with_query`` did when it was written on ``urlsplit``/``urlunsplit``/``quote`` (kept here as
+    the reference: the fast string version must give the same text)."""
+    parts = urlsplit(url)
+    dropped = set(remove) - set(updates)
+    pending = dict(updates)
+    segments = []
+    for segment in parts.query.split("&") if parts.query else []:
+        key = unquote_plus(segment.split("=", 1)[0])
+        if key in dropped:
+            continue
+        if key in updates:
+            if key in pending:
+                segments.append(f"{quote(key, safe='-._~')}={quote(pending.pop(key), safe='-._~')}")
+            continue
+        segments.append(segment)
+    segments += [f"{quote(k, safe='-._~')}={quote(v, safe='-._~')}" for k, v in pending.items()]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "&".join(segments), parts.fragment))
+
+
+url_text = st.text(st.sampled_from("ab%+=&?#/é:2"), max_size=12)
+stored_urls = st.builds(
+    lambda scheme, host, path, query, fragment: f"{scheme}://{host}/{path}{query}{fragment}",
+    st.sampled_from(["https", "http", "myapp"]), st.sampled_from(["s.example", "x.example:8443"]), url_text,
+    st.one_of(st.just(""), url_text.map(lambda q: "?" + q)), st.one_of(st.just(""), url_text.map(lambda f: "#" + f)),
+)
+keys = st.sampled_from(["a", "utm_source", "utm_medium", "tracking_id", "a b", "é", "x%"])
+
+
+@given(stored_urls, st.dictionaries(keys, values, max_size=4), st.lists(keys, max_size=3))
+def test_with_query_gives_what_urllib_gives(url: str, updates: dict[str, str], remove: list[str]) -> None:
+    assert with_query(url, updates, remove) == _urllib_with_query(url, updates, tuple(remove))
+    assert query_values(url) == {
+        unquote_plus(k): unquote_plus(v)
+        for k, _, v in reversed([s.partition("=") for s in urlsplit(url).query.split("&") if s])
+    }
 
 
 INCOMING = {"utm_source": "in", "utm_medium": ""}

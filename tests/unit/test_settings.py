@@ -33,6 +33,8 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_PUBLIC_URL", "https://go.example.com/", "public_url", "https://go.example.com"),
     ("LINKSVC_SERVICE_LABEL", "democoffee", "service_label", "democoffee"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "2.5", "click_flush_seconds", 2.5),
+    ("LINKSVC_WORKERS", "2", "workers", 2),
+    ("LINKSVC_WORKERS", "64", "workers", 64),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -56,6 +58,9 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_PUBLIC_URL", "https://go.example.com/?x=1"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "soon"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "0"),
+    ("LINKSVC_WORKERS", "0"),
+    ("LINKSVC_WORKERS", "65"),
+    ("LINKSVC_WORKERS", "two"),
 ]
 
 

@@ -1,0 +1,107 @@
+"""``linksvc serve --workers 2``: two processes on one port, one database, metrics added up, a clean stop."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_serve import _free_port, _ready
+from tests.factories import ADMIN_TOKEN
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _wait_for(condition: object, seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    """One request on a new connection (so the kernel picks a worker each time), redirects not followed."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64)"})
+        answer = conn.getresponse()
+        return answer.status, answer.read().decode()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def supervisor(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes], Path]]:
+    port = _free_port()
+    db = tmp_path / "svc.db"
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING"}
+    log_path = tmp_path / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(db), "--workers", "2"],
+            env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    if not _ready(f"http://127.0.0.1:{port}") or not _wait_for(lambda: len(_children(process.pid)) == 2):
+        process.kill()
+        raise AssertionError("workers did not start: " + log_path.read_text())
+    yield port, process, db
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def test_two_workers_share_the_port_the_store_and_the_metrics(
+    supervisor: tuple[int, subprocess.Popen[bytes], Path],
+) -> None:
+    port, process, db = supervisor
+    # A worker that dies is started again.
+    first, second = _children(process.pid)
+    os.kill(first, signal.SIGKILL)
+    assert _wait_for(lambda: len(_children(process.pid)) == 2 and first not in _children(process.pid))
+    assert second in _children(process.pid)
+    assert _ready(f"http://127.0.0.1:{port}")
+
+    clicks = 120
+    answers = [_get(port, "/welcome")[0] for _ in range(clicks)]
+    assert answers == [302] * clicks
+    # Every scrape, whichever worker answers it, counts the redirects of both (shared every second).
+    time.sleep(1.5)
+    for _ in range(4):
+        text = _get(port, "/metrics")[1]
+        counted = re.search(r'linksvc_http_requests_total\{method="GET",route="/\{code[^}]*\}",status="302"\} (\S+)',
+                            text)
+        assert counted is not None and float(counted.group(1)) == clicks
+
+    workers = _children(process.pid)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    # A clean stop writes every worker's buffered clicks.
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute(
+            "SELECT count(*) FROM clicks JOIN links ON links.id = clicks.link_id WHERE links.code = 'welcome'"
+        ).fetchone()[0]
+    assert stored == clicks
+
+
+def test_several_workers_need_a_fixed_port(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "linksvc", "serve", "--port", "0", "--db", str(tmp_path / "x.db"), "--workers", "2"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "fixed port" in done.stderr
