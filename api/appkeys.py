@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
@@ -15,3 +16,4 @@ DB: web.AppKey[Database] = web.AppKey("db", Database)
 RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)
 CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", CampaignCounts)
 CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)
+EVENTS: web.AppKey[GroupCommitter] = web.AppKey("events", GroupCommitter)

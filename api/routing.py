@@ -48,6 +48,7 @@ class Endpoint:
     require_kind: str | None = None  # "SERVER": a CLIENT key's token gets 403 before anything else
     guard: Callable[[web.Request], Awaitable[None]] | None = None  # runs after auth, before parsing
     string_details: bool = False  # error details as one string (the spec asks it of some endpoints)
+    raw_body: bool = False  # the handler gets the parsed JSON and validates it itself (``body`` documents it)
 
     def handler(self) -> Handler:
         endpoint = self
@@ -77,7 +78,8 @@ class Endpoint:
             kwargs["query"] = parse_query(request, self.query)
         if self.body is not None:
             limit = getattr(request.app[SETTINGS], self.max_body)
-            kwargs["body"] = validate(self.body, await read_json(request, limit))
+            raw = await read_json(request, limit)
+            kwargs["body"] = raw if self.raw_body else validate(self.body, raw)
         return await self.func(request, **kwargs)
 
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, RESOURCES, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, EVENTS, RESOURCES, SETTINGS
 from api.observability import METRICS_KEY, Metrics, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
+from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
@@ -42,6 +43,14 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
     await db.close()
 
 
+async def _event_writer(app: web.Application) -> AsyncIterator[None]:
+    """Started after the database opens and stopped before it closes: waiting events are committed."""
+    committer = app[EVENTS]
+    committer.start()
+    yield
+    await committer.stop()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -64,8 +73,10 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics(metrics_dir)
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
+    app[EVENTS] = GroupCommitter(db)
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_click_recorder)
+    app.cleanup_ctx.append(_event_writer)
     app.cleanup_ctx.append(snapshot_metrics)
     add_ops_routes(app)
     add_storefront_routes(app)

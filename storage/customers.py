@@ -22,7 +22,7 @@ async def find_customers(
 
 
 async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Row | None:
-    if column not in ("id", "external_id", "document_number"):
+    if column not in ("id", "external_id", "document_number", "phone_digits", "email_lower"):
         raise KeyError(column)
     return await fetch_one(conn, f"{_CUSTOMER} AND {column} = ?", (account_id, value))
 

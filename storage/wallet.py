@@ -1,42 +1,136 @@
-"""Wallet lines of customers. Amounts are decimal text."""
+"""Wallet lines and the ledger. Amounts are decimal text.
+
+A wallet line is a lot of one reward a customer holds (an opening line, or one issued by an event); its
+``amount`` is what is left of it. Every change to a line is a ledger entry, appended in the same
+transaction as the change, so a line's ``amount`` always equals the sum of its entries.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
-from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all
+from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 LINE_COLUMNS = (
     "id", "account_id", "customer_id", "reward_id", "campaign_id", "brand_id", "amount",
-    "issued_at", "expiration_date", "reservation_expires_at", "source",
+    "issued_at", "expiration_date", "reservation_expires_at", "source", "event_id",
 )
+# What makes two opening lines the same line (the amount compared is the opening amount, not what is left).
+_OPENING_FIELDS = ("reward_id", "campaign_id", "brand_id", "issued_at", "expiration_date", "reservation_expires_at")
 
 
-async def replace_opening_lines(
-    conn: Tx, account_id: str, customer_id: str, lines: Sequence[dict[str, Any]]
-) -> None:
-    """The lines a customer was created or migrated with; issued and spent lines are not touched."""
+async def add_entry(tx: Tx, line: Row | dict[str, Any], kind: str, amount: Decimal, event_id: str | None,
+                    now: str) -> None:
     await execute(
-        conn,
-        "DELETE FROM wallet_lines WHERE account_id = ? AND customer_id = ? AND source = 'opening'",
+        tx,
+        "INSERT INTO ledger_entries (account_id, customer_id, line_id, reward_id, kind, amount, event_id, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (line["account_id"], line["customer_id"], line["id"], line["reward_id"], kind, str(amount), event_id, now),
+    )
+
+
+async def insert_line(tx: Tx, line: dict[str, Any], kind: str, now: str) -> None:
+    """A new line and its first entry (``opening`` or ``issue``) for its whole amount."""
+    values = {"event_id": None, **line}
+    marks = ", ".join("?" for _ in LINE_COLUMNS)
+    await execute(tx, f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES ({marks})",
+                  [values[c] for c in LINE_COLUMNS])
+    await add_entry(tx, values, kind, Decimal(values["amount"]), values["event_id"], now)
+
+
+async def change_line(tx: Tx, line: Row | dict[str, Any], delta: Decimal, kind: str, event_id: str | None,
+                      now: str) -> Decimal:
+    """Add ``delta`` (signed) to a line, with its entry; returns the new amount."""
+    amount = Decimal(line["amount"]) + delta
+    await execute(tx, "UPDATE wallet_lines SET amount = ? WHERE id = ?", (str(amount), line["id"]))
+    await add_entry(tx, line, kind, delta, event_id, now)
+    return amount
+
+
+async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines: Sequence[dict[str, Any]],
+                                now: str) -> None:
+    """The lines a customer was created or migrated with; issued lines are not touched.
+
+    An opening line saved again unchanged stays as it is (with whatever was spent from it), so loading the
+    same seed twice changes nothing. A changed or dropped one is closed by an ``adjust`` entry down to zero
+    and removed; a new one comes with its ``opening`` entry."""
+    existing = await fetch_all(
+        tx,
+        "SELECT w.*, (SELECT group_concat(amount, ' ') FROM ledger_entries e WHERE e.line_id = w.id "
+        "AND e.kind = 'opening') AS opening FROM wallet_lines w "
+        "WHERE w.account_id = ? AND w.customer_id = ? AND w.source = 'opening'",
         (account_id, customer_id),
     )
-    marks = ", ".join("?" for _ in LINE_COLUMNS)
-    await execute_many(
-        conn,
-        f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES ({marks})",
-        ([line[c] for c in LINE_COLUMNS] for line in lines),
-    )
+    wanted = {line["id"]: line for line in lines}
+    for row in existing:
+        new = wanted.get(row["id"])
+        opening = sum((Decimal(a) for a in (row["opening"] or "").split()), Decimal(0))
+        if new is not None and opening == Decimal(new["amount"]) and all(row[f] == new[f] for f in _OPENING_FIELDS):
+            del wanted[row["id"]]
+            continue
+        if Decimal(row["amount"]) != 0:
+            await change_line(tx, row, -Decimal(row["amount"]), "adjust", None, now)
+        await execute(tx, "DELETE FROM wallet_lines WHERE id = ?", (row["id"],))
+    for line in wanted.values():
+        await insert_line(tx, line, "opening", now)
 
 
 async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
-    """The lines not yet expired, earliest expiration first, each with its reward's document."""
+    """The lines not yet expired and not used up, earliest expiration first, each with its reward's document."""
     return await fetch_all(
         conn,
         "SELECT w.*, r.body AS reward_body FROM wallet_lines w "
         "LEFT JOIN rewards r ON r.id = w.reward_id AND r.account_id = w.account_id "
         "WHERE w.account_id = ? AND w.customer_id = ? AND (w.expiration_date IS NULL OR w.expiration_date > ?) "
+        "AND CAST(w.amount AS REAL) > 0 "
         "ORDER BY w.expiration_date IS NULL, w.expiration_date, w.issued_at, w.id",
         (account_id, customer_id, now),
     )
+
+
+async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[Row]:
+    """Every line of a customer (expired and used-up ones too), earliest expiration first."""
+    return await fetch_all(
+        tx,
+        "SELECT * FROM wallet_lines WHERE account_id = ? AND customer_id = ? "
+        "ORDER BY expiration_date IS NULL, expiration_date, issued_at, id",
+        (account_id, customer_id),
+    )
+
+
+async def line(conn: Conn, line_id: str) -> Row | None:
+    return await fetch_one(conn, "SELECT * FROM wallet_lines WHERE id = ?", (line_id,))
+
+
+async def entries_of_customer(conn: Conn, account_id: str, customer_id: str) -> list[Row]:
+    return await fetch_all(conn, "SELECT * FROM ledger_entries WHERE account_id = ? AND customer_id = ? ORDER BY id",
+                           (account_id, customer_id))
+
+
+async def ledger_mismatches(conn: Conn, account_id: str) -> list[dict[str, Any]]:
+    """Lines whose amount is not the sum of their entries, and entries of removed lines that do not sum to
+    zero. Sums are compared as decimals in Python (SQLite would sum binary floats)."""
+    lines = await fetch_all(conn, "SELECT id, amount FROM wallet_lines WHERE account_id = ?", (account_id,))
+    entries = await fetch_all(conn, "SELECT line_id, amount FROM ledger_entries WHERE account_id = ?", (account_id,))
+    sums: dict[str, Decimal] = {}
+    for entry in entries:
+        sums[entry["line_id"]] = sums.get(entry["line_id"], Decimal(0)) + Decimal(entry["amount"])
+    bad: list[dict[str, Any]] = []
+    for row in lines:
+        if Decimal(row["amount"]) != sums.pop(row["id"], Decimal(0)):
+            bad.append({"line_id": row["id"], "amount": row["amount"], "entries": str(sums.get(row["id"]))})
+    bad += [{"line_id": line_id, "amount": None, "entries": str(total)} for line_id, total in sums.items() if total]
+    return bad
+
+
+async def issued_since(conn: Conn, account_id: str, customer_id: str, campaign_id: str, since: str) -> int:
+    """How many lines a campaign issued to a customer since ``since`` (reversed ones included)."""
+    row = await fetch_one(
+        conn,
+        "SELECT count(*) AS n FROM wallet_lines WHERE account_id = ? AND customer_id = ? AND campaign_id = ? "
+        "AND source = 'event' AND issued_at >= ?",
+        (account_id, customer_id, campaign_id, since),
+    )
+    return int(row["n"]) if row else 0

@@ -22,6 +22,7 @@ from api.storefront.schemas import (
     TotpVerdict,
     TotpVerify,
 )
+from linksvc.behavior.models import Accepted, BulkIn, BulkResult, EventIn, Reversed, ReverseIn
 from linksvc.resources.models import Brand, Tier
 
 PREFIX = "/api/storefront/v1"
@@ -60,6 +61,14 @@ ENDPOINTS = [
              "customers", body=MigrateBody, response=Envelope[MigrateResult], require_kind="SERVER",
              guard=h.migrate_rate_limit, max_body="max_bulk_body_bytes", errors=(401, 403, 429),
              string_details=True),
+    Endpoint("POST", "/behavior/events", h.post_event, "Send one behavior event (PURCHASE needs a SERVER key)",
+             "events", body=EventIn, response=Envelope[Accepted], status=202, raw_body=True,
+             errors=(401, 403, 409)),
+    Endpoint("POST", "/behavior/events/bulk", h.post_events_bulk, "Send up to 1,000 events; a result per event",
+             "events", body=BulkIn, response=Envelope[BulkResult], raw_body=True, max_body="max_bulk_body_bytes",
+             errors=(401, 403)),
+    Endpoint("POST", "/behavior/events/{event_id}/reverse", h.reverse_event, "Reverse a purchase", "events",
+             body=ReverseIn, response=Envelope[Reversed], require_kind="SERVER", errors=(401, 403, 404, 409)),
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

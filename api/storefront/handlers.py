@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from typing import Any
 
 from aiohttp import web
 
-from api.appkeys import CAMPAIGN_COUNTS, DB, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, DB, EVENTS, SETTINGS
 from api.auth import principal
 from api.routing import data, json_response
 from api.storefront.schemas import (
@@ -18,6 +20,11 @@ from api.storefront.schemas import (
     TotpVerify,
 )
 from linksvc import accounts, campaigns, catalog, customers, migration, ratelimit, totp
+from linksvc.behavior import service as events
+from linksvc.behavior.models import BulkIn, ReverseIn
+from linksvc.clock import utcnow
+from linksvc.errors import ServiceError
+from linksvc.resources.validation import validate
 from storage.campaigns import CampaignQuery
 
 
@@ -97,4 +104,44 @@ async def migrate_rate_limit(request: web.Request) -> None:
 
 async def migrate_customers(request: web.Request, body: MigrateBody) -> web.Response:
     result = await migration.migrate(request.app[DB], principal(request).account_id, body.customers)
+    return data(result)
+
+
+# Behavior events ------------------------------------------------------------------------------------------
+
+
+async def post_event(request: web.Request, body: Any) -> web.Response:
+    who = principal(request)
+    now = utcnow()
+    prepared = events.prepare(body, who.kind, now)
+    event_id, _ = await request.app[EVENTS].run(lambda tx: events.apply(tx, who.account_id, prepared, now))
+    return data({"id": event_id, "status": "accepted"}, status=202)
+
+
+async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
+    """Each event checked and written alone (one bad event does not fail the others), all of them in the
+    same group commit; the answer lists each event's result in order."""
+    who = principal(request)
+    now = utcnow()
+    bulk = validate(BulkIn, body)
+    committer = request.app[EVENTS]
+
+    async def one(index: int, raw: Any) -> dict[str, Any]:
+        try:
+            prepared = events.prepare(raw, who.kind, now, prefix=f"events[{index}].")
+            event_id, _ = await committer.run(lambda tx: events.apply(tx, who.account_id, prepared, now))
+        except ServiceError as exc:
+            return {"index": index, "status": exc.status, "error": exc.error, "details": exc.details}
+        return {"index": index, "status": 202, "id": event_id}
+
+    results = await asyncio.gather(*(one(i, raw) for i, raw in enumerate(bulk.events)))
+    accepted = sum(1 for r in results if r["status"] == 202)
+    return data({"accepted": accepted, "rejected": len(results) - accepted, "results": results})
+
+
+async def reverse_event(request: web.Request, body: ReverseIn) -> web.Response:
+    who = principal(request)
+    event_id = request.match_info["event_id"]
+    now = utcnow()
+    result = await request.app[EVENTS].run(lambda tx: events.reverse(tx, who.account_id, event_id, body.reason, now))
     return data(result)

@@ -114,6 +114,7 @@ class BehaviorAttributes(BaseModel):
     amount: Number = Field(default=Decimal(0), ge=0)
     per_currency_unit: Number = Field(default=Decimal(0), ge=0)
     expires_in_days: int | None = Field(default=None, ge=1, le=36500)
+    max_per_day: int | None = Field(default=None, ge=1, le=1000, description="issues per customer per UTC day")
     conditions: Conditions = Field(default_factory=list)
 
 

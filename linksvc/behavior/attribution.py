@@ -1,0 +1,35 @@
+"""Which attribution an event carries (the specification's Behavior events, rules 1 to 3).
+
+Per field (``tracking_id`` and the five ``utm_*``), the first non-empty value wins: the event's top level,
+then its ``attribution`` object, then legacy ``properties``. Empty strings, blanks and nulls never erase a
+value found further down. The other members of ``attribution`` (revenue, cost, currency, anything else) are
+kept as sent. Nothing is looked up: no earlier campaign of the customer, nothing from a tracking id alone.
+The nested object itself is stored untouched beside the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+FIELDS = ("tracking_id", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
+
+
+def _given(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def resolve(top: Mapping[str, Any], attribution: Mapping[str, Any] | None,
+            properties: Mapping[str, Any] | None) -> dict[str, Any]:
+    nested = attribution or {}
+    legacy = properties or {}
+    resolved: dict[str, Any] = {}
+    for field in FIELDS:
+        for source in (top, nested, legacy):
+            if _given(source.get(field)):
+                resolved[field] = source[field]
+                break
+    for key, value in nested.items():
+        if key not in FIELDS and value is not None:
+            resolved[key] = value
+    return resolved

@@ -1,0 +1,280 @@
+"""Ingest and reversal of behavior events (product decisions, sections 8 and 9).
+
+:func:`prepare` checks one event without the store (fields, PURCHASE rules, the key's kind, time) and
+resolves its attribution. :func:`apply` writes it inside a transaction: custom type check, idempotent
+order, the customer, expiry of lapsed lines, redeems, earning, the tier, the event row with its effects.
+:func:`reverse` takes a purchase back. Everything an event did is stored in its ``effects`` (and a
+reversal's in ``reversal``), so that forwarding can say "reward issued" or "tier changed" only when it
+happened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from linksvc.behavior import attribution
+from linksvc.behavior.models import PURCHASE, PURCHASE_ONLY, EventIn
+from linksvc.clock import iso
+from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, NotFound
+from linksvc.jsoncodec import dumps, loads
+from linksvc.loyalty import rules
+from linksvc.resources.types import phone_digits
+from linksvc.resources.validation import validate
+from storage import customers as customer_repo
+from storage import events as repo
+from storage import wallet as wallet_repo
+from storage.db import Row, Tx
+
+FUTURE_TOLERANCE = timedelta(minutes=5)
+IDENTIFIERS = (("customer_id", "id"), ("external_id", "external_id"), ("document_number", "document_number"),
+               ("phone", "phone_digits"), ("email", "email_lower"))
+
+
+@dataclass
+class Prepared:
+    event: EventIn
+    raw: dict[str, Any]
+    key_kind: str
+    payload_hash: str
+    issued_at: datetime
+    attribution: dict[str, Any]
+
+
+@dataclass
+class Effects:
+    issued: list[dict[str, Any]] = field(default_factory=list)
+    spent: list[dict[str, Any]] = field(default_factory=list)
+    expired: list[dict[str, Any]] = field(default_factory=list)
+    tier: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"issued": self.issued, "spent": self.spent, "expired": self.expired, "tier": self.tier}
+
+
+def payload_hash(raw: dict[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
+    """Checks that need no store. ``prefix`` names the event in a bulk request (``events[3].``)."""
+    if not isinstance(raw, dict):
+        raise InvalidField(prefix.rstrip(".") or "body", "must be a JSON object (one event)")
+    event = validate(EventIn, raw, prefix=prefix)
+    if event.type == PURCHASE:
+        if key_kind != "SERVER":
+            raise Forbidden("SERVER key required", "PURCHASE events can be sent only with a SERVER API key's token")
+        for name in ("order_id", "currency"):
+            if getattr(event, name) is None:
+                raise InvalidField(f"{prefix}{name}", "is required for a PURCHASE event")
+        if not event.products:
+            raise InvalidField(f"{prefix}products", "a PURCHASE event needs at least one product with a sku")
+    else:
+        for name in PURCHASE_ONLY:
+            if getattr(event, name) is not None:
+                raise InvalidField(f"{prefix}{name}", "only PURCHASE events carry this field")
+    issued_at = event.issued_at or now
+    if issued_at > now + FUTURE_TOLERANCE:
+        raise InvalidField(f"{prefix}issued_at", "is more than 5 minutes in the future")
+    original = raw.get("attribution") if isinstance(raw.get("attribution"), dict) else None
+    properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else None
+    return Prepared(event, raw, key_kind, payload_hash(raw), issued_at,
+                    attribution.resolve(raw, original, properties))
+
+
+async def _customer(tx: Tx, account_id: str, event: EventIn) -> Row | None:
+    """The customer the event names; every identifier given must point at the same one."""
+    found: Row | None = None
+    for name, column in IDENTIFIERS:
+        value = getattr(event, name)
+        if value is None:
+            continue
+        key = phone_digits(value) if name == "phone" else value.lower() if name == "email" else value
+        if key is None:
+            continue
+        row = await customer_repo.customer_by(tx, account_id, column, key)
+        if row is None or (found is not None and row["id"] != found["id"]):
+            return None
+        found = row
+    return found
+
+
+async def _expire(tx: Tx, lines: list[Row], now: str, event_id: str, effects: Effects) -> list[Row]:
+    """Lapsed lines with something left get an ``expire`` entry; returns the lines still usable."""
+    usable = []
+    for line in lines:
+        if Decimal(line["amount"]) <= 0:
+            continue
+        if line["expiration_date"] is not None and line["expiration_date"] <= now:
+            await wallet_repo.change_line(tx, line, -Decimal(line["amount"]), "expire", event_id, now)
+            effects.expired.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": line["amount"]})
+            continue
+        usable.append(line)
+    return usable
+
+
+async def _redeem(tx: Tx, lines: list[Row], event: EventIn, now: str, event_id: str, effects: Effects) -> None:
+    """Spends each redeem entry from the reward's lines, earliest expiration first."""
+    left = {line["id"]: Decimal(line["amount"]) for line in lines}
+    for index, entry in enumerate(event.redeem or []):
+        owned = [line for line in lines if line["reward_id"] == entry.id]
+        balance = sum((left[line["id"]] for line in owned), Decimal(0))
+        if entry.amount > balance:
+            raise InvalidField(f"redeem[{index}].amount",
+                               f"is more than the customer's balance of that reward ({balance})")
+        remaining = entry.amount
+        for line in owned:
+            if remaining <= 0:
+                break
+            take = min(left[line["id"]], remaining)
+            if take <= 0:
+                continue
+            await wallet_repo.change_line(tx, {**dict(line), "amount": str(left[line["id"]])}, -take, "spend",
+                                          event_id, now)
+            left[line["id"]] -= take
+            remaining -= take
+            effects.spent.append({"line_id": line["id"], "reward_id": entry.id, "amount": str(take)})
+
+
+async def _points(tx: Tx, account_id: str, customer_id: str, now: str) -> Decimal:
+    lines = await wallet_repo.unexpired_lines(tx, account_id, customer_id, now)
+    return sum((Decimal(line["amount"]) for line in lines), Decimal(0))
+
+
+async def _retier(tx: Tx, account_id: str, customer: dict[str, Any], facts: rules.Facts, now: str) -> dict | None:
+    tiers = [loads(row["body"]) for row in await repo.tiers(tx, account_id)]
+    before = customer.get("tier_id")
+    after = rules.next_tier(before, tiers, facts)
+    if after == before:
+        return None
+    customer["tier_id"] = after
+    await repo.set_customer_tier(tx, account_id, customer["id"], after, dumps(customer), now)
+    return {"from": before, "to": after}
+
+
+async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -> tuple[str, bool]:
+    """Writes one prepared event; returns (event id, True when it was new). Raises ServiceError (the caller
+    rolls this event back alone)."""
+    event = prepared.event
+    now = iso(now_dt)
+    if event.type != PURCHASE and not await repo.active_custom_type(tx, account_id, event.type):
+        raise InvalidField("type", f"{event.type!r} is neither PURCHASE nor an active custom event type of the account")
+    if event.order_id is not None:
+        earlier = await repo.by_order(tx, account_id, event.order_id)
+        if earlier is not None:
+            if earlier["payload_hash"] == prepared.payload_hash:
+                return str(earlier["id"]), False
+            raise Conflict("Order already received",
+                           f"order_id {event.order_id!r} was already received with a different payload "
+                           f"(event {earlier['id']})")
+    event_id = str(uuid.uuid4())
+    effects = Effects()
+    row = await _customer(tx, account_id, event)
+    customer = loads(row["body"]) if row is not None else None
+    if customer is not None:
+        customer_id = customer["id"]
+        lines = await _expire(tx, await wallet_repo.lines_of_customer(tx, account_id, customer_id), now, event_id,
+                              effects)
+        if event.redeem:
+            await _redeem(tx, lines, event, now, event_id, effects)
+        value = event.value or Decimal(0)
+        total, count = await repo.purchase_totals(tx, account_id, customer_id)
+        if event.type == PURCHASE:
+            total, count = total + value, count + 1
+        facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count,
+                            await _points(tx, account_id, customer_id, now))
+        products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
+        facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
+        campaigns = {c["id"]: c for c in (loads(r["body"]) for r in await repo.behavior_campaigns(tx, account_id))}
+        day_start = iso(now_dt.replace(hour=0, minute=0, second=0, microsecond=0))
+        for issue in rules.earnings(campaigns.values(), facts_of_event, customer, facts, now_dt):
+            limit = campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
+            if limit and await wallet_repo.issued_since(tx, account_id, customer_id, issue.campaign_id,
+                                                        day_start) >= limit:
+                continue
+            line = {
+                "id": str(uuid.uuid4()), "account_id": account_id, "customer_id": customer_id,
+                "reward_id": issue.reward_id, "campaign_id": issue.campaign_id, "brand_id": issue.brand_id,
+                "amount": str(issue.amount), "issued_at": now,
+                "expiration_date": iso(issue.expiration_date) if issue.expiration_date else None,
+                "reservation_expires_at": None, "source": "event", "event_id": event_id,
+            }
+            await wallet_repo.insert_line(tx, line, "issue", now)
+            effects.issued.append({"line_id": line["id"], "reward_id": issue.reward_id,
+                                   "campaign_id": issue.campaign_id, "amount": line["amount"],
+                                   "expiration_date": line["expiration_date"]})
+        if event.type == PURCHASE:
+            effects.tier = await _retier(tx, account_id, customer, facts, now)
+    body = {
+        **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
+        "id": event_id,
+        "customer_id": customer["id"] if customer is not None else None,
+        "issued_at": iso(prepared.issued_at),
+        "received_at": now,
+        "attribution": prepared.attribution,
+        "attribution_original": prepared.raw.get("attribution"),
+        "analytics": prepared.raw.get("analytics"),
+        "click_ids": prepared.raw.get("click_ids"),
+    }
+    await repo.insert(tx, {
+        "id": event_id, "account_id": account_id, "type": event.type, "customer_id": body["customer_id"],
+        "order_id": event.order_id, "payload_hash": prepared.payload_hash, "issued_at": body["issued_at"],
+        "received_at": now, "key_kind": prepared.key_kind, "body": dumps(body), "effects": dumps(effects.as_dict()),
+    })
+    return event_id, True
+
+
+async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:
+    """Takes back what a purchase issued (never below zero; the shortfall recorded) and gives back what it
+    spent; recomputes the tier. A second reversal is 409; only PURCHASE can be reversed (400)."""
+    now = iso(now_dt)
+    row = await repo.by_id(tx, account_id, event_id)
+    if row is None:
+        raise NotFound("Event not found", f"no event with id {event_id}")
+    if row["type"] != PURCHASE:
+        raise BadRequest("Not reversible", f"only PURCHASE events can be reversed; event {event_id} is {row['type']}")
+    if row["reversed_at"] is not None:
+        raise Conflict("Already reversed", f"event {event_id} was reversed at {row['reversed_at']}")
+    effects = loads(row["effects"])
+    taken: list[dict[str, Any]] = []
+    shortfall: list[dict[str, Any]] = []
+    returned: list[dict[str, Any]] = []
+    for issued in effects.get("issued", []):
+        line = await wallet_repo.line(tx, issued["line_id"])
+        if line is None:  # the customer's lines were removed meanwhile
+            shortfall.append({"line_id": issued["line_id"], "reward_id": issued["reward_id"],
+                              "amount": issued["amount"]})
+            continue
+        want = Decimal(issued["amount"])
+        take = min(want, max(Decimal(line["amount"]), Decimal(0)))
+        if take > 0:
+            await wallet_repo.change_line(tx, line, -take, "reverse_issue", event_id, now)
+            taken.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": str(take)})
+        if want > take:
+            shortfall.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": str(want - take)})
+    for spent in effects.get("spent", []):
+        line = await wallet_repo.line(tx, spent["line_id"])
+        if line is None:
+            continue
+        await wallet_repo.change_line(tx, line, Decimal(spent["amount"]), "reverse_spend", event_id, now)
+        returned.append(spent)
+    tier = None
+    customer_id = row["customer_id"]
+    if customer_id is not None:
+        customer_row = await customer_repo.customer_by(tx, account_id, "id", customer_id)
+        if customer_row is not None:
+            total, count = await repo.purchase_totals(tx, account_id, customer_id)
+            value = Decimal(str(loads(row["body"]).get("value", 0)))
+            facts = rules.Facts(Decimal(0), total - value, count - 1, await _points(tx, account_id, customer_id, now))
+            tier = await _retier(tx, account_id, loads(customer_row["body"]), facts, now)
+    reversal = {"reason": reason, "reversed_at": now, "taken_back": taken, "shortfall": shortfall,
+                "returned": returned, "tier": tier}
+    if not await repo.set_reversal(tx, event_id, now, dumps(reversal)):
+        raise Conflict("Already reversed", f"event {event_id} was already reversed")
+    return {"id": event_id, "reversed_at": now, "reason": reason}
