@@ -220,7 +220,7 @@ class CustomerKind(Kind):
                     "source": "opening",
                 }
             )
-        await wallet_repo.replace_opening_lines(ctx.tx, ctx.account_id, item.id, lines)
+        await wallet_repo.replace_opening_lines(ctx.tx, ctx.account_id, item.id, lines, ctx.now)
 
     async def extras(self, conn: Conn, account_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"wallet": await load_wallet(conn, account_id, body["id"])}
