@@ -13,12 +13,13 @@ from typing import Any, Optional
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
+from api.appkeys import CLICKS, DB, DISPATCHER, RESOURCES, SETTINGS
 from api.openapi import build_openapi
 from api.routing import Endpoint, add_endpoints, data, json_response
 from api.schemas import Envelope, Page, Paging, Wallet
 from linksvc import accounts
 from linksvc.errors import NotFound
+from linksvc.forwarding import deliveries
 from linksvc.resolver import stats
 from linksvc.resolver.qr import qr_image
 from linksvc.resolver.utm import edit_utm
@@ -267,6 +268,47 @@ async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
     return data(await stats.link_clicks(request.app[DB].reader, link_id, query.days))
 
 
+class DeliveryView(BaseModel):
+    id: str
+    connection_id: str
+    destination: str
+    event_id: str
+    trigger: str = Field(description="event or reversal")
+    kind: str
+    state: str = Field(description="pending, delivered, filtered, failed or dead")
+    reason: str | None = Field(description="why it was filtered")
+    tries: int
+    next_attempt_at: str
+    last_status: int | None
+    last_error: str | None
+    created_at: str
+    updated_at: str
+    delivered_at: str | None
+
+
+class DeliveriesQuery(Paging):
+    state: str | None = Field(default=None, pattern="^(pending|delivered|filtered|failed|dead)$")
+
+
+async def event_deliveries(request: web.Request) -> web.Response:
+    account_id, event_id = request.match_info["account_id"], request.match_info["event_id"]
+    return data(await deliveries.of_event(request.app[DB], account_id, event_id))
+
+
+async def connection_deliveries(request: web.Request, query: DeliveriesQuery) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    await request.app[RESOURCES].get(account_id, "connections", connection_id)  # 404 unless the account's
+    return data(await deliveries.of_connection(request.app[DB], account_id, connection_id, query.state,
+                                               query.limit, query.offset))
+
+
+async def retry_delivery(request: web.Request) -> web.Response:
+    account_id, delivery_id = request.match_info["account_id"], request.match_info["delivery_id"]
+    view = await deliveries.retry(request.app[DB], account_id, delivery_id)
+    request.app[DISPATCHER].wake()
+    return data(view)
+
+
 async def openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
 
@@ -305,6 +347,15 @@ ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
              "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
              query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/events/{event_id}/deliveries", event_deliveries,
+             "Deliveries of an event (and of its reversal) to every connection", "deliveries",
+             response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries", connection_deliveries,
+             "Deliveries to a connection, newest first, optionally of one state", "deliveries",
+             query=DeliveriesQuery, response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+    Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
+             "Send a failed or dead delivery again", "deliveries", response=Envelope[DeliveryView],
+             security="admin", errors=(401, 404, 409)),
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
+from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
@@ -17,3 +18,4 @@ RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)
 CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", CampaignCounts)
 CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)
 EVENTS: web.AppKey[GroupCommitter] = web.AppKey("events", GroupCommitter)
+DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)

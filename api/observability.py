@@ -10,7 +10,7 @@ import re
 import secrets
 import time
 from bisect import bisect_left
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from prometheus_client import CollectorRegistry
-from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from api import errors
 from linksvc.errors import ServiceError
@@ -115,6 +115,25 @@ class Metrics:
             buckets.append(("+Inf", cumulative[-1]))
             histogram.add_metric((method, route), buckets, counts[-1])
         yield histogram
+
+
+class StoreGauge:
+    """A gauge read from the store at scrape time (the same for every worker: the store is shared), e.g.
+    deliveries by destination and state. A store that cannot answer yields no samples, not a failed scrape."""
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...],
+                 read: Callable[[], list[tuple[Any, ...]]]) -> None:
+        self.name, self.documentation, self.labels, self.read = name, documentation, labels, read
+
+    def collect(self) -> Iterator[Metric]:
+        gauge = GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
+        try:
+            rows = self.read()
+        except Exception:  # the database is closed or busy: nothing to report this time
+            rows = []
+        for *values, count in rows:
+            gauge.add_metric([str(v) for v in values], count)
+        yield gauge
 
 
 async def snapshot_metrics(app: web.Application) -> AsyncIterator[None]:

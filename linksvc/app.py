@@ -9,18 +9,20 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, EVENTS, RESOURCES, SETTINGS
-from api.observability import METRICS_KEY, Metrics, http_middleware, snapshot_metrics
+from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, RESOURCES, SETTINGS
+from api.observability import METRICS_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
+from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
 from storage import accounts as account_repo
+from storage import deliveries as delivery_repo
 from storage.db import Database
 
 log = logging.getLogger("linksvc")
@@ -51,6 +53,14 @@ async def _event_writer(app: web.Application) -> AsyncIterator[None]:
     await committer.stop()
 
 
+async def _dispatcher(app: web.Application) -> AsyncIterator[None]:
+    """Sends what the outbox holds, also what an earlier run left pending; stopped before the database."""
+    dispatcher = app[DISPATCHER]
+    dispatcher.start()
+    yield
+    await dispatcher.stop()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -72,11 +82,18 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
     app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics(metrics_dir)
+    app[METRICS_KEY].registry.register(StoreGauge(
+        "linksvc_deliveries", "Deliveries in the outbox, by destination and state", ("destination", "state"),
+        lambda: delivery_repo.counts_by_state(db.reader),
+    ))
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
     app[EVENTS] = GroupCommitter(db)
+    app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
+                                 settings.delivery_backoff_seconds, settings.delivery_timeout_seconds)
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(_event_writer)
+    app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(snapshot_metrics)
     add_ops_routes(app)
     add_storefront_routes(app)

@@ -46,6 +46,11 @@ class Settings:
     click_flush_seconds: float = 0.5
     # Processes serving the port (SO_REUSEPORT); more than 1 uses more cores.
     workers: int = 1
+    # Forwarding: deliveries in flight per process, tries before "dead", first retry delay, request timeout.
+    delivery_concurrency: int = 16
+    delivery_max_tries: int = 8
+    delivery_backoff_seconds: float = 1.0
+    delivery_timeout_seconds: float = 10.0
 
     def with_overrides(self, **changes: object) -> Settings:
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
@@ -76,6 +81,10 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_SERVICE_LABEL": "service_label",
     "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",
     "LINKSVC_WORKERS": "workers",
+    "LINKSVC_DELIVERY_CONCURRENCY": "delivery_concurrency",
+    "LINKSVC_DELIVERY_MAX_TRIES": "delivery_max_tries",
+    "LINKSVC_DELIVERY_BACKOFF_SECONDS": "delivery_backoff_seconds",
+    "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "delivery_timeout_seconds",
 }
 
 _CHOICES = {

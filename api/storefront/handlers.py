@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from api.appkeys import CAMPAIGN_COUNTS, DB, EVENTS, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, DB, DISPATCHER, EVENTS, SETTINGS
 from api.auth import principal
 from api.routing import data, json_response
 from api.storefront.schemas import (
@@ -115,6 +115,7 @@ async def post_event(request: web.Request, body: Any) -> web.Response:
     now = utcnow()
     prepared = events.prepare(body, who.kind, now)
     event_id, _ = await request.app[EVENTS].run(lambda tx: events.apply(tx, who.account_id, prepared, now))
+    request.app[DISPATCHER].wake()
     return data({"id": event_id, "status": "accepted"}, status=202)
 
 
@@ -135,6 +136,7 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
         return {"index": index, "status": 202, "id": event_id}
 
     results = await asyncio.gather(*(one(i, raw) for i, raw in enumerate(bulk.events)))
+    request.app[DISPATCHER].wake()
     accepted = sum(1 for r in results if r["status"] == 202)
     return data({"accepted": accepted, "rejected": len(results) - accepted, "results": results})
 
@@ -144,4 +146,5 @@ async def reverse_event(request: web.Request, body: ReverseIn) -> web.Response:
     event_id = request.match_info["event_id"]
     now = utcnow()
     result = await request.app[EVENTS].run(lambda tx: events.reverse(tx, who.account_id, event_id, body.reason, now))
+    request.app[DISPATCHER].wake()
     return data(result)

@@ -23,6 +23,7 @@ from linksvc.behavior import attribution
 from linksvc.behavior.models import PURCHASE, PURCHASE_ONLY, EventIn
 from linksvc.clock import iso
 from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, NotFound
+from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps, loads
 from linksvc.loyalty import rules
 from linksvc.resources.types import phone_digits
@@ -222,11 +223,14 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
         "analytics": prepared.raw.get("analytics"),
         "click_ids": prepared.raw.get("click_ids"),
     }
-    await repo.insert(tx, {
+    row_values = {
         "id": event_id, "account_id": account_id, "type": event.type, "customer_id": body["customer_id"],
         "order_id": event.order_id, "payload_hash": prepared.payload_hash, "issued_at": body["issued_at"],
         "received_at": now, "key_kind": prepared.key_kind, "body": dumps(body), "effects": dumps(effects.as_dict()),
-    })
+    }
+    await repo.insert(tx, row_values)
+    stored = {**row_values, "body": body, "effects": effects.as_dict(), "reversed_at": None, "reversal": None}
+    await outbox.enqueue(tx, account_id, stored, customer, "event", effects.as_dict(), now)
     return event_id, True
 
 
@@ -265,16 +269,20 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
         await wallet_repo.change_line(tx, line, Decimal(spent["amount"]), "reverse_spend", event_id, now)
         returned.append(spent)
     tier = None
+    customer: dict[str, Any] | None = None
     customer_id = row["customer_id"]
     if customer_id is not None:
         customer_row = await customer_repo.customer_by(tx, account_id, "id", customer_id)
         if customer_row is not None:
+            customer = loads(customer_row["body"])
             total, count = await repo.purchase_totals(tx, account_id, customer_id)
             value = Decimal(str(loads(row["body"]).get("value", 0)))
             facts = rules.Facts(Decimal(0), total - value, count - 1, await _points(tx, account_id, customer_id, now))
-            tier = await _retier(tx, account_id, loads(customer_row["body"]), facts, now)
+            tier = await _retier(tx, account_id, customer, facts, now)
     reversal = {"reason": reason, "reversed_at": now, "taken_back": taken, "shortfall": shortfall,
                 "returned": returned, "tier": tier}
     if not await repo.set_reversal(tx, event_id, now, dumps(reversal)):
         raise Conflict("Already reversed", f"event {event_id} was already reversed")
+    stored = {**dict(row), "body": loads(row["body"]), "effects": effects, "reversed_at": now, "reversal": reversal}
+    await outbox.enqueue(tx, account_id, stored, customer, "reversal", reversal, now)
     return {"id": event_id, "reversed_at": now, "reason": reason}

@@ -35,6 +35,10 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_CLICK_FLUSH_SECONDS", "2.5", "click_flush_seconds", 2.5),
     ("LINKSVC_WORKERS", "2", "workers", 2),
     ("LINKSVC_WORKERS", "64", "workers", 64),
+    ("LINKSVC_DELIVERY_CONCURRENCY", "4", "delivery_concurrency", 4),
+    ("LINKSVC_DELIVERY_MAX_TRIES", "3", "delivery_max_tries", 3),
+    ("LINKSVC_DELIVERY_BACKOFF_SECONDS", "0.05", "delivery_backoff_seconds", 0.05),
+    ("LINKSVC_DELIVERY_TIMEOUT_SECONDS", "2.5", "delivery_timeout_seconds", 2.5),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -61,6 +65,10 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_WORKERS", "0"),
     ("LINKSVC_WORKERS", "65"),
     ("LINKSVC_WORKERS", "two"),
+    ("LINKSVC_DELIVERY_CONCURRENCY", "0"),
+    ("LINKSVC_DELIVERY_MAX_TRIES", "-1"),
+    ("LINKSVC_DELIVERY_BACKOFF_SECONDS", "0"),
+    ("LINKSVC_DELIVERY_TIMEOUT_SECONDS", "forever"),
 ]
 
 

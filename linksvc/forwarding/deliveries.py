@@ -1,0 +1,41 @@
+"""What the admin API shows of forwarding: deliveries per event and per connection, and a retry by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.clock import iso, utcnow
+from linksvc.errors import Conflict, NotFound
+from storage import deliveries as repo
+from storage import events as event_repo
+from storage.db import Database
+
+FIELDS = ("id", "connection_id", "destination", "event_id", "trigger", "kind", "state", "reason", "tries",
+          "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at")
+
+
+def _view(row: Any) -> dict[str, Any]:
+    return {name: row[name] for name in FIELDS}
+
+
+async def of_event(db: Database, account_id: str, event_id: str) -> list[dict[str, Any]]:
+    if await event_repo.by_id(db.reader, account_id, event_id) is None:
+        raise NotFound("Event not found", f"no event with id {event_id} in this account")
+    return [_view(r) for r in await repo.of_event(db.reader, account_id, event_id)]
+
+
+async def of_connection(db: Database, account_id: str, connection_id: str, state: str | None, limit: int,
+                        offset: int) -> list[dict[str, Any]]:
+    rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset)
+    return [_view(r) for r in rows]
+
+
+async def retry(db: Database, account_id: str, delivery_id: str) -> dict[str, Any]:
+    """A failed or dead delivery goes back to pending, due now (its count of tries is kept)."""
+    async with db.transaction() as tx:
+        if await repo.by_id(tx, account_id, delivery_id) is None:
+            raise NotFound("Delivery not found", f"no delivery with id {delivery_id} in this account")
+        if not await repo.retry(tx, account_id, delivery_id, iso(utcnow())):
+            raise Conflict("Not retryable", "only failed or dead deliveries can be retried")
+    row = await repo.by_id(db.reader, account_id, delivery_id)
+    return _view(row)

@@ -1,0 +1,137 @@
+"""Webhooks: the payload of each kind and its Standard Webhooks signature (product decisions, section 10;
+the specification's Behavior events, rules 8 and 9; https://www.standardwebhooks.com).
+
+The body is ``{"type", "timestamp", "data"}``. ``webhook-id`` is the delivery id (stable across retries,
+so a receiver drops duplicates), ``webhook-timestamp`` the sending time in Unix seconds, and
+``webhook-signature`` ``v1,`` + base64 of HMAC-SHA256 over ``{id}.{timestamp}.{body}``, keyed by the
+base64 part of the connection's ``whsec_`` secret. A purchase reversal carries the purchase's original
+resolved attribution (UTM kept); reward and tier kinds go out only when the event or reversal really did it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from linksvc.clock import iso
+from linksvc.forwarding.outgoing import (
+    EVENT_ACCEPTED,
+    PURCHASE_REVERSED,
+    REWARD_ISSUED,
+    REWARD_REVERSED,
+    TIER_CHANGED,
+    Filtered,
+    Outgoing,
+    required,
+    unix_seconds,
+)
+from linksvc.jsoncodec import dumpb
+
+SECRET_PREFIX = "whsec_"
+ACCEPTED_FIELDS = ("id", "type", "customer_id", "issued_at", "order_id", "value", "currency", "products",
+                   "properties", "attribution", "attribution_original", "analytics", "click_ids")
+
+
+def secret_key(secret: str) -> bytes:
+    """The HMAC key of a ``whsec_`` secret: its base64 part decoded (padding may be left off)."""
+    encoded = secret.removeprefix(SECRET_PREFIX)
+    try:
+        key = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("the webhook secret is not a whsec_ followed by base64") from None
+    if not key:
+        raise ValueError("the webhook secret is empty")
+    return key
+
+
+def signature(key: bytes, msg_id: str, timestamp: int, body: bytes) -> str:
+    signed = msg_id.encode() + b"." + str(timestamp).encode() + b"." + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def _amounts(lines: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Amounts are stored as decimal text; on the wire they are JSON numbers."""
+    out = []
+    for line in lines or []:
+        try:
+            out.append({**line, "amount": Decimal(line["amount"])} if isinstance(line.get("amount"), str) else line)
+        except InvalidOperation:
+            out.append(line)
+    return out
+
+
+def tier_cause(event: dict[str, Any], trigger: str | None) -> str:
+    """Which change a ``tier.changed`` delivery is about: the dispatcher knows its trigger; without it, the
+    one of the purchase and its reversal that changed the tier (both did: ambiguous, an error)."""
+    if trigger is not None:
+        return "reversal" if trigger == "reversal" else "purchase"
+    by_purchase = (event.get("effects") or {}).get("tier") is not None
+    by_reversal = (event.get("reversal") or {}).get("tier") is not None
+    if by_purchase and by_reversal:
+        raise ValueError("both the purchase and its reversal changed the tier: pass the delivery's trigger")
+    return "reversal" if by_reversal else "purchase"
+
+
+def data_of(kind: str, event: dict[str, Any], trigger: str | None = None) -> dict[str, Any] | Filtered:
+    body = event.get("body") or {}
+    effects = event.get("effects") or {}
+    reversal = event.get("reversal")
+    subject = {"event_id": event["id"], "customer_id": event.get("customer_id")}
+    if kind == EVENT_ACCEPTED:
+        return {name: body.get(name) for name in ACCEPTED_FIELDS} | {"id": event["id"], "type": event["type"]}
+    if kind == REWARD_ISSUED:
+        if not effects.get("issued"):
+            return Filtered("the event issued no reward")
+        return subject | {"rewards": _amounts(effects["issued"])}
+    if kind == TIER_CHANGED:
+        cause = tier_cause(event, trigger)
+        change = (reversal or {}).get("tier") if cause == "reversal" else effects.get("tier")
+        if change is None:
+            return Filtered(f"the {cause} did not change the customer's tier")
+        return subject | {"from": change.get("from"), "to": change.get("to"), "cause": cause}
+    if kind not in (PURCHASE_REVERSED, REWARD_REVERSED):
+        raise ValueError(f"webhook has no delivery kind {kind!r}")
+    if not reversal:
+        return Filtered("the event has not been reversed")
+    if kind == PURCHASE_REVERSED:
+        return subject | {
+            "order_id": body.get("order_id"), "reason": reversal.get("reason"),
+            "reversed_at": reversal.get("reversed_at"), "value": body.get("value"), "currency": body.get("currency"),
+            "attribution": body.get("attribution") or {}, "attribution_original": body.get("attribution_original"),
+        }
+    if not reversal.get("taken_back") and not reversal.get("shortfall"):
+        return Filtered("the reversal took back no reward")
+    return subject | {"taken_back": _amounts(reversal.get("taken_back")),
+                      "shortfall": _amounts(reversal.get("shortfall"))}
+
+
+def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, connection: dict[str, Any],
+          delivery_id: str, now: datetime, *, trigger: str | None = None) -> Outgoing | Filtered:
+    """``trigger`` (the delivery's ``"event"`` or ``"reversal"``) tells a ``tier.changed`` of the purchase
+    from one of its reversal; the other kinds do not need it."""
+    found = required(connection, "endpoint_url", "secret")
+    if isinstance(found, Filtered):
+        return found
+    url, secret = found
+    try:
+        key = secret_key(secret)
+    except ValueError as exc:
+        return Filtered(f"the connection's config secret is unusable: {exc}")
+    data = data_of(kind, event, trigger)
+    if isinstance(data, Filtered):
+        return data
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    body = dumpb({"type": kind, "timestamp": iso(now), "data": data})
+    timestamp = unix_seconds(now)
+    return Outgoing("POST", url, {
+        "content-type": "application/json",
+        "webhook-id": delivery_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signature(key, delivery_id, timestamp, body),
+    }, body)
