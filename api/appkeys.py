@@ -7,6 +7,7 @@ from aiohttp import web
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.forwarding.dispatcher import Dispatcher
+from linksvc.forwarding.export import ExportJob
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
@@ -19,3 +20,4 @@ CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", Camp
 CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)
 EVENTS: web.AppKey[GroupCommitter] = web.AppKey("events", GroupCommitter)
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
+EXPORTS: web.AppKey[ExportJob] = web.AppKey("exports", ExportJob)

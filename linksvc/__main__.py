@@ -12,8 +12,9 @@ import uvloop
 from aiohttp import web
 
 from api.observability import AccessLogger
-from linksvc.app import create_app
+from linksvc.app import create_app, export_target_of
 from linksvc.errors import InvalidField, ServiceError
+from linksvc.forwarding.export import run_export
 from linksvc.logs import configure_logging
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
@@ -34,7 +35,22 @@ def _parser() -> argparse.ArgumentParser:
     seed = commands.add_parser("seed", help="load a seed file (an upsert by id: loading twice changes nothing)")
     seed.add_argument("file", help="the seed file (JSON)")
     seed.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    export = commands.add_parser("export", help="write the events not exported yet as gzipped JSON lines")
+    export.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    export.add_argument("--dir", help="local export folder [LINKSVC_EXPORT_DIR, exports beside the database]; "
+                                      "ignored when LINKSVC_EXPORT_S3_BUCKET is set")
     return parser
+
+
+async def _export(settings: Settings) -> int:
+    target = export_target_of(settings)
+    try:
+        result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous)
+    except Exception as exc:  # S3 and disk errors alike; what was written stays recorded, a re-run goes on
+        print(f"error: export to {target.identity} failed: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({"target": target.identity, "files": result.files, "events": result.events}))
+    return 0
 
 
 def _run(settings: Settings, metrics_dir: str | None = None) -> None:
@@ -81,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings().with_overrides(
             host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=args.db,
-            workers=getattr(args, "workers", None),
+            workers=getattr(args, "workers", None), export_dir=getattr(args, "dir", None),
         )
         if not 1 <= settings.workers <= MAX_WORKERS:
             raise SettingsError(f"--workers must be between 1 and {MAX_WORKERS}, got {settings.workers}")
@@ -91,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level, settings.log_format)
     if args.command == "serve":
         return _serve(settings)
+    if args.command == "export":
+        return asyncio.run(_export(settings))
     return asyncio.run(_seed(settings, args.file))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, RESOURCES, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
 from api.observability import METRICS_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
@@ -17,6 +17,7 @@ from api.storefront import add_storefront_routes
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.forwarding.dispatcher import Dispatcher
+from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
@@ -61,6 +62,22 @@ async def _dispatcher(app: web.Application) -> AsyncIterator[None]:
     await dispatcher.stop()
 
 
+def export_target_of(settings: Settings) -> ExportTarget:
+    """The export target the settings name: S3 when a bucket is set, else the local folder."""
+    folder = settings.export_dir or str(Path(settings.db_path).parent / "exports")
+    return export_target(folder, settings.export_s3_bucket, settings.export_s3_endpoint, settings.export_s3_prefix,
+                         settings.export_s3_region, settings.export_s3_access_key_id,
+                         settings.export_s3_secret_access_key)
+
+
+async def _export_job(app: web.Application) -> AsyncIterator[None]:
+    """Started after the database opens and stopped before it closes; a running export may finish."""
+    job = app[EXPORTS]
+    job.start()
+    yield
+    await job.stop()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -88,12 +105,14 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     ))
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
     app[EVENTS] = GroupCommitter(db)
+    app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds)
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(_event_writer)
     app.cleanup_ctx.append(_dispatcher)
+    app.cleanup_ctx.append(_export_job)
     app.cleanup_ctx.append(snapshot_metrics)
     add_ops_routes(app)
     add_storefront_routes(app)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +51,16 @@ class Settings:
     delivery_max_tries: int = 8
     delivery_backoff_seconds: float = 1.0
     delivery_timeout_seconds: float = 10.0
+    # The export job: S3 (any S3-compatible endpoint) when a bucket is set, else a local folder; an empty
+    # folder means "exports" beside the database file. Runs at start, then every interval, and on `linksvc export`.
+    export_dir: str = ""
+    export_s3_endpoint: str = ""
+    export_s3_bucket: str = ""
+    export_s3_prefix: str = ""
+    export_s3_region: str = ""
+    export_s3_access_key_id: str = ""
+    export_s3_secret_access_key: str = field(default="", repr=False)
+    export_interval_seconds: float = 300.0
 
     def with_overrides(self, **changes: object) -> Settings:
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
@@ -85,6 +95,14 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_DELIVERY_MAX_TRIES": "delivery_max_tries",
     "LINKSVC_DELIVERY_BACKOFF_SECONDS": "delivery_backoff_seconds",
     "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "delivery_timeout_seconds",
+    "LINKSVC_EXPORT_DIR": "export_dir",
+    "LINKSVC_EXPORT_S3_ENDPOINT": "export_s3_endpoint",
+    "LINKSVC_EXPORT_S3_BUCKET": "export_s3_bucket",
+    "LINKSVC_EXPORT_S3_PREFIX": "export_s3_prefix",
+    "LINKSVC_EXPORT_S3_REGION": "export_s3_region",
+    "LINKSVC_EXPORT_S3_ACCESS_KEY_ID": "export_s3_access_key_id",
+    "LINKSVC_EXPORT_S3_SECRET_ACCESS_KEY": "export_s3_secret_access_key",
+    "LINKSVC_EXPORT_INTERVAL_SECONDS": "export_interval_seconds",
 }
 
 _CHOICES = {

@@ -39,6 +39,14 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_DELIVERY_MAX_TRIES", "3", "delivery_max_tries", 3),
     ("LINKSVC_DELIVERY_BACKOFF_SECONDS", "0.05", "delivery_backoff_seconds", 0.05),
     ("LINKSVC_DELIVERY_TIMEOUT_SECONDS", "2.5", "delivery_timeout_seconds", 2.5),
+    ("LINKSVC_EXPORT_DIR", "/var/lib/linksvc/exports", "export_dir", "/var/lib/linksvc/exports"),
+    ("LINKSVC_EXPORT_S3_ENDPOINT", "https://s3.example.com", "export_s3_endpoint", "https://s3.example.com"),
+    ("LINKSVC_EXPORT_S3_BUCKET", "events", "export_s3_bucket", "events"),
+    ("LINKSVC_EXPORT_S3_PREFIX", "linksvc/v1", "export_s3_prefix", "linksvc/v1"),
+    ("LINKSVC_EXPORT_S3_REGION", "eu-west-1", "export_s3_region", "eu-west-1"),
+    ("LINKSVC_EXPORT_S3_ACCESS_KEY_ID", "AKIDEXAMPLE", "export_s3_access_key_id", "AKIDEXAMPLE"),
+    ("LINKSVC_EXPORT_S3_SECRET_ACCESS_KEY", "s3cret", "export_s3_secret_access_key", "s3cret"),
+    ("LINKSVC_EXPORT_INTERVAL_SECONDS", "60", "export_interval_seconds", 60.0),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -69,6 +77,8 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_DELIVERY_MAX_TRIES", "-1"),
     ("LINKSVC_DELIVERY_BACKOFF_SECONDS", "0"),
     ("LINKSVC_DELIVERY_TIMEOUT_SECONDS", "forever"),
+    ("LINKSVC_EXPORT_INTERVAL_SECONDS", "0"),
+    ("LINKSVC_EXPORT_INTERVAL_SECONDS", "5m"),
 ]
 
 

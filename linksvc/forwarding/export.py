@@ -1,0 +1,298 @@
+"""The export job (product decisions, section 10, ``s3_export``): every stored event, exactly once across runs,
+as gzipped JSON lines in ``{prefix}/{account_id}/dt=YYYY-MM-DD/{first_ts}-{uuid}.jsonl.gz``, in a local folder or
+on S3-compatible storage.
+
+Exactly once rests on three rules:
+
+- an account's events are taken in rowid order after a watermark (:mod:`storage.exports`);
+- before writing, the exporter claims the range it is about to write, so that the run after a crash writes
+  exactly that range again, whatever arrived meanwhile;
+- an object's name and bytes derive from (target, account, date, first and last rowid) and the events alone,
+  so writing a range again replaces its objects instead of adding copies. The watermark moves only after
+  every object of the range is written.
+
+A crash between writing and moving the watermark costs a rewrite, never a duplicate or a gap. An event is
+exported as it is at export time: a reversal that comes later is not exported again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import logging
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.jsoncodec import dumpb, loads
+from storage import exports as repo
+from storage.db import Database, Row
+
+log = logging.getLogger("linksvc.export")
+
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:linksvc:export")
+
+
+@dataclass(frozen=True)
+class ExportTarget:
+    """Where events go: a local ``folder``, or an S3 ``bucket`` (any S3-compatible ``endpoint_url``)."""
+
+    kind: Literal["local", "s3"]
+    folder: str = ""
+    prefix: str = ""
+    bucket: str = ""
+    endpoint_url: str = ""
+    region: str = ""
+    access_key_id: str = ""
+    secret_access_key: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind == "local" and not self.folder:
+            raise ValueError("a local export target needs a folder")
+        if self.kind == "s3" and not self.bucket:
+            raise ValueError("an S3 export target needs a bucket")
+        if bool(self.access_key_id) != bool(self.secret_access_key):
+            raise ValueError("give both the access key id and the secret access key, or neither")
+
+    @property
+    def identity(self) -> str:
+        """Names the destination in the progress table: the same place keeps its progress across restarts."""
+        prefix = self.prefix.strip("/")
+        if self.kind == "local":
+            return f"local:{Path(self.folder).resolve()}/{prefix}"
+        return f"s3:{self.endpoint_url.rstrip('/') or 'aws'}/{self.bucket}/{prefix}"
+
+
+def export_target(folder: str, s3_bucket: str = "", s3_endpoint: str = "", s3_prefix: str = "", s3_region: str = "",
+                  s3_access_key_id: str = "", s3_secret_access_key: str = "") -> ExportTarget:
+    """The target the settings name: S3 when a bucket is set, else the local folder."""
+    if s3_bucket:
+        return ExportTarget("s3", prefix=s3_prefix, bucket=s3_bucket, endpoint_url=s3_endpoint, region=s3_region,
+                            access_key_id=s3_access_key_id, secret_access_key=s3_secret_access_key)
+    return ExportTarget("local", folder=folder)
+
+
+@dataclass
+class ExportResult:
+    files: int = 0
+    events: int = 0
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    key: str
+    data: bytes
+    events: int
+
+
+def export_line(row: Row) -> dict[str, Any]:
+    """One event as exported: its stored body, ``attribution`` as the client sent it, the resolved one
+    beside it, and the stored columns."""
+    body = loads(row["body"])
+    resolved = body.pop("attribution", None)
+    original = body.pop("attribution_original", None)
+    return {
+        **body,
+        "id": row["id"], "account_id": row["account_id"], "type": row["type"], "customer_id": row["customer_id"],
+        "order_id": row["order_id"], "issued_at": row["issued_at"], "received_at": row["received_at"],
+        "attribution": original, "attribution_resolved": resolved,
+        "reversed_at": row["reversed_at"], "reversal": loads(row["reversal"]) if row["reversal"] else None,
+    }
+
+
+def build_files(target: ExportTarget, account_id: str, rows: list[Row]) -> list[ExportFile]:
+    """One file per issue date (UTC) of the events, in rowid order. Same rows, same names and bytes."""
+    days: dict[str, list[Row]] = {}
+    for row in rows:
+        days.setdefault(parse_iso(row["issued_at"]).date().isoformat(), []).append(row)
+    files = []
+    for day, group in days.items():
+        first, last = group[0]["export_rowid"], group[-1]["export_rowid"]
+        name = uuid.uuid5(NAMESPACE, f"{target.identity}|{account_id}|{day}|{first}|{last}")
+        first_ts = parse_iso(group[0]["issued_at"]).strftime("%Y%m%dT%H%M%SZ")
+        parts = (target.prefix.strip("/"), account_id, f"dt={day}", f"{first_ts}-{name}.jsonl.gz")
+        lines = b"".join(dumpb(export_line(row)) + b"\n" for row in group)
+        # mtime=0: the same events give the same bytes, so a rewrite after a crash is identical.
+        files.append(ExportFile("/".join(p for p in parts if p), gzip.compress(lines, mtime=0), len(group)))
+    return files
+
+
+class Sink(Protocol):
+    async def put(self, key: str, data: bytes) -> None: ...
+
+
+class LocalSink:
+    """Writes each object to a temporary name in its folder, syncs it, then renames it: a reader never sees
+    half a file, and a file the progress counts as written is on disk."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = Path(folder).resolve()
+
+    async def put(self, key: str, data: bytes) -> None:
+        await asyncio.to_thread(self._write, key, data)
+
+    def _write(self, key: str, data: bytes) -> None:
+        path = (self.folder / key).resolve()
+        if not path.is_relative_to(self.folder):
+            raise ValueError(f"export key {key!r} leaves the export folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A unique temporary name: two exporters rewriting the same range never write into one file.
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+class S3Sink:
+    def __init__(self, client: Any, bucket: str) -> None:
+        self.client = client
+        self.bucket = bucket
+
+    async def put(self, key: str, data: bytes) -> None:
+        await self.client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType="application/gzip")
+
+
+@contextlib.asynccontextmanager
+async def open_sink(target: ExportTarget) -> AsyncIterator[Sink]:
+    if target.kind == "local":
+        yield LocalSink(target.folder)
+        return
+    # Imported here: botocore takes a noticeable time to import, and only S3 targets need it.
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+
+    options: dict[str, Any] = {"region_name": target.region or None}
+    if target.endpoint_url:
+        options["endpoint_url"] = target.endpoint_url
+    if target.access_key_id:  # otherwise botocore's own chain (environment, profile, instance role)
+        options["aws_access_key_id"] = target.access_key_id
+        options["aws_secret_access_key"] = target.secret_access_key
+    config = AioConfig(connect_timeout=10, read_timeout=60, retries={"max_attempts": 5, "mode": "standard"},
+                       s3={"addressing_style": "path"} if target.endpoint_url else None)
+    async with get_session().create_client("s3", config=config, **options) as client:
+        yield S3Sink(client, target.bucket)
+
+
+async def _export_account(db: Database, target: ExportTarget, sink: Sink, account: Row, now: str, batch: int,
+                          result: ExportResult) -> None:
+    account_id: str = account["account_id"]
+    last: int = account["last_rowid"]
+    pending: int | None = account["pending_rowid"]
+    while True:
+        if pending is not None:  # a range claimed by a run that did not finish: write exactly it again
+            rows = await repo.events_between(db.background, account_id, last, pending)
+        else:
+            rows = await repo.events_after(db.background, account_id, last, batch)
+            if not rows:
+                return
+            pending = int(rows[-1]["export_rowid"])
+            async with db.transaction() as tx:
+                claimed = await repo.claim(tx, target.identity, account_id, last, pending, now)
+            if not claimed:
+                log.info("another exporter is writing account %s to %s", account_id, target.identity)
+                return
+        files = await asyncio.to_thread(build_files, target, account_id, rows)
+        for file in files:
+            await sink.put(file.key, file.data)
+        async with db.transaction() as tx:
+            await repo.advance(tx, target.identity, account_id, last, pending, now)
+        result.files += len(files)
+        result.events += len(rows)
+        result.keys.extend(file.key for file in files)
+        last, pending = pending, None
+
+
+async def export_events(db: Database, target: ExportTarget, now: datetime, batch: int = 10_000,
+                        sink: Sink | None = None, accounts: Collection[str] | None = None) -> ExportResult:
+    """Writes every event not yet exported to ``target`` (only ``accounts``' when given), ``batch`` events
+    of an account at a time. ``sink`` replaces the target's own writer (tests)."""
+    if batch < 1:
+        raise ValueError("batch must be positive")
+    result = ExportResult()
+    todo = [row for row in await repo.accounts_to_export(db.background, target.identity)
+            if accounts is None or row["account_id"] in accounts]
+    if not todo:
+        return result
+    async with contextlib.AsyncExitStack() as stack:
+        writer = sink if sink is not None else await stack.enter_async_context(open_sink(target))
+        for account in todo:
+            await _export_account(db, target, writer, account, iso(now), batch, result)
+    if result.events:
+        log.info("exported %d events in %d files to %s", result.events, result.files, target.identity)
+    return result
+
+
+class ExportJob:
+    """Exports every ``interval`` seconds, from the start; one export at a time. A failed run is logged and
+    the next run takes the work up again."""
+
+    def __init__(self, db: Database, target: ExportTarget, interval: float = 300.0, batch: int = 10_000) -> None:
+        self.db = db
+        self.target = target
+        self.interval = interval
+        self.batch = batch
+        self._lock = asyncio.Lock()
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def run_once(self) -> ExportResult:
+        """One export now (also on demand), after the one in progress if any."""
+        async with self._lock:
+            return await export_events(self.db, self.target, utcnow(), self.batch)
+
+    async def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.run_once()
+            except Exception:
+                log.exception("export to %s failed; will retry in %s s", self.target.identity, self.interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.interval)
+
+    def start(self) -> None:
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Lets a running export finish (up to ``grace`` seconds, then cancels it: the next run redoes it)."""
+        if self._task is None:
+            return
+        self._stopping.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), grace)
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._task = None
+
+
+async def run_export(db_path: str, target: ExportTarget, batch: int = 10_000,
+                     synchronous: str = "FULL") -> ExportResult:
+    """``linksvc export``: one export of the database at ``db_path`` to ``target``."""
+    db = Database(db_path, synchronous)
+    await db.open()
+    try:
+        return await export_events(db, target, utcnow(), batch)
+    finally:
+        await db.close()
