@@ -8,6 +8,8 @@ unexpected (500, with the request id and no stack trace). Outside ``/api/`` aioh
 from __future__ import annotations
 
 import logging
+import sqlite3
+import sys
 from typing import Any
 
 from aiohttp import web
@@ -49,6 +51,18 @@ def from_http_exception(request: web.Request, exc: web.HTTPException) -> web.Res
     return _from_http(request, exc)
 
 
+# SQLite's answers when the disk is full, the file cannot be written or the lock is held too long.
+_STORAGE_TROUBLE = ("database is locked", "database or disk is full", "disk i/o error", "unable to open database",
+                    "attempt to write a readonly database")
+
+
 def from_unexpected(request: web.Request, request_id: str) -> web.Response:
+    exc = sys.exc_info()[1]
+    if isinstance(exc, sqlite3.OperationalError) and any(t in str(exc).lower() for t in _STORAGE_TROUBLE):
+        # Not a bug and not the caller's fault: the store cannot take the write now. Nothing was half
+        # written (every write is one transaction); the client may retry.
+        log.error("storage unavailable on %s %s: %s", request.method, request.path, exc)
+        return error_response(503, "Storage unavailable", f"the database cannot be written now ({exc}); "
+                              f"nothing was stored, retry later (request {request_id})", {"Retry-After": "5"})
     log.exception("unhandled error on %s %s", request.method, request.path)
     return error_response(500, "Internal server error", f"request {request_id} failed; see the logs")

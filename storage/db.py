@@ -185,7 +185,10 @@ async def savepoint(tx: Tx, name: str) -> AsyncIterator[None]:
     try:
         yield
     except BaseException:
-        await execute(tx, f"ROLLBACK TO {name}")
-        await execute(tx, f"RELEASE {name}")
+        try:
+            await execute(tx, f"ROLLBACK TO {name}")
+            await execute(tx, f"RELEASE {name}")
+        except sqlite3.OperationalError:  # SQLite already rolled the whole transaction back (a full disk)
+            pass
         raise
     await execute(tx, f"RELEASE {name}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -49,6 +50,8 @@ class GroupCommitter:
                     try:
                         async with savepoint(tx, f"unit_{index}"):
                             outcomes.append((True, await unit(tx)))
+                    except sqlite3.Error:  # the store itself failed (a full disk...): the whole group fails
+                        raise
                     except Exception as exc:  # this unit alone is rolled back
                         outcomes.append((False, exc))
         except Exception as exc:  # the commit failed: nothing of the group is stored

@@ -1,0 +1,52 @@
+"""A full disk gives a clear 503 and no half-written data; the service goes on once there is room again.
+
+SQLite's ``max_page_count`` caps the file at its current size on the writer connection: every write that
+needs a new page then fails exactly as on a full disk (SQLITE_FULL).
+"""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+
+from api.appkeys import DB
+from storage import wallet as wallet_repo
+from storage.db import fetch_one
+from tests.conftest import bearer, token_for
+from tests.factories import A
+
+
+async def _count(client: TestClient, table: str) -> int:
+    row = await fetch_one(client.app[DB].reader, f"SELECT count(*) AS n FROM {table}")
+    return int(row["n"]) if row else 0
+
+
+async def test_a_full_disk_is_a_clear_503_and_nothing_half_written(seeded: TestClient) -> None:
+    client = seeded
+    headers = bearer(await token_for(client, A))
+    writer = client.app[DB]._writer
+    assert writer is not None
+    pages = (await (await writer.execute("PRAGMA page_count")).fetchone())[0]
+    await writer.execute(f"PRAGMA max_page_count = {pages}")
+    events_before, entries_before = await _count(client, "events"), await _count(client, "ledger_entries")
+    big = "x" * 200_000  # needs new pages whatever free space the file has
+    answered = []
+    for n in range(3):
+        event = {"type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": f"full-{n}", "currency": "COP",
+                 "value": 10, "products": [{"sku": "A"}], "properties": {"note": big}}
+        response = await client.post("/api/storefront/v1/behavior/events", json=event, headers=headers)
+        answered.append((response.status, await response.json()))
+    assert {status for status, _ in answered} == {503}
+    for _, body in answered:
+        assert body["error"] == "Storage unavailable" and "full" in body["details"]
+    assert await _count(client, "events") == events_before
+    assert await _count(client, "ledger_entries") == entries_before
+    # Room again: the same order goes through, once.
+    await writer.execute("PRAGMA max_page_count = 1073741823")
+    response = await client.post("/api/storefront/v1/behavior/events", headers=headers, json={
+        "type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": "full-0", "currency": "COP", "value": 10,
+        "products": [{"sku": "A"}], "properties": {"note": big}})
+    assert response.status == 202
+    assert await _count(client, "events") == events_before + 1
+    assert await wallet_repo.ledger_mismatches(client.app[DB].reader, A) == []
+    integrity = await (await writer.execute("PRAGMA integrity_check")).fetchone()
+    assert integrity[0] == "ok"
