@@ -31,6 +31,15 @@ async def add_entry(tx: Tx, line: Row | dict[str, Any], kind: str, amount: Decim
     )
 
 
+async def _add_points(tx: Tx, customer_id: str, delta: Decimal) -> None:
+    """Keeps ``customer_stats.points`` (when the row exists) equal to the sum of the customer's lines."""
+    if delta:
+        row = await fetch_one(tx, "SELECT points FROM customer_stats WHERE customer_id = ?", (customer_id,))
+        if row is not None:
+            await execute(tx, "UPDATE customer_stats SET points = ? WHERE customer_id = ?",
+                          (str(Decimal(row["points"]) + delta), customer_id))
+
+
 async def insert_line(tx: Tx, line: dict[str, Any], kind: str, now: str) -> None:
     """A new line and its first entry (``opening`` or ``issue``) for its whole amount."""
     values = {"event_id": None, **line}
@@ -38,6 +47,7 @@ async def insert_line(tx: Tx, line: dict[str, Any], kind: str, now: str) -> None
     await execute(tx, f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES ({marks})",
                   [values[c] for c in LINE_COLUMNS])
     await add_entry(tx, values, kind, Decimal(values["amount"]), values["event_id"], now)
+    await _add_points(tx, values["customer_id"], Decimal(values["amount"]))
 
 
 async def change_line(tx: Tx, line: Row | dict[str, Any], delta: Decimal, kind: str, event_id: str | None,
@@ -46,6 +56,7 @@ async def change_line(tx: Tx, line: Row | dict[str, Any], delta: Decimal, kind: 
     amount = Decimal(line["amount"]) + delta
     await execute(tx, "UPDATE wallet_lines SET amount = ? WHERE id = ?", (str(amount), line["id"]))
     await add_entry(tx, line, kind, delta, event_id, now)
+    await _add_points(tx, line["customer_id"], delta)
     return amount
 
 
@@ -122,6 +133,17 @@ async def ledger_mismatches(conn: Conn, account_id: str) -> list[dict[str, Any]]
         if Decimal(row["amount"]) != sums.pop(row["id"], Decimal(0)):
             bad.append({"line_id": row["id"], "amount": row["amount"], "entries": str(sums.get(row["id"]))})
     bad += [{"line_id": line_id, "amount": None, "entries": str(total)} for line_id, total in sums.items() if total]
+    # The running points of each customer that has them equal the sum of the customer's lines.
+    held: dict[str, Decimal] = {}
+    lines_of_account = await fetch_all(conn, "SELECT customer_id, amount FROM wallet_lines WHERE account_id = ?",
+                                       (account_id,))
+    for row in lines_of_account:
+        held[row["customer_id"]] = held.get(row["customer_id"], Decimal(0)) + Decimal(row["amount"])
+    for row in await fetch_all(conn, "SELECT customer_id, points FROM customer_stats WHERE account_id = ?",
+                               (account_id,)):
+        if Decimal(row["points"]) != held.get(row["customer_id"], Decimal(0)):
+            bad.append({"customer_id": row["customer_id"], "points": row["points"],
+                        "lines": str(held.get(row["customer_id"], Decimal(0)))})
     return bad
 
 
@@ -134,3 +156,24 @@ async def issued_since(conn: Conn, account_id: str, customer_id: str, campaign_i
         (account_id, customer_id, campaign_id, since),
     )
     return int(row["n"]) if row else 0
+
+
+async def lapsed_lines(tx: Tx, account_id: str, customer_id: str, now: str) -> list[Row]:
+    """Lines past their expiration that still hold something (they get their ``expire`` entry)."""
+    return await fetch_all(
+        tx,
+        "SELECT * FROM wallet_lines WHERE customer_id = ? AND account_id = ? AND expiration_date <= ? "
+        "AND CAST(amount AS REAL) > 0 ORDER BY expiration_date, id",
+        (customer_id, account_id, now),
+    )
+
+
+async def open_lines_of_reward(tx: Tx, account_id: str, customer_id: str, reward_id: str, now: str) -> list[Row]:
+    """A reward's unexpired lines that hold something, earliest expiration first (never-expiring last)."""
+    return await fetch_all(
+        tx,
+        "SELECT * FROM wallet_lines WHERE customer_id = ? AND reward_id = ? AND account_id = ? "
+        "AND (expiration_date IS NULL OR expiration_date > ?) AND CAST(amount AS REAL) > 0 "
+        "ORDER BY expiration_date IS NULL, expiration_date, issued_at, id",
+        (customer_id, reward_id, account_id, now),
+    )

@@ -17,7 +17,7 @@ Id = Field(default=None, min_length=1, max_length=200)
 Label = Field(default=None, max_length=500)
 MAX_BULK_EVENTS = 1000
 PURCHASE = "PURCHASE"
-PURCHASE_ONLY = ("order_id", "currency", "value", "products", "store_id", "channel_id", "brand_id", "redeem")
+PURCHASE_ONLY = ("order_id", "currency", "value", "products", "redeem")
 
 
 class Attribution(BaseModel):

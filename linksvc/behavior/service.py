@@ -106,26 +106,41 @@ async def _customer(tx: Tx, account_id: str, event: EventIn) -> Row | None:
     return found
 
 
-async def _expire(tx: Tx, lines: list[Row], now: str, event_id: str, effects: Effects) -> list[Row]:
-    """Lapsed lines with something left get an ``expire`` entry; returns the lines still usable."""
-    usable = []
-    for line in lines:
-        if Decimal(line["amount"]) <= 0:
-            continue
-        if line["expiration_date"] is not None and line["expiration_date"] <= now:
-            await wallet_repo.change_line(tx, line, -Decimal(line["amount"]), "expire", event_id, now)
-            effects.expired.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": line["amount"]})
-            continue
-        usable.append(line)
-    return usable
+async def _expire(tx: Tx, account_id: str, customer_id: str, now: str, event_id: str, effects: Effects) -> None:
+    """Lapsed lines that still hold something get their ``expire`` entry."""
+    for line in await wallet_repo.lapsed_lines(tx, account_id, customer_id, now):
+        await wallet_repo.change_line(tx, line, -Decimal(line["amount"]), "expire", event_id, now)
+        effects.expired.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": line["amount"]})
 
 
-async def _redeem(tx: Tx, lines: list[Row], event: EventIn, now: str, event_id: str, effects: Effects) -> None:
+@dataclass
+class Stats:
+    total: Decimal
+    count: int
+    points: Decimal
+
+
+async def _stats(tx: Tx, account_id: str, customer_id: str) -> Stats:
+    """The customer's running totals; built from the history the first time (then kept up to date by every
+    purchase, reversal and ledger entry)."""
+    row = await repo.customer_stats(tx, customer_id)
+    if row is None:
+        total, count = await repo.purchase_totals(tx, account_id, customer_id)
+        # Every line, lapsed ones too: the running figure moves with every ledger entry, also the ``expire``
+        # entries that later zero the lapsed ones. Read after ``_expire``, it is the unexpired balance.
+        lines = await wallet_repo.lines_of_customer(tx, account_id, customer_id)
+        points = sum((Decimal(line["amount"]) for line in lines), Decimal(0))
+        await repo.insert_customer_stats(tx, account_id, customer_id, total, count, points)
+        return Stats(total, count, points)
+    return Stats(Decimal(row["purchase_total"]), int(row["purchase_count"]), Decimal(row["points"]))
+
+
+async def _redeem(tx: Tx, account_id: str, customer_id: str, event: EventIn, now: str, event_id: str,
+                  effects: Effects) -> None:
     """Spends each redeem entry from the reward's lines, earliest expiration first."""
-    left = {line["id"]: Decimal(line["amount"]) for line in lines}
     for index, entry in enumerate(event.redeem or []):
-        owned = [line for line in lines if line["reward_id"] == entry.id]
-        balance = sum((left[line["id"]] for line in owned), Decimal(0))
+        owned = await wallet_repo.open_lines_of_reward(tx, account_id, customer_id, entry.id, now)
+        balance = sum((Decimal(line["amount"]) for line in owned), Decimal(0))
         if entry.amount > balance:
             raise InvalidField(f"redeem[{index}].amount",
                                f"is more than the customer's balance of that reward ({balance})")
@@ -133,19 +148,10 @@ async def _redeem(tx: Tx, lines: list[Row], event: EventIn, now: str, event_id: 
         for line in owned:
             if remaining <= 0:
                 break
-            take = min(left[line["id"]], remaining)
-            if take <= 0:
-                continue
-            await wallet_repo.change_line(tx, {**dict(line), "amount": str(left[line["id"]])}, -take, "spend",
-                                          event_id, now)
-            left[line["id"]] -= take
+            take = min(Decimal(line["amount"]), remaining)
+            await wallet_repo.change_line(tx, line, -take, "spend", event_id, now)
             remaining -= take
             effects.spent.append({"line_id": line["id"], "reward_id": entry.id, "amount": str(take)})
-
-
-async def _points(tx: Tx, account_id: str, customer_id: str, now: str) -> Decimal:
-    lines = await wallet_repo.unexpired_lines(tx, account_id, customer_id, now)
-    return sum((Decimal(line["amount"]) for line in lines), Decimal(0))
 
 
 async def _retier(tx: Tx, account_id: str, customer: dict[str, Any], facts: rules.Facts, now: str) -> dict | None:
@@ -180,16 +186,17 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
     customer = loads(row["body"]) if row is not None else None
     if customer is not None:
         customer_id = customer["id"]
-        lines = await _expire(tx, await wallet_repo.lines_of_customer(tx, account_id, customer_id), now, event_id,
-                              effects)
+        stats = await _stats(tx, account_id, customer_id)
+        await _expire(tx, account_id, customer_id, now, event_id, effects)
         if event.redeem:
-            await _redeem(tx, lines, event, now, event_id, effects)
+            await _redeem(tx, account_id, customer_id, event, now, event_id, effects)
         value = event.value or Decimal(0)
-        total, count = await repo.purchase_totals(tx, account_id, customer_id)
+        total, count = stats.total, stats.count
         if event.type == PURCHASE:
             total, count = total + value, count + 1
-        facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count,
-                            await _points(tx, account_id, customer_id, now))
+            await repo.add_purchase(tx, customer_id, total, count)
+        points = (await _stats(tx, account_id, customer_id)).points  # after expiry and redeems
+        facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
         facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
         campaigns = {c["id"]: c for c in (loads(r["body"]) for r in await repo.behavior_campaigns(tx, account_id))}
@@ -275,9 +282,12 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
         customer_row = await customer_repo.customer_by(tx, account_id, "id", customer_id)
         if customer_row is not None:
             customer = loads(customer_row["body"])
-            total, count = await repo.purchase_totals(tx, account_id, customer_id)
+            stats = await _stats(tx, account_id, customer_id)
             value = Decimal(str(loads(row["body"]).get("value", 0)))
-            facts = rules.Facts(Decimal(0), total - value, count - 1, await _points(tx, account_id, customer_id, now))
+            total, count = stats.total - value, stats.count - 1
+            await repo.add_purchase(tx, customer_id, total, count)
+            await _expire(tx, account_id, customer_id, now, event_id, Effects())
+            facts = rules.Facts(Decimal(0), total, count, (await _stats(tx, account_id, customer_id)).points)
             tier = await _retier(tx, account_id, customer, facts, now)
     reversal = {"reason": reason, "reversed_at": now, "taken_back": taken, "shortfall": shortfall,
                 "returned": returned, "tier": tier}

@@ -512,3 +512,22 @@ async def test_max_per_day(api: tuple[TestClient, dict[str, str]]) -> None:
     for _ in range(3):
         await send(client, headers, {"type": "page_view", "customer_id": CUSTOMER})
     assert await balance(client) == OPENING + 10
+
+
+async def test_custom_events_carry_store_and_channel_for_restrictions(api: tuple[TestClient, dict[str, str]]) -> None:
+    client, headers = api
+    await campaign(client, channels=["app"], attributes={"event_type": "page_view", "amount": 3})
+    await send(client, headers, {"type": "page_view", "customer_id": CUSTOMER, "channel_id": "web"})
+    await send(client, headers, {"type": "page_view", "customer_id": CUSTOMER, "channel_id": "app"})
+    assert await balance(client) == OPENING + 3
+
+
+async def test_running_totals_are_built_once_then_kept(api: tuple[TestClient, dict[str, str]]) -> None:
+    client, headers = api
+    first = (await send(client, headers, purchase("t-1", value=30)))["data"]["id"]
+    await send(client, headers, purchase("t-2", value=20, redeem=[{"id": REWARD, "amount": 15}]))
+    await reverse(client, headers, first)
+    row = await fetch_one(client.app[DB].reader, "SELECT * FROM customer_stats WHERE customer_id = ?", (CUSTOMER,))
+    assert row is not None
+    assert (Decimal(row["purchase_total"]), row["purchase_count"]) == (Decimal(20), 1)
+    assert Decimal(row["points"]) == await balance(client) == OPENING + 10 + 10 - 15 - 10
