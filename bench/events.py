@@ -1,0 +1,352 @@
+"""Behavior events under load (issue 5): ``.venv/bin/python -m bench.events``.
+
+Accepted events per second of ``POST /api/storefront/v1/behavior/events`` (one PURCHASE per request) and of
+``.../events/bulk`` (PURCHASE and custom events), with wrk on 127.0.0.1 over the demo data (its customers,
+its active custom event type, the stores and products its BEHAVIOR campaigns name, so that purchases earn
+rewards), beside the bare aiohttp handler (``GET /bare`` of ``bench/baseline.py``) before and after.
+
+Each service row is a fresh ``linksvc serve`` over an empty temporary database (the demo loads), with
+``LINKSVC_DB_SYNCHRONOUS=FULL``. Every order_id is new (run, wrk thread, per-thread counter). The Lua
+script (``bench/events_lua.py``) counts 202 answers and the ``accepted`` of bulk 200 answers; after the
+measured phase wrk sends nothing (``delay()``) for a tail, then each run is settled: one more event is
+posted and answered, so everything queued before it in the group commit is committed. After SIGTERM the
+rows of ``events`` are compared with the events answered as accepted. Rewrites its section of
+docs/benchmarks.md unless ``--no-docs``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bench import events_lua, report, servers, wrk
+from bench.redirects import stop
+from linksvc.settings import REPO_ROOT
+
+COMMAND = ".venv/bin/python -m bench.events"
+FIXTURE = REPO_ROOT / "fixtures" / "demo.json"
+ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
+SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
+API = "/api/storefront/v1"
+SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token",
+               "LINKSVC_DB_SYNCHRONOUS": "FULL"}
+ORDER = "@ORDER@"  # where a body template's order_id goes
+GOALS = {"single": 2_000, "bulk": 17_000}  # events/s; bulk: ten times 1,700
+SETTLE_S = 900  # at most this long for the backlog of a run to be committed
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    method: str
+    path: str
+    expect: int  # the status of an accepted answer
+    per_request: int  # events per request
+    variants: list[str]  # request bodies, ORDER where each order_id goes (none for GET)
+    connections: int = 0  # 0: the load's
+
+
+@dataclass(frozen=True)
+class Result:
+    p50_us: int
+    p99_us: int
+    socket_errors: int
+    timeouts: int
+    sent: int
+    answered: int
+    answered_window: int  # answers received within the measured phase
+    events: int  # events answered as accepted, whenever the answer came
+    events_window: int  # of those, answered within the measured phase
+    events_first: int  # ... within its first half
+    short: int  # accepted answers with fewer events than sent
+    other: int  # any other answer
+    measure_s: int
+    per_request: int
+    cpu_s: float = 0.0  # server CPU (user + system) from the start of the run to the end of its settling
+
+    def per_s(self, n: float) -> float:
+        return n / self.measure_s
+
+    @property
+    def cpu_per_event(self) -> str:
+        """Over every event of the run: answered, or still unanswered when wrk stopped (committed by settling)."""
+        processed = self.events + (self.sent - self.answered) * self.per_request
+        return f"{self.cpu_s * 1e6 / processed:,.0f} µs" if processed else "-"
+
+
+@dataclass(frozen=True)
+class Accounting:
+    label: str
+    answered: int  # events answered as accepted: probes, settles and every wrk run
+    in_flight: int  # requests wrk sent and saw no answer to (stored all the same when accepted)
+    per_request: int
+    stored: int  # rows of events after SIGTERM
+    purchases: int
+    earned: int  # events that issued at least one reward
+    issues: int  # ledger entries of kind issue
+    most_purchases: int  # of one customer
+    most_lines: int  # wallet lines of one customer
+    exit_code: int
+
+    def verdict(self) -> str:
+        if self.stored == self.answered and self.in_flight == 0:
+            return "equal"
+        explained = self.stored == self.answered + self.in_flight * self.per_request
+        return (f"**not equal**: {self.stored - self.answered:,} more stored, "
+                f"{'exactly' if explained else '**not**'} the events of the {self.in_flight} requests still "
+                "unanswered when wrk stopped")
+
+
+def _event(rng: random.Random, account: dict[str, Any], kind: str, i: int) -> dict[str, Any]:
+    """A PURCHASE or a custom event of demo customer ``i`` (by id or by document number)."""
+    customers = account["customers"]
+    customer, by_id = customers[i % len(customers)], (i // len(customers)) % 2 == 0
+    who = {"customer_id": customer["id"]} if by_id else {"document_number": customer["document_number"]}
+    attribution = {"utm_source": rng.choice(["newsletter", "instagram", "google"]), "utm_medium": "cpc",
+                   "utm_campaign": f"bench-{rng.randint(1, 9)}", "tracking_id": f"trk-{rng.randint(1, 10**6)}"}
+    if kind != "PURCHASE":
+        return {"type": kind, **who, "properties": {"screen": rng.choice(["home", "menu"])}, "attribution": attribution}
+    behavior = [c for c in account["campaigns"] if c["type"] == "BEHAVIOR"]
+    skus = sorted({p for c in account["campaigns"] for p in c.get("products") or []})
+    products = [{"sku": sku, "quantity": rng.randint(1, 2), "price": rng.choice([4.5, 5.5, 7.0, 12.0])}
+                for sku in rng.sample(skus, rng.randint(1, 3))]
+    return {"type": "PURCHASE", "order_id": ORDER, **who, "currency": "COP",
+            "value": sum(p["quantity"] * p["price"] for p in products),
+            "store_id": rng.choice(sorted({s for c in behavior for s in c.get("stores") or []})),
+            "channel_id": rng.choice(sorted({s for c in behavior for s in c.get("channels") or []})),
+            "products": products, "attribution": attribution}
+
+
+def scenarios(batch: int, bulk_connections: int) -> tuple[Scenario, Scenario, Scenario, str]:
+    """(bare, single, bulk, the custom event type), from the demo fixture."""
+    account = next(a for a in json.loads(FIXTURE.read_text())["accounts"] if a["id"] == ACCOUNT)
+    custom = next(t["name"] for t in account["custom_event_types"] if t["active"])
+    rng = random.Random(5)
+    single = [json.dumps(_event(rng, account, "PURCHASE", i), separators=(",", ":")) for i in range(24)]
+    # Bulk: 3 purchases for every 2 custom events, customers in turn; one of 4 batches per request.
+    bulk = [json.dumps({"events": [_event(rng, account, "PURCHASE" if i % 5 < 3 else custom, i)
+                                   for i in range(batch)]}, separators=(",", ":")) for _ in range(4)]
+    return (Scenario("bare", "bare aiohttp handler, GET /bare", "GET", "/bare", 200, 1, []),
+            Scenario("single", "POST /behavior/events, one PURCHASE", "POST", f"{API}/behavior/events", 202, 1,
+                     single),
+            Scenario("bulk", f"POST /behavior/events/bulk, {batch} events", "POST",
+                     f"{API}/behavior/events/bulk", 200, batch, bulk, bulk_connections), custom)
+
+
+def post_json(server: servers.Server, path: str, body: str, token: str) -> tuple[int, Any]:
+    request = urllib.request.Request(server.url(path), data=body.encode(), method="POST", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=SETTLE_S) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+    except TimeoutError:
+        return 0, f"no answer within {SETTLE_S} s"
+
+
+class Runner:
+    """wrk runs; each script has a new run number, so order_ids never repeat."""
+
+    def __init__(self, directory: Path, load: wrk.Load, tail: int) -> None:
+        self.directory, self.load, self.tail, self.runs = directory, load, tail, 0
+        self.odd = directory / "odd.txt"
+
+    def wrk(self, server: servers.Server, s: Scenario, headers: dict[str, str], seconds: int) -> Result:
+        self.runs += 1
+        script = self.directory / f"run{self.runs}.lua"
+        script.write_text(events_lua.script([v.split(ORDER) for v in s.variants], s.method, s.path, s.expect,
+                                            s.per_request, seconds, f"bench-{self.runs}-", self.odd, self.runs,
+                                            headers))
+        total = seconds + (self.tail if s.method == "POST" else 0)
+        command = [wrk.wrk_binary(), f"-t{self.load.threads}", f"-c{s.connections or self.load.connections}",
+                   f"-d{total}s", f"--timeout={self.load.timeout}s", "-s", str(script), server.url("")]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=total + self.load.timeout + 60)
+        line = next((x for x in done.stdout.splitlines() if x.startswith(events_lua.MARK)), None)
+        if done.returncode != 0 or line is None:
+            raise RuntimeError(f"wrk failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return Result(**json.loads(line[len(events_lua.MARK):]), measure_s=seconds, per_request=s.per_request)
+
+    def measure(self, server: servers.Server, s: Scenario, headers: dict[str, str],
+                settle: Callable[[servers.Server], object] = servers.drain) -> list[Result]:
+        """The warm-up run (if any) and the measured run (last), each followed by ``settle(server)``."""
+        made = []
+        for seconds in [self.load.warmup] * (self.load.warmup > 0) + [self.load.duration]:
+            cpu = server.cpu_seconds()
+            result = self.wrk(server, s, headers, seconds)
+            settle(server)
+            made.append(replace(result, cpu_s=server.cpu_seconds() - cpu))
+        return made
+
+
+def stored(db: Path) -> dict[str, int]:
+    """Of the demo account: events, purchases, events that issued a reward, ledger issue entries, and the
+    most purchases and wallet lines one customer has."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        events = "SELECT count(*) FROM events WHERE account_id = ?"
+        most = "SELECT max(n) FROM (SELECT count(*) AS n FROM {} WHERE account_id = ? {} GROUP BY customer_id)"
+        return {name: report.count(conn, sql, ACCOUNT) for name, sql in (
+            ("stored", events), ("purchases", events + " AND type = 'PURCHASE'"),
+            ("earned", events + " AND json_array_length(effects, '$.issued') > 0"),
+            ("issues", "SELECT count(*) FROM ledger_entries WHERE account_id = ? AND kind = 'issue'"),
+            ("most_purchases", most.format("events", "AND type = 'PURCHASE'")),
+            ("most_lines", most.format("wallet_lines", "")))}
+    finally:
+        conn.close()
+
+
+def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, Accounting]:
+    """A fresh service: a request of ``s`` checked, warm-up and measured runs each settled by an event posted
+    after it and awaited (the group commit is first in, first out: what was queued before is committed)."""
+    db = runner.directory / f"events-{s.name}.db"
+    serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db)]
+    probes = 0
+    with servers.running(f"linksvc ({s.name})", serve, env=SERVICE_ENV, stop=stop) as service:
+        status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
+        if status != 200:
+            raise SystemExit(f"authorize answered {status}: {answer}")
+        token = answer["data"]
+
+        def probe(scenario: Scenario, server: servers.Server = service) -> None:
+            nonlocal probes
+            probes += 1
+            pieces = scenario.variants[probes % len(scenario.variants)].split(ORDER)
+            body = "".join(f"{p}bench-probe-{probes}-{i}" for i, p in enumerate(pieces[:-1])) + pieces[-1]
+            status, answer = post_json(server, scenario.path, body, token)
+            if (answer["data"].get("accepted", 1) if status == scenario.expect else 0) != scenario.per_request:
+                raise SystemExit(f"{scenario.method} {scenario.path} answered {status}: {json.dumps(answer)[:3000]}")
+            servers.drain(server)
+
+        probe(s)
+        print(f"measuring {s.title} ...")
+        made = runner.measure(service, s, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+                              settle=lambda server: probe(single, server))
+        exit_code = stop(service)
+    answered = s.per_request + (probes - 1) + sum(r.events for r in made)
+    return made[-1], Accounting(label=s.title, answered=answered, in_flight=sum(r.sent - r.answered for r in made),
+                                per_request=s.per_request, exit_code=exit_code, **stored(db))
+
+
+def _n(x: float) -> str:
+    return f"{x:,.1f}" if x < 10 else f"{x:,.0f}"
+
+
+def _ms(r: Result, us: int) -> str:
+    return "-" if not r.answered else f"{us / 1000:.1f} ms" if us >= 1000 else f"{us / 1000:.2f} ms"
+
+
+def section(rows: list[tuple[str, Result]], accounts: list[Accounting], load: wrk.Load, args: argparse.Namespace,
+            custom: str) -> tuple[str, list[str]]:
+    """(the docs section, the summary lines)."""
+    bare = statistics.mean(r.per_s(r.answered_window) for label, r in rows if label.startswith("bare"))
+    table = [[label, _n(r.per_s(r.answered_window)), _n(r.per_s(r.events_window)),
+              f"{r.per_s(r.answered_window) / bare:.2%}", _ms(r, r.p50_us), _ms(r, r.p99_us),
+              f"{_n(r.per_s(2 * r.events_first))} / {_n(r.per_s(2 * (r.events_window - r.events_first)))}",
+              r.cpu_per_event, str(r.timeouts)] for label, r in rows]
+    eps = {label: r.per_s(r.events_window) for label, r in rows}
+    lines = [f"{name}: {eps[name]:,.0f} events/s, goal {goal:,}: {'met' if eps[name] >= goal else '**not met**'}"
+             for name, goal in GOALS.items()]
+    lines += [f"{a.label}: {a.answered:,} events answered as accepted, {a.stored:,} stored ({a.verdict()}); "
+              f"{a.purchases:,} purchases, {a.earned:,} events issued a reward ({a.issues:,} ledger issue entries); "
+              f"at the end one customer had up to {a.most_purchases:,} purchases and {a.most_lines:,} wallet lines; "
+              f"exit code {a.exit_code}" for a in accounts]
+    text = "\n".join([
+        "## Behavior events (issue 5)", "",
+        f"Command: `{COMMAND}` (options: `--help`; {report.revision()}).", "",
+        f"Machine: {report.machine().line()}.", "",
+        f"Load: wrk on 127.0.0.1, {load.connections} connections ({args.bulk_connections} for bulk: "
+        f"{args.bulk_connections} × {args.batch} events in flight), {load.threads} threads, {load.warmup} s warm-up "
+        f"then {load.duration} s measured per row; for the service each run ends with a {args.tail} s tail where wrk "
+        "sends nothing (Lua `delay()`) so that what is in flight is answered and counted, then one more event is "
+        "posted and awaited, so that the run's backlog is committed before the next. Each service row is a fresh "
+        "`linksvc serve` (one process) over an empty temporary database where the demo (`fixtures/demo.json`) "
+        "loads, with `LINKSVC_LOG_LEVEL=WARNING` and `LINKSVC_DB_SYNCHRONOUS=FULL` (the default): every event is "
+        "committed and synced to disk (group commit) before its answer. Reference: the bare aiohttp handler "
+        "(`bench/baseline.py`, one process, no middleware), `GET /bare` answering a fixed small JSON body (the "
+        "baseline has no POST route, so the reference is a GET without a body), before and after the service; "
+        "share of bare = requests/s over the mean of the two.", "",
+        "Data: the demo account's SERVER key. Single: one PURCHASE per request, one of 24 bodies at random, a new "
+        "`order_id` per request (run, wrk thread, per-thread counter), one of the 6 demo customers by "
+        "`customer_id` or `document_number`, 1-3 of the demo campaigns' SKUs, a store and a channel its BEHAVIOR "
+        f"campaigns name, currency COP, attribution (utm_*, tracking_id). Bulk: {args.batch} events per request, "
+        f"3 PURCHASE for every 2 `{custom}` (the demo's active custom event type), the customers in turn, one of "
+        "4 batches at random with new order_ids. Events/s = events answered as accepted (202s; the `accepted` of "
+        "each bulk 200) within the measured phase / its length, also per half of it; latency is wrk's per "
+        "request; server CPU (user+system) is from the start of a run to the end of its settling, per event of the "
+        "run (answered, or unanswered when wrk stopped and committed while settling). Each service row starts with one "
+        "request of its kind through the real server, checked (202, or 200 with every event accepted).", "",
+        report.table(["row", "requests/s", "events/s", "share of bare", "p50", "p99", "events/s 1st / 2nd half",
+                      "server CPU per event", "timeouts"], table), "",
+        "Goals, and per service process the events answered as accepted (the Lua `response()` and the probes) "
+        "against the rows of `events` counted after SIGTERM:", "", *[f"- {x}." for x in lines],
+    ])
+    return text, lines
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=int, default=15, help="seconds measured per row [15]")
+    parser.add_argument("--warmup", type=int, default=3, help="seconds of warm-up before each row [3]")
+    parser.add_argument("--tail", type=int, default=5, help="seconds wrk waits for answers after a service run [5]")
+    parser.add_argument("--connections", type=int, default=32, help="connections of the single and bare rows [32]")
+    parser.add_argument("--bulk-connections", type=int, default=8, help="connections of the bulk row [8]")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=30, help="seconds before wrk counts a timeout [30]")
+    parser.add_argument("--batch", type=int, default=500, help="events per bulk request, at most 1000 [500]")
+    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    args = parser.parse_args(argv)
+    if not (0 < args.duration <= 120 and 0 <= args.warmup <= 60 and 1 <= args.tail <= 60 and 1 <= args.batch <= 1000):
+        parser.error("--duration must be 1-120 s, --warmup 0-60 s, --tail 1-60 s, --batch 1-1000")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    wrk.wrk_binary()
+    load = wrk.Load(args.connections, args.threads, args.duration, args.warmup, args.timeout)
+    bare, single, bulk, custom = scenarios(args.batch, args.bulk_connections)
+    rows: list[tuple[str, Result]] = []
+    accounts: list[Accounting] = []
+    bare_cmd = ["-m", "bench.baseline", "--port", "{port}"]
+    with tempfile.TemporaryDirectory(prefix="bench-events-") as tmp:
+        runner = Runner(Path(tmp), load, args.tail)
+        with servers.running("bare handler", bare_cmd) as server:
+            print("measuring the bare handler ...")
+            rows.append(("bare (before)", runner.measure(server, bare, {})[-1]))
+        for s in (single, bulk):
+            result, acc = service_row(runner, s, single)
+            rows.append((s.name, result))
+            accounts.append(acc)
+        with servers.running("bare handler", bare_cmd) as server:
+            print("measuring the bare handler again ...")
+            rows.append(("bare (after)", runner.measure(server, bare, {})[-1]))
+        odd = runner.odd.read_text().strip() if runner.odd.is_file() else ""
+    text, lines = section(rows, accounts, load, args, custom)
+    for label, r in rows:
+        print(f"  {label:14} {r.per_s(r.answered_window):9,.0f} req/s {r.per_s(r.events_window):9,.0f} events/s "
+              f"p50 {_ms(r, r.p50_us)} p99 {_ms(r, r.p99_us)} sent {r.sent} answered {r.answered} "
+              f"timeouts {r.timeouts} other {r.other} short {r.short} socket errors {r.socket_errors}")
+    print("\n".join(lines))
+    if odd:
+        print(f"unexpected answers (the first of each wrk thread and run):\n{odd[:6000]}")
+    if not args.no_docs:
+        print(f"wrote {report.write_section('events', text)}")
+    return 0 if all(a.verdict() == "equal" for a in accounts) and not odd else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
