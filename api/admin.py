@@ -13,6 +13,7 @@ from typing import Any, Optional
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from api.admin_links import overview_endpoints
 from api.appkeys import CLICKS, DB, DISPATCHER, RESOURCES, SETTINGS
 from api.openapi import build_openapi
 from api.routing import Endpoint, add_endpoints, data, json_response
@@ -336,6 +337,7 @@ ENDPOINTS = [
     Endpoint("DELETE", "/accounts/{account_id}/api-keys/{key_id}", revoke_key,
              "Revoke an API key; its tokens stop working at once", "api-keys",
              response=Envelope[ApiKeyView], security="admin", errors=(401, 404)),
+    *overview_endpoints(),  # before the resource endpoints: /links/overview is not /links/{id}
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
     Endpoint("PATCH", "/accounts/{account_id}/links/{id}/utm", edit_link_utm,
              "Edit the UTM of a link's destination: other parameters, their order and the fragment stay",

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from api.admin import add_admin_routes
 from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
+from api.dashboard import add_dashboard_routes
 from api.observability import METRICS_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
@@ -117,5 +118,6 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     add_ops_routes(app)
     add_storefront_routes(app)
     add_admin_routes(app)
+    add_dashboard_routes(app)
     add_resolver_routes(app)  # last: a code never shadows the service's own paths
     return app

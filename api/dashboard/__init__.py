@@ -1,0 +1,126 @@
+"""The back-office dashboard at ``/dashboard``: a static single-page front end over the admin API.
+
+This module serves the page and its assets and keeps the sign-in: ``POST /dashboard/session`` checks the
+admin token (constant-time) and sets the ``linksvc_admin`` session cookie (HttpOnly, ``SameSite=Strict``,
+``Path=/``, Secure over https); ``DELETE`` clears it; ``GET`` says whether the browser is signed in (so the
+page never has to provoke a 401 to find out). Everything else the page does goes through the admin API
+(``api.auth`` accepts the cookie there with the dashboard's header), so the dashboard can do nothing the
+API does not allow. Every page path (``/dashboard/...``) answers the same ``index.html``; the script reads
+the path.
+
+The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
+Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import mimetypes
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.appkeys import SETTINGS
+from api.auth import SESSION_COOKIE, SESSION_SECONDS, session_is_valid, session_value
+from api.routing import json_response, read_json
+from linksvc.errors import Unauthorized
+from linksvc.resources.validation import validate
+
+STATIC_DIR = Path(__file__).parent / "static"
+SESSION_BODY_BYTES = 4096
+NO_STORE = {"Cache-Control": "no-store"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    content_type: str
+    etag: str
+
+
+def load_assets(folder: Path = STATIC_DIR) -> dict[str, Asset]:
+    assets = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and not path.name.startswith("."):
+            body = path.read_bytes()
+            content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            if path.suffix == ".js":
+                content_type = "text/javascript"  # module scripts need a JavaScript type, whatever the OS table says
+            assets[path.name] = Asset(body, content_type, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+    return assets
+
+
+ASSETS: web.AppKey[dict[str, Asset]] = web.AppKey("dashboard_assets", dict)
+
+
+def _asset_response(request: web.Request, asset: Asset, cache: str) -> web.StreamResponse:
+    headers = {**SECURITY_HEADERS, "Cache-Control": cache, "ETag": asset.etag}
+    if request.headers.get("If-None-Match") == asset.etag:
+        return web.Response(status=304, headers=headers)
+    charset = "utf-8" if asset.content_type.startswith(("text/", "image/svg")) else None
+    return web.Response(body=asset.body, content_type=asset.content_type, charset=charset, headers=headers)
+
+
+async def page(request: web.Request) -> web.StreamResponse:
+    """Every dashboard path: the one page; the script shows what the path names."""
+    return _asset_response(request, request.app[ASSETS]["index.html"], "no-cache")
+
+
+async def static(request: web.Request) -> web.StreamResponse:
+    asset = request.app[ASSETS].get(request.match_info["name"])
+    if asset is None:
+        raise web.HTTPNotFound(text="no such dashboard file")
+    return _asset_response(request, asset, "no-cache")
+
+
+class SessionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    token: str = Field(min_length=1, max_length=1000, description="the admin token (LINKSVC_ADMIN_TOKEN)")
+
+
+async def session_state(request: web.Request) -> web.Response:
+    cookie = request.cookies.get(SESSION_COOKIE)
+    expected = request.app[SETTINGS].admin_token
+    signed_in = cookie is not None and session_is_valid(cookie, expected, time.time())
+    return json_response({"data": {"signed_in": signed_in}}, headers=NO_STORE)
+
+
+async def sign_in(request: web.Request) -> web.Response:
+    body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
+    expected = request.app[SETTINGS].admin_token
+    if not expected or not hmac.compare_digest(body.token.encode(), expected.encode()):
+        raise Unauthorized("Invalid admin token", {"field": "token", "message": "this is not the admin token"})
+    response = json_response({"data": {"signed_in": True}}, headers=NO_STORE)
+    response.set_cookie(SESSION_COOKIE, session_value(expected, time.time()), max_age=SESSION_SECONDS, path="/",
+                        httponly=True, samesite="Strict", secure=request.secure)
+    return response
+
+
+async def sign_out(request: web.Request) -> web.Response:
+    response = json_response({"data": {"signed_in": False}}, headers=NO_STORE)
+    response.del_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=request.secure)
+    return response
+
+
+def add_dashboard_routes(app: web.Application) -> None:
+    """Before the resolver's routes: ``dashboard`` is a reserved link code."""
+    app[ASSETS] = load_assets()
+    app.router.add_get("/dashboard/static/{name}", static)
+    app.router.add_get("/dashboard/session", session_state)
+    app.router.add_post("/dashboard/session", sign_in)
+    app.router.add_delete("/dashboard/session", sign_out)
+    app.router.add_get("/dashboard", page)
+    app.router.add_get("/dashboard/{tail:.*}", page)

@@ -1,0 +1,170 @@
+// The dashboard's shell: the sign-in, the account choice, the section links and the router. Each page
+// path under /dashboard names what to show; the views build it from the admin API.
+
+import { admin, ApiError, AuthError, query, session } from './api.js';
+import { campaignsView, campaignView } from './campaigns.js';
+import { clicksView } from './clicks.js';
+import { deliveriesView } from './deliveries.js';
+import { h, toast } from './dom.js';
+import { linkView } from './link.js';
+import { linksView, newLinkView } from './links.js';
+import { signInView } from './signin.js';
+
+const BASE = '/dashboard';
+const ACCOUNT_KEY = 'linksvc.dashboard.account';
+const SEG = '([^/]+)';
+const ROUTES = [
+  [new RegExp(`^${BASE}/${SEG}/links$`), linksView],
+  [new RegExp(`^${BASE}/${SEG}/links/new$`), newLinkView],
+  [new RegExp(`^${BASE}/${SEG}/links/${SEG}$`), linkView],
+  [new RegExp(`^${BASE}/${SEG}/links/${SEG}/clicks$`), clicksView],
+  [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],
+  [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
+  [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
+];
+
+const state = { signedIn: null, accounts: null, sequence: 0 };
+const main = document.getElementById('main');
+
+export function navigate(path, { replace = false } = {}) {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  render();
+}
+
+async function loadAccounts() {
+  if (!state.accounts) state.accounts = (await admin(`/accounts${query({ limit: 500 })}`)).data;
+  return state.accounts;
+}
+
+function showShell(account, section) {
+  const top = document.getElementById('top');
+  top.hidden = false;
+  const select = document.getElementById('account');
+  select.replaceChildren(...state.accounts.map((a) =>
+    h('option', { value: a.id, selected: a.id === account }, `${a.name} (${a.environment})`)));
+  for (const link of top.querySelectorAll('nav a')) {
+    link.href = `${BASE}/${account}/${link.dataset.section}`;
+    if (link.dataset.section === section) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+function signInPage() {
+  document.getElementById('top').hidden = true;
+  const next = location.pathname.startsWith(`${BASE}/sign-in`) ? null : location.pathname + location.search;
+  const view = signInView(async () => {
+    state.signedIn = true;
+    navigate(next && next !== `${BASE}/` && next !== BASE ? next : `${BASE}/`, { replace: true });
+  });
+  return view;
+}
+
+async function home() {
+  const accounts = await loadAccounts();
+  if (!accounts.length) {
+    return h('section', {}, h('h1', { tabindex: -1 }, 'No accounts yet'),
+      h('p', {}, 'Create an account with the admin API (POST /api/admin/v1/accounts), then come back.'));
+  }
+  const remembered = localStorage.getItem(ACCOUNT_KEY);
+  const account = accounts.some((a) => a.id === remembered) ? remembered : accounts[0].id;
+  navigate(`${BASE}/${account}/links`, { replace: true });
+  return null;
+}
+
+async function render() {
+  const sequence = ++state.sequence;
+  const path = location.pathname.replace(/\/+$/, '') || BASE;
+  main.setAttribute('aria-busy', 'true');
+  let view = null;
+  try {
+    if (state.signedIn === null) state.signedIn = (await session.state()).data.signed_in;
+    if (!state.signedIn) {
+      view = signInPage();
+    } else if (path === BASE || path === `${BASE}/sign-in`) {
+      view = await home();
+    } else {
+      view = await routeView(path);
+    }
+  } catch (error) {
+    if (error instanceof AuthError) {
+      state.signedIn = false;
+      state.accounts = null;
+      toast('Your session has ended. Sign in again.');
+      view = signInPage();
+    } else {
+      view = h('section', { class: 'problem' }, h('h1', { tabindex: -1 }, 'Something went wrong'),
+        h('p', { role: 'alert' }, error.text || error.message || String(error)),
+        h('p', {}, h('a', { href: `${BASE}/` }, 'Back to the start')));
+    }
+  }
+  if (sequence !== state.sequence || view === null) return;
+  main.removeAttribute('aria-busy');
+  main.replaceChildren(view);
+  const heading = main.querySelector('h1');
+  document.title = heading ? `${heading.textContent} · linksvc` : 'linksvc dashboard';
+  if (state.focusHeading && heading) heading.focus();
+  state.focusHeading = true;
+}
+
+async function routeView(path) {
+  for (const [pattern, view] of ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const [account, ...params] = match.slice(1).map(decodeURIComponent);
+    const accounts = await loadAccounts();
+    if (!accounts.some((a) => a.id === account)) break;
+    localStorage.setItem(ACCOUNT_KEY, account);
+    showShell(account, path.split('/')[3]);
+    const ctx = { account, params, search: new URLSearchParams(location.search), navigate, base: `${BASE}/${account}` };
+    return view(ctx);
+  }
+  return h('section', {}, h('h1', { tabindex: -1 }, 'Page not found'),
+    h('p', {}, 'Nothing is at this address. ', h('a', { href: `${BASE}/` }, 'Go to the links.')));
+}
+
+// Same-page navigation for links inside the dashboard; anything else (new tab, download, #hash) is left alone.
+document.addEventListener('click', (event) => {
+  const anchor = event.target.closest?.('a[href]');
+  if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey
+      || event.altKey || anchor.target || anchor.hasAttribute('download')) return;
+  const url = new URL(anchor.href, location.href);
+  if (url.origin !== location.origin || !url.pathname.startsWith(BASE) || url.pathname.startsWith(`${BASE}/static/`)) {
+    return;
+  }
+  if (url.hash && url.pathname === location.pathname) return;
+  event.preventDefault();
+  navigate(url.pathname + url.search);
+});
+
+window.addEventListener('popstate', render);
+
+// A failed call in a button or a form handler: an ended session leads to the sign-in, anything else is said.
+window.addEventListener('unhandledrejection', (event) => {
+  if (!(event.reason instanceof ApiError)) return;
+  event.preventDefault();
+  if (event.reason instanceof AuthError) {
+    state.signedIn = false;
+    state.accounts = null;
+    toast('Your session has ended. Sign in again.');
+    navigate(`${BASE}/sign-in`);
+  } else {
+    toast(event.reason.text);
+  }
+});
+
+document.getElementById('account').addEventListener('change', (event) => {
+  const section = location.pathname.split('/')[3] || 'links';
+  navigate(`${BASE}/${event.target.value}/${['links', 'campaigns', 'deliveries'].includes(section) ? section : 'links'}`);
+});
+
+document.getElementById('sign-out').addEventListener('click', async () => {
+  await session.signOut();
+  state.signedIn = false;
+  state.accounts = null;
+  toast('Signed out.');
+  navigate(`${BASE}/sign-in`);
+});
+
+state.focusHeading = false;
+render();

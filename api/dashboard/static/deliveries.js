@@ -1,0 +1,80 @@
+// Deliveries of forwarded events, per connection: their state (delivered, filtered with its reason,
+// failed, dead, or still pending) and a retry for the failed and dead ones.
+
+import { admin, inAccount, query } from './api.js';
+import { badge, field, h, table, toast, when } from './dom.js';
+
+const PAGE = 50;
+const STATES = ['pending', 'delivered', 'filtered', 'failed', 'dead'];
+
+function outcome(d) {
+  if (d.state === 'filtered') return d.reason || 'filtered';
+  const status = d.last_status ? `HTTP ${d.last_status}` : null;
+  if (d.last_error && status && d.last_error.includes(String(d.last_status))) return d.last_error;
+  if (d.last_error || status) return [status, d.last_error].filter(Boolean).join(': ');
+  return '—';
+}
+
+export async function deliveriesView(ctx) {
+  const connections = (await admin(inAccount(ctx.account, `/connections${query({ limit: 500 })}`))).data;
+  if (!connections.length) {
+    return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
+      h('p', { class: 'empty' }, 'This account has no connections, so nothing is forwarded.'));
+  }
+  const chosen = connections.find((c) => c.id === ctx.search.get('connection')) || connections[0];
+  const state = STATES.includes(ctx.search.get('state')) ? ctx.search.get('state') : '';
+  const connection = h('select', { name: 'connection' }, connections.map((c) => h('option',
+    { value: c.id, selected: c.id === chosen.id },
+    `${c.name || c.destination} (${c.destination}${c.enabled ? '' : ', disabled'})`)));
+  const stateSelect = h('select', { name: 'state' }, h('option', { value: '' }, 'All states'),
+    STATES.map((s) => h('option', { value: s, selected: s === state }, s)));
+  const form = h('form', { class: 'toolbar filters', 'aria-label': 'Filters' },
+    field('Connection', connection), field('State', stateSelect));
+  form.addEventListener('change', () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: connection.value,
+    state: stateSelect.value })}`));
+
+  const results = h('div', { class: 'results' });
+  const shown = [];
+  const more = h('button', { type: 'button', class: 'quiet' }, 'Show more');
+
+  function retryButton(delivery) {
+    if (!['failed', 'dead'].includes(delivery.state)) return null;
+    const button = h('button', { type: 'button', class: 'small', 'aria-label': `Retry delivery ${delivery.id}` }, 'Retry');
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      const updated = (await admin(inAccount(ctx.account, `/deliveries/${delivery.id}/retry`), { method: 'POST' })).data;
+      shown[shown.findIndex((d) => d.id === delivery.id)] = updated;
+      paint();
+      toast(`Delivery queued again (${updated.state}).`);
+      document.querySelector(`tr[data-delivery="${delivery.id}"] td`)?.focus();
+    });
+    return button;
+  }
+
+  function paint() {
+    results.replaceChildren(table('Deliveries', [
+      { label: 'Created', cell: (d) => when(d.created_at) },
+      { label: 'Kind', cell: (d) => d.kind },
+      { label: 'State', cell: (d) => badge(d.state) },
+      { label: 'Reason or last error', class: 'wrap', cell: (d) => outcome(d) },
+      { label: 'Tries', class: 'num', cell: (d) => String(d.tries) },
+      { label: 'Event', cell: (d) => h('code', { title: d.event_id }, d.event_id.slice(0, 8)) },
+      { label: 'Action', cell: (d) => retryButton(d) || '—' },
+    ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state } })),
+    { empty: state ? `No ${state} deliveries to this connection.` : 'Nothing has been forwarded to this connection yet.' }),
+    ...(shown.length && shown.length % PAGE === 0 ? [more] : []));
+  }
+
+  async function load() {
+    const page = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries${query({ state,
+      limit: PAGE, offset: shown.length })}`))).data;
+    shown.push(...page);
+    paint();
+  }
+  more.addEventListener('click', load);
+  await load();
+  return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
+    h('p', { class: 'muted' }, 'Events forwarded to each connection: delivered, filtered (with the reason), failed '
+      + '(refused by the destination), dead (retries exhausted) or pending.'),
+    form, results);
+}

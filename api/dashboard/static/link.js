@@ -1,0 +1,134 @@
+// One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable,
+// and the UTM editor with a live preview. Saving the UTM changes only the utm_* parameters of the
+// destination (PATCH .../utm): its other parameters, their order and its #fragment stay.
+
+import { admin, inAccount } from './api.js';
+import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
+import { kindLabel } from './links.js';
+import { livePreview, previewPanel, utmBuilder } from './utm.js';
+
+const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
+  'fallback_url'];
+
+function previewBody(link, changes) {
+  const body = Object.fromEntries(LINK_FIELDS.filter((k) => link[k] !== null && link[k] !== undefined)
+    .map((k) => [k, link[k]]));
+  return { ...body, utm: changes };
+}
+
+function details(link, campaignName) {
+  const row = (term, value) => (value ? [h('dt', {}, term), h('dd', {}, value)] : null);
+  return h('dl', { class: 'facts' },
+    row('Kind', kindLabel(link.kind)),
+    row('Campaign', campaignName),
+    row('Template id', link.template_id),
+    row('Destination', h('code', { class: 'destination' }, link.destination_url)),
+    row('Deeplink', link.deeplink && h('code', {}, link.deeplink)),
+    row('Android', link.android && [link.android.package, link.android.fallback_url ? ` → ${link.android.fallback_url}` : '']),
+    row('iOS', link.ios && [link.ios.app_store_id ? `App Store id ${link.ios.app_store_id}` : 'app settings',
+      link.ios.fallback_url ? ` → ${link.ios.fallback_url}` : '']),
+    row('Web fallback', link.fallback_url),
+    row('Expires', link.expires_at && when(link.expires_at)),
+    row('Created', when(link.created_at)),
+    row('Changed', when(link.updated_at)));
+}
+
+async function qrSection(ctx, link) {
+  const path = inAccount(ctx.account, `/links/${link.id}/qr`);
+  const svg = await admin(`${path}?format=svg&scale=6`, { as: 'blob' });
+  const image = h('img', { class: 'qr', src: URL.createObjectURL(svg), alt: `QR code of ${link.code}`, width: 180,
+    height: 180 });
+  const download = (format) => async () => saveBlob(await admin(`${path}?format=${format}&scale=10`, { as: 'blob' }),
+    `${link.code}.${format}`);
+  return h('section', { class: 'card qr-card', 'aria-labelledby': 'qr-title' },
+    h('h2', { id: 'qr-title' }, 'QR code'), image,
+    h('div', { class: 'actions' },
+      h('button', { type: 'button', class: 'quiet', onclick: download('svg') }, 'Download SVG'),
+      h('button', { type: 'button', class: 'quiet', onclick: download('png') }, 'Download PNG')));
+}
+
+export async function linkView(ctx) {
+  const [linkId] = ctx.params;
+  let link = (await admin(inAccount(ctx.account, `/links/${linkId}`))).data;
+  const campaignName = link.campaign_id
+    ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
+  // The service's answer for the link as stored: its short URL, the UTM its destination carries (the
+  // editor's starting values) and the defaults.
+  const first = (await admin(inAccount(ctx.account, '/links/preview'), { method: 'POST', body: previewBody(link, {}) }))
+    .data;
+  const shortUrl = first.short_url;
+
+  const shortInput = h('input', { type: 'text', readonly: true, value: shortUrl, name: 'short_url' });
+  const copy = h('button', { type: 'button', class: 'primary', onclick: async () => {
+    toast(await copyText(shortUrl, shortInput) ? 'Short link copied.' : 'Select the link and copy it.');
+  } }, 'Copy');
+  const status = h('span', { class: 'status-slot' });
+  const facts = h('div', { class: 'facts-slot' });
+  const toggle = h('button', { type: 'button', class: 'quiet' });
+  const paint = () => {
+    status.replaceChildren(link.disabled ? badge('Disabled', 'off') : badge('Active', 'on'));
+    toggle.textContent = link.disabled ? 'Enable' : 'Disable';
+    facts.replaceChildren(details(link, campaignName));
+  };
+  toggle.addEventListener('click', async () => {
+    toggle.disabled = true;
+    try {
+      link = (await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH',
+        body: { disabled: !link.disabled } })).data;
+      paint();
+      toast(link.disabled ? 'Link disabled: clicks now get "no longer available".' : 'Link enabled.');
+    } finally {
+      toggle.disabled = false;
+    }
+  });
+
+  const utm = utmBuilder();
+  const panel = previewPanel();
+  const save = h('button', { type: 'submit', class: 'primary' }, 'Save UTM');
+  const form = h('form', { class: 'utm-form', novalidate: true }, utm.element, panel.element,
+    h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save));
+  let flagged = [];  // the fields the live preview marked (the save's own errors stay until edited)
+  const preview = livePreview(ctx.account, () => previewBody(link, utm.changes(true)), (answer) => {
+    clearErrors(form, flagged);
+    flagged = [];
+    utm.showDefaults(answer.defaults);
+    panel.show(answer);
+  }, (error) => {
+    clearErrors(form, flagged);
+    flagged = showErrors(form, error, { focus: false });
+    panel.stale('No preview until the errors are fixed.');
+  });
+  form.addEventListener('input', preview.soon);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    save.disabled = true;
+    try {
+      link = (await admin(inAccount(ctx.account, `/links/${link.id}/utm`), { method: 'PATCH',
+        body: utm.changes(true) })).data;
+      paint();
+      toast('UTM saved.');
+      await preview.now();
+    } catch (error) {
+      if (error.status === 401) throw error;
+      showErrors(form, error);
+    } finally {
+      save.disabled = false;
+    }
+  });
+
+  utm.fill(first.destination_utm);
+  utm.showDefaults(first.defaults);
+  panel.show(first);
+  paint();
+
+  return h('section', { class: 'link-page' },
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: `${ctx.base}/links` }, 'Links'),
+      ` / ${link.code}`),
+    h('div', { class: 'title-row start' }, h('h1', { tabindex: -1 }, link.code), status),
+    h('div', { class: 'short-link' }, field('Short link', shortInput, { aside: copy })),
+    h('div', { class: 'actions' },
+      h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
+    h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
+    h('h2', {}, 'Edit UTM'), form);
+}

@@ -1,0 +1,41 @@
+"""The dashboard's list of campaigns: filtered by type, status and brand, with the status computed now.
+
+Filtering and paging run in SQL (``storage.campaigns``, the same status rule the storefront's
+``GET /campaigns`` uses), so a page and its ``count`` are right however many campaigns an account has;
+each campaign's status is then computed by :func:`linksvc.loyalty.status.campaign_status` at the same
+moment the filter used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.accounts import get_account
+from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.jsoncodec import loads
+from linksvc.loyalty.status import campaign_status
+from storage import campaigns as repo
+from storage.db import Conn
+
+SUMMARY_FIELDS = ("id", "name", "type", "brand_id", "labels", "platforms", "funded_by", "starts_at", "ends_at",
+                  "paused", "finished_at", "order")
+
+
+def campaign_summary(body: dict[str, Any], now: Any) -> dict[str, Any]:
+    def when(key: str) -> Any:
+        return None if body.get(key) is None else parse_iso(body[key])
+
+    summary = {key: body.get(key) for key in SUMMARY_FIELDS}
+    summary["status"] = campaign_status(now, when("starts_at"), when("ends_at"), body["paused"], when("finished_at"))
+    return summary
+
+
+async def campaign_overview(conn: Conn, account_id: str, type_: str | None, status: str | None,
+                            brand_id: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of the account's campaigns in list order, and the number of all that match."""
+    await get_account(conn, account_id)
+    moment = utcnow()
+    query = repo.CampaignQuery(account_id=account_id, now=iso(moment), type=type_, status=status, brand_id=brand_id)
+    rows = await repo.page_campaigns(conn, query, offset, limit)
+    total = await repo.count_campaigns(conn, query)
+    return [campaign_summary(loads(row["body"]), moment) for row in rows], total

@@ -1,0 +1,44 @@
+"""The dashboard's list of links: one page of an account's links, newest first, with recent human clicks.
+
+``needle`` is a lower-case substring looked for in the code and the destination URL (``instr`` rather than
+``LIKE``, so ``%`` and ``_`` in a search mean themselves). SQLite's ``lower`` folds ASCII letters only,
+which is what codes and URLs are made of. The clicks are counted with the ``clicks_link_time`` index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storage.db import Conn, Row, fetch_all, fetch_one
+
+_MATCH = ("(instr(lower(l.code), :needle) > 0 "
+          "OR instr(lower(json_extract(l.body, '$.destination_url')), :needle) > 0)")
+
+
+def _where(account_id: str, needle: str | None) -> tuple[str, dict[str, Any]]:
+    params: dict[str, Any] = {"account_id": account_id}
+    where = "l.account_id = :account_id"
+    if needle:
+        where += f" AND {_MATCH}"
+        params["needle"] = needle
+    return where, params
+
+
+async def page_links(conn: Conn, account_id: str, needle: str | None, clicks_since: str, limit: int,
+                     offset: int) -> list[Row]:
+    """Rows of (id, body, created_at, campaign_name, clicks): human clicks since ``clicks_since``."""
+    where, params = _where(account_id, needle)
+    return await fetch_all(
+        conn,
+        "SELECT l.id, l.body, l.created_at, json_extract(c.body, '$.name') AS campaign_name, "
+        "(SELECT count(*) FROM clicks k WHERE k.link_id = l.id AND k.clicked_at >= :since AND k.bot = 0) AS clicks "
+        "FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.account_id = l.account_id "
+        f"WHERE {where} ORDER BY l.created_at DESC, l.id DESC LIMIT :limit OFFSET :offset",
+        {**params, "since": clicks_since, "limit": limit, "offset": offset},
+    )
+
+
+async def count_links(conn: Conn, account_id: str, needle: str | None) -> int:
+    where, params = _where(account_id, needle)
+    row = await fetch_one(conn, f"SELECT count(*) FROM links l WHERE {where}", params)
+    return int(row[0]) if row else 0

@@ -1,0 +1,71 @@
+"""Each page of the dashboard at desktop and phone widths. With ``LINKSVC_SCREENSHOTS=1`` the pictures are
+saved to docs/screenshots/ (``LINKSVC_SCREENSHOTS=1 .venv/bin/pytest tests/browser`` refreshes them);
+otherwise to a temporary folder, so a test run leaves the repository as it was.
+
+Every page must show its heading and content without a script error, a console error or a request outside
+the service, at both widths.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import DESKTOP, PHONE, Scene, open_page, sign_in
+from tests.browser.servers import ADMIN_TOKEN, ROOT
+
+DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
+
+
+@pytest.mark.parametrize(("width", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
+def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewport: dict[str, int],
+                                  tmp_path: Path) -> None:
+    SCREENSHOTS = DOCS_SCREENSHOTS if os.environ.get("LINKSVC_SCREENSHOTS") == "1" else tmp_path  # noqa: N806
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    context, watched = open_page(browser, scene, viewport)
+    page = watched.page
+
+    def shot(name: str) -> None:
+        path: Path = SCREENSHOTS / f"{name}-{width}.png"
+        page.screenshot(path=str(path), full_page=True, animations="disabled")
+        assert path.stat().st_size > 5000
+
+    try:
+        page.goto(f"{scene.base}/dashboard")
+        page.get_by_label("Admin token").fill(ADMIN_TOKEN)
+        shot("sign-in")
+        page.get_by_label("Admin token").fill("")
+        sign_in(watched, scene)
+        page.locator("tbody tr").first.wait_for()
+        shot("links")
+
+        link = scene.showcase
+        page.goto(scene.dashboard(f"/links/{link['id']}"))
+        page.locator('.device[data-device="ios"]').wait_for()
+        page.locator("img.qr").wait_for()
+        page.wait_for_function("document.querySelector('img.qr').complete")
+        page.get_by_label("utm_term", exact=True).fill("cold brew")
+        page.locator('.device[data-device="desktop"] .location').filter(has_text="utm_term=cold%20brew").wait_for()
+        shot("link-editor")
+
+        page.goto(scene.dashboard(f"/links/{link['id']}/clicks"))
+        page.locator("svg.chart").wait_for()
+        assert page.locator('[data-total="human"]').inner_text() == "6"
+        assert page.locator('[data-total="bot"]').inner_text() == "1"
+        shot("clicks")
+
+        page.goto(scene.dashboard("/campaigns?status=NOT%20FINISHED"))
+        page.locator("tbody tr").first.wait_for()
+        assert page.locator('tr[data-status="FINISHED"]').count() == 0
+        assert page.locator('tr[data-status="RUNNING"]').count() > 0
+        shot("campaigns")
+
+        page.goto(scene.dashboard(f"/deliveries?connection={scene.connections['Order webhook (local)']}"))
+        page.locator('tr[data-state="delivered"]').first.wait_for()
+        shot("deliveries")
+    finally:
+        context.close()
+    assert not watched.unexpected(), watched.unexpected()
