@@ -17,7 +17,7 @@ from api.admin_links import overview_endpoints
 from api.appkeys import CLICKS, DB, DISPATCHER, RESOURCES, SETTINGS
 from api.openapi import build_openapi
 from api.routing import Endpoint, add_endpoints, data, json_response
-from api.schemas import Envelope, Page, Paging, Wallet
+from api.schemas import Envelope, Page, Paging, UtmEdit, Wallet
 from linksvc import accounts
 from linksvc.errors import NotFound
 from linksvc.forwarding import deliveries
@@ -206,17 +206,6 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
         Endpoint("DELETE", item, delete_item, f"Delete a {label}", segment, status=204,
                  security="admin", errors=ERRORS),
     ]
-
-
-class UtmEdit(BaseModel):
-    """Each field: a value sets it, null or "" removes it, absent leaves it."""
-
-    model_config = ConfigDict(extra="forbid")
-    utm_source: str | None = Field(default=None, max_length=200)
-    utm_medium: str | None = Field(default=None, max_length=200)
-    utm_campaign: str | None = Field(default=None, max_length=200)
-    utm_term: str | None = Field(default=None, max_length=200)
-    utm_content: str | None = Field(default=None, max_length=200)
 
 
 async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.routing import Endpoint, data, json_response
-from api.schemas import Envelope, Page, Paging
+from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.accounts import get_account
 from linksvc.loyalty.overview import campaign_overview
 from linksvc.resolver.overview import link_overview, preview
@@ -52,17 +52,6 @@ async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 
-class UtmChanges(BaseModel):
-    """As in ``PATCH .../links/{id}/utm``: a value sets the field, null or "" removes it, absent leaves it."""
-
-    model_config = ConfigDict(extra="forbid")
-    utm_source: str | None = Field(default=None, max_length=200)
-    utm_medium: str | None = Field(default=None, max_length=200)
-    utm_campaign: str | None = Field(default=None, max_length=200)
-    utm_term: str | None = Field(default=None, max_length=200)
-    utm_content: str | None = Field(default=None, max_length=200)
-
-
 class LinkPreviewIn(BaseModel):
     """A link as it would be created (or as it is stored), and UTM changes to its destination."""
 
@@ -76,7 +65,7 @@ class LinkPreviewIn(BaseModel):
     android: AndroidApp | None = None
     ios: IosApp | None = None
     fallback_url: str | None = Field(default=None, max_length=2000)
-    utm: UtmChanges = Field(default_factory=UtmChanges)
+    utm: UtmEdit = Field(default_factory=UtmEdit)
 
 
 class DevicePreview(BaseModel):

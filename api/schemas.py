@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from linksvc.resources.models import Reward
 from linksvc.resources.types import Number
@@ -59,3 +59,14 @@ class Wallet(BaseModel):
     owner_id: str
     lines: list[WalletLine]
     totals: list[WalletTotal]
+
+
+class UtmEdit(BaseModel):
+    """UTM changes to a link's destination: a value sets the field, null or "" removes it, absent leaves it."""
+
+    model_config = ConfigDict(extra="forbid")
+    utm_source: str | None = Field(default=None, max_length=200)
+    utm_medium: str | None = Field(default=None, max_length=200)
+    utm_campaign: str | None = Field(default=None, max_length=200)
+    utm_term: str | None = Field(default=None, max_length=200)
+    utm_content: str | None = Field(default=None, max_length=200)

@@ -44,12 +44,17 @@ async def with_customer(conn: Conn, query: repo.CampaignQuery, customer_id: str)
     return replace(query, for_customer=True, customer_tier=customer.get("tier_id"), refused_types=refused)
 
 
-def response_campaign(body: dict[str, Any], now: Any) -> dict[str, Any]:
+def status_of(body: dict[str, Any], now: Any) -> str:
+    """The computed status of a stored campaign document at ``now``."""
     def when(key: str) -> Any:
         return None if body.get(key) is None else parse_iso(body[key])
 
+    return campaign_status(now, when("starts_at"), when("ends_at"), body["paused"], when("finished_at"))
+
+
+def response_campaign(body: dict[str, Any], now: Any) -> dict[str, Any]:
     out = {key: body.get(key) for key in RESPONSE_FIELDS}
-    out["status"] = campaign_status(now, when("starts_at"), when("ends_at"), body["paused"], when("finished_at"))
+    out["status"] = status_of(body, now)
     return out
 
 

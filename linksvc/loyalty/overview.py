@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from linksvc.accounts import get_account
-from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.campaigns import status_of
+from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import loads
-from linksvc.loyalty.status import campaign_status
 from storage import campaigns as repo
 from storage.db import Conn
 
@@ -22,11 +22,8 @@ SUMMARY_FIELDS = ("id", "name", "type", "brand_id", "labels", "platforms", "fund
 
 
 def campaign_summary(body: dict[str, Any], now: Any) -> dict[str, Any]:
-    def when(key: str) -> Any:
-        return None if body.get(key) is None else parse_iso(body[key])
-
     summary = {key: body.get(key) for key in SUMMARY_FIELDS}
-    summary["status"] = campaign_status(now, when("starts_at"), when("ends_at"), body["paused"], when("finished_at"))
+    summary["status"] = status_of(body, now)
     return summary
 
 
