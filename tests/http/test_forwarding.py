@@ -4,71 +4,21 @@ reversal effects, the admin view of deliveries and the metrics."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from standardwebhooks.webhooks import Webhook
 
-from api.appkeys import DB
-from linksvc.app import create_app
-from linksvc.jsoncodec import loads
-from linksvc.seed import load_seed
-from linksvc.settings import Settings
 from tests.conftest import ADMIN, bearer, token_for
-from tests.factories import ADMIN_TOKEN, A, ids, two_accounts
+from tests.factories import A, ids
+from tests.http.conftest import Receiver
 
 API = "/api/storefront/v1"
 ADMIN_API = f"/api/admin/v1/accounts/{A}"
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 CUSTOMER = "cust-aaaa"
-
-
-@dataclass
-class Receiver:
-    """An HTTP server that records every request and answers from a script (then 200)."""
-
-    server: TestServer
-    received: list[dict[str, Any]] = field(default_factory=list)
-    script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
-
-    def url(self, path: str = "/in") -> str:
-        return str(self.server.make_url(path))
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    holder: list[Receiver] = []
-
-    async def handle(request: web.Request) -> web.Response:
-        body = await request.read()
-        recv = holder[0]
-        recv.received.append({"path": request.path, "query": dict(request.query), "headers": dict(request.headers),
-                              "body": body, "json": loads(body) if body else None})
-        status, headers = recv.script.pop(0) if recv.script else (200, {})
-        return web.Response(status=status, headers=headers, text="{}")
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    holder.append(Receiver(server))
-    yield holder[0]
-    await server.close()
-
-
-@pytest.fixture
-async def service(aiohttp_client: Any, tmp_path: Path) -> TestClient:
-    settings = Settings(db_path=str(tmp_path / "fwd.db"), admin_token=ADMIN_TOKEN, load_demo=False,
-                        allow_private_destinations=True, db_synchronous="NORMAL", delivery_backoff_seconds=0.01,
-                        delivery_max_tries=3, delivery_timeout_seconds=2)
-    client: TestClient = await aiohttp_client(create_app(settings))
-    await load_seed(client.app[DB], two_accounts(), allow_private=True)
-    return client
 
 
 async def connect(client: TestClient, destination: str, config: dict[str, Any], **fields: Any) -> str:
