@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
@@ -9,6 +10,8 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from storage.db import connect_reader
+from storage.wallet import ledger_mismatches
 from tests.e2e.test_serve import _call, server  # noqa: F401  (the fixture)
 from tests.factories import KEYS, A
 
@@ -38,3 +41,9 @@ def test_every_accepted_event_survives_kill_9(server: tuple[str, subprocess.Pope
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert accepted <= set(stored)
     assert all(stored[i]["attribution_original"] == {"utm_source": "kill", "utm_term": ""} for i in accepted)
+    # The ledger adds up after the crash.
+    reader = connect_reader(str(db))
+    try:
+        assert asyncio.run(ledger_mismatches(reader, A)) == []
+    finally:
+        reader.close()
