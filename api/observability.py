@@ -160,6 +160,7 @@ async def snapshot_metrics(app: web.Application) -> AsyncIterator[None]:
 
 
 METRICS_KEY: web.AppKey[Metrics] = web.AppKey("metrics", Metrics)
+REQUEST_TIMEOUT_KEY: web.AppKey[float] = web.AppKey("request_timeout", float)
 
 
 def route_label(request: web.Request) -> str:
@@ -185,7 +186,17 @@ async def http_middleware(request: web.Request, handler: Any) -> web.StreamRespo
     status = 500
     try:
         try:
-            response = await handler(request)
+            if request.path.startswith("/api/"):
+                # A client that sends its body slowly (or a request stuck on the store) is answered 408 instead
+                # of holding a connection and a handler forever. Redirects read no body: no deadline to pay.
+                async with asyncio.timeout(request.app[REQUEST_TIMEOUT_KEY]):
+                    response = await handler(request)
+            else:
+                response = await handler(request)
+        except TimeoutError:
+            response = errors.error_response(
+                408, "Request timeout", f"the request took longer than {request.app[REQUEST_TIMEOUT_KEY]:g} seconds "
+                "to arrive and be answered; what was complete before is kept, retry the rest", {"Connection": "close"})
         except ServiceError as exc:
             response = errors.from_service_error(exc)
         except web.HTTPException as exc:

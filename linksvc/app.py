@@ -11,7 +11,7 @@ from aiohttp import web
 from api.admin import add_admin_routes
 from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
-from api.observability import METRICS_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
+from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
@@ -100,6 +100,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
     app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics(metrics_dir)
+    app[REQUEST_TIMEOUT_KEY] = settings.request_timeout_seconds
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_deliveries", "Deliveries in the outbox, by destination and state", ("destination", "state"),
         lambda: delivery_repo.counts_by_state(db.reader),
