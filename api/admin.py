@@ -22,6 +22,7 @@ from linksvc import accounts
 from linksvc.errors import NotFound
 from linksvc.forwarding import deliveries
 from linksvc.resolver import stats
+from linksvc.resolver.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.resolver.qr import qr_image
 from linksvc.resolver.utm import edit_utm
 from linksvc.resources.kinds import KINDS, Kind
@@ -333,8 +334,8 @@ ENDPOINTS = [
              "links", body=UtmEdit, response=_wrapped(_view(KINDS["links"]))[0], security="admin",
              errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/links/{id}/qr", link_qr,
-             "The QR code of a link's short URL, as SVG or PNG", "links", query=QrQuery, security="admin",
-             errors=(401, 404)),
+             "The QR code of a link's short URL, as SVG or PNG", "links", query=QrQuery,
+             media_types=tuple(QR_CONTENT_TYPES.values()), security="admin", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
              "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
              query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),

@@ -71,6 +71,8 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
         success: dict[str, Any] = {"description": _STATUS_TEXT.get(endpoint.status, "OK")}
         if endpoint.response is not None:
             success["content"] = {"application/json": {"schema": refs[(endpoint.response, "serialization")]}}
+        elif endpoint.media_types:
+            success["content"] = {media_type: {} for media_type in endpoint.media_types}
         elif endpoint.status != 204:
             success["content"] = {"application/json": {"schema": {"type": "object"}}}
         op["responses"][str(endpoint.status)] = success

@@ -40,6 +40,7 @@ class Endpoint:
     query: type[BaseModel] | None = None
     body: type[BaseModel] | None = None
     response: type[BaseModel] | None = None
+    media_types: tuple[str, ...] = ()  # a success body that is not JSON (an image): its possible media types
     status: int = 200
     security: str | None = "bearer"  # "bearer", "api_key", "admin" or None
     headers: tuple[Header, ...] = ()

@@ -59,6 +59,17 @@ async def test_qr_code_of_the_short_link(seeded: TestClient, kind: str, content_
     assert image == qr_image("http://127.0.0.1:8080/lnkaaaa", kind, 4)[0]
 
 
+@pytest.mark.parametrize("kind", ["svg", "png"])
+async def test_qr_media_type_is_the_documented_one(seeded: TestClient, kind: str) -> None:
+    # Found by the fuzz run: the document promised JSON, the endpoint answers with an image.
+    document = await (await seeded.get("/api/admin/v1/openapi.json")).json()
+    documented = document["paths"]["/accounts/{account_id}/links/{id}/qr"]["get"]["responses"]["200"]["content"]
+    response = await seeded.get(f"{LINK}/qr?format={kind}", headers=ADMIN)
+    assert response.status == 200
+    assert response.content_type in documented
+    assert set(documented) == {"image/svg+xml", "image/png"}
+
+
 async def test_qr_refuses_unknown_formats(seeded: TestClient) -> None:
     assert (await seeded.get(f"{LINK}/qr?format=gif", headers=ADMIN)).status == 400
 
