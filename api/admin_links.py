@@ -19,12 +19,11 @@ from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.accounts import get_account
 from linksvc.loyalty.overview import campaign_overview
 from linksvc.resolver.overview import link_overview, preview
-from linksvc.resources.models import LINK_CODE_PATTERN, AndroidApp, IosApp
+from linksvc.resources.models import Link
 from linksvc.resources.types import Uuid
 from linksvc.resources.urls import check_web_url
 
 ERRORS = (401, 404)
-LinkKindName = Literal["campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external"]
 
 
 class LinkOverviewQuery(Paging):
@@ -52,19 +51,9 @@ async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 
-class LinkPreviewIn(BaseModel):
+class LinkPreviewIn(Link):
     """A link as it would be created (or as it is stored), and UTM changes to its destination."""
 
-    model_config = ConfigDict(extra="forbid")
-    kind: LinkKindName
-    code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
-    campaign_id: Uuid | None = None
-    template_id: Uuid | None = None
-    destination_url: str = Field(max_length=4000)
-    deeplink: str | None = Field(default=None, max_length=2000)
-    android: AndroidApp | None = None
-    ios: IosApp | None = None
-    fallback_url: str | None = Field(default=None, max_length=2000)
     utm: UtmEdit = Field(default_factory=UtmEdit)
 
 

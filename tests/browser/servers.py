@@ -28,6 +28,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests.processes import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "browser-admin-token-0123456789"
 
@@ -154,9 +156,4 @@ def service(folder: Path) -> Iterator[str]:
             time.sleep(0.1)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)

@@ -25,6 +25,7 @@ from linksvc.forwarding.export import ExportTarget, export_target, run_export
 from linksvc.seed import load_seed
 from storage.db import Database
 from tests.factories import A, B, two_accounts
+from tests.processes import stop
 
 NOW = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)
 BUCKET = "linksvc-exports"
@@ -65,8 +66,7 @@ def s3_endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
                 time.sleep(0.1)
         yield endpoint
     finally:
-        process.terminate()
-        process.wait(10)
+        stop(process, grace=10)
 
 
 def _client(endpoint: str) -> Any:

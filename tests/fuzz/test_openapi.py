@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_serve import _call, _free_port, _ready
+from tests.processes import stop
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "fuzz-admin-token-0123456789"
@@ -62,12 +63,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             raise AssertionError("server did not start: " + log_path.read_text())
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _toml(value: Any) -> str:
