@@ -70,20 +70,29 @@ async def search_contacts(conn: Conn, account_id: str, criteria: dict[str, str])
     return found
 
 
-async def lookup_customer(
-    conn: Conn, account_id: str, document_number: str | None, phone: str | None
-) -> dict[str, Any]:
+async def find_customer(conn: Conn, account_id: str, document_number: str | None, phone: str | None
+                        ) -> dict[str, Any]:
+    """The stored document of the one customer with this document number and/or phone."""
     rows = await repo.find_customers(conn, account_id, document_number, phone_digits(phone) if phone else None)
     if not rows:
         raise NotFound("Customer not found", "no customer matches the given document_number and phone")
     if len(rows) > 1:
         raise Conflict("More than one customer matches", "more than one customer has this phone; add document_number")
-    body = loads(rows[0]["body"])
+    body: dict[str, Any] = loads(rows[0]["body"])
+    return body
+
+
+async def lookup_customer(
+    conn: Conn, wallet_conn: Conn, account_id: str, document_number: str | None, phone: str | None
+) -> dict[str, Any]:
+    """The customer and its wallet. The wallet is read on ``wallet_conn``: it may hold thousands of lines,
+    which should not be read on the event loop."""
+    body = await find_customer(conn, account_id, document_number, phone)
     customer = {key: body.get(key) for key in CUSTOMER_FIELDS}
     return {
         "customer_id": body["id"],
         "customer": customer,
-        "wallet": await load_wallet(conn, account_id, body["id"]),
+        "wallet": await load_wallet(wallet_conn, account_id, body["id"]),
     }
 
 
@@ -96,5 +105,5 @@ async def resolve_customer_id(
         if row is None:
             raise NotFound("Customer not found", f"no customer with id {customer_id}")
         return str(row["id"])
-    found = await lookup_customer(conn, account_id, document_number, phone)
-    return str(found["customer_id"])
+    found = await find_customer(conn, account_id, document_number, phone)
+    return str(found["id"])

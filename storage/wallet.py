@@ -89,16 +89,49 @@ async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines
 
 
 async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
-    """The lines not yet expired and not used up, earliest expiration first, each with its reward's document."""
+    """The lines not yet expired and not used up, earliest expiration first."""
     return await fetch_all(
         conn,
-        "SELECT w.*, r.body AS reward_body FROM wallet_lines w "
-        "LEFT JOIN rewards r ON r.id = w.reward_id AND r.account_id = w.account_id "
-        "WHERE w.account_id = ? AND w.customer_id = ? AND (w.expiration_date IS NULL OR w.expiration_date > ?) "
-        "AND CAST(w.amount AS REAL) > 0 "
-        "ORDER BY w.expiration_date IS NULL, w.expiration_date, w.issued_at, w.id",
+        f"SELECT * FROM wallet_lines WHERE {_HELD} ORDER BY {_LINE_ORDER}",
         (account_id, customer_id, now),
     )
+
+
+# The lines a wallet shows: not expired at ``now`` and not used up.
+_HELD = ("account_id = ? AND customer_id = ? AND (expiration_date IS NULL OR expiration_date > ?) "
+         "AND CAST(amount AS REAL) > 0")
+_LINE_ORDER = "expiration_date IS NULL, expiration_date, issued_at, id"
+# One statement (one snapshot) gives the wallet's lines, already as JSON text made by SQLite, then one row per
+# reward with its amounts and earliest expiration. Amounts are decimal text, which is a JSON number as is.
+_WALLET_VIEW = f"""
+WITH held AS (SELECT * FROM wallet_lines WHERE {_HELD})
+SELECT 0 AS part, json_object(
+           'amount', CASE WHEN json_valid(amount) THEN json(amount) ELSE CAST(amount AS REAL) END,
+           'reward_id', reward_id, 'campaign_id', campaign_id, 'brand_id', brand_id, 'issued_at', issued_at,
+           'expiration_date', expiration_date, 'reservation_expires_at', reservation_expires_at) AS doc,
+       NULL AS amounts, expiration_date IS NULL AS k1, expiration_date AS k2, issued_at AS k3, id AS k4
+FROM held
+UNION ALL
+SELECT 1, reward_id, group_concat(amount, ' '), min(expiration_date) IS NULL, min(expiration_date), reward_id, NULL
+FROM held GROUP BY reward_id
+ORDER BY part, k1, k2, k3, k4
+"""
+
+
+async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
+    """Rows ``(part, doc, amounts, ...)``: part 0 is a held line (``doc`` its JSON text), in wallet order;
+    part 1 is a reward held (``doc`` its id, ``amounts`` its lines' amounts separated by spaces, ``k2`` the
+    earliest expiration or null), earliest expiration first."""
+    return await fetch_all(conn, _WALLET_VIEW, (account_id, customer_id, now))
+
+
+async def reward_bodies(conn: Conn, account_id: str, reward_ids: Sequence[str]) -> dict[str, str]:
+    if not reward_ids:
+        return {}
+    marks = ", ".join("?" * len(reward_ids))
+    rows = await fetch_all(conn, f"SELECT id, body FROM rewards WHERE account_id = ? AND id IN ({marks})",
+                           (account_id, *reward_ids))
+    return {row["id"]: row["body"] for row in rows}
 
 
 async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[Row]:

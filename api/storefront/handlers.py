@@ -68,8 +68,9 @@ async def search_contacts(request: web.Request, query: ContactsQuery) -> web.Res
 
 
 async def lookup_customer(request: web.Request, query: CustomersQuery) -> web.Response:
+    db = request.app[DB]
     found = await customers.lookup_customer(
-        request.app[DB].reader, principal(request).account_id, query.document_number, query.phone
+        db.reader, db.background, principal(request).account_id, query.document_number, query.phone
     )
     return data(found)
 

@@ -8,6 +8,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import loads
 from storage import wallet as repo
@@ -21,49 +23,34 @@ def wallet_id(customer_id: str) -> str:
     return str(uuid.uuid5(_WALLET_NAMESPACE, customer_id))
 
 
-def build_wallet(customer_id: str, lines: Sequence[Any], rewards: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """Pure: lines (rows or dicts of wallet_lines columns, already filtered to unexpired) and reward
-    views -> the spec's wallet object."""
-    out_lines = []
-    totals: dict[str, dict[str, Any]] = {}
-    for line in lines:
-        amount = Decimal(line["amount"])
-        out_lines.append(
-            {
-                "amount": amount,
-                "reward_id": line["reward_id"],
-                "campaign_id": line["campaign_id"],
-                "brand_id": line["brand_id"],
-                "issued_at": line["issued_at"],
-                "expiration_date": line["expiration_date"],
-                "reservation_expires_at": line["reservation_expires_at"],
-            }
-        )
-        total = totals.setdefault(
-            line["reward_id"],
-            {
-                "total": Decimal(0),
-                "reward_id": line["reward_id"],
-                "expiration_date": None,
-                "reward": rewards.get(line["reward_id"]),
-            },
-        )
-        total["total"] += amount
-        expires = line["expiration_date"]
-        if expires is not None and (total["expiration_date"] is None or expires < total["expiration_date"]):
-            total["expiration_date"] = expires
+def build_wallet(customer_id: str, view: Sequence[Any], rewards: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Pure: the rows of ``storage.wallet.wallet_view`` and reward views -> the spec's wallet object. The
+    lines arrive as JSON text and go out as they are; each total is the exact decimal sum of its lines."""
+    docs: list[str] = []
+    totals = []
+    for row in view:
+        if row["part"] == 0:
+            docs.append(row["doc"])
+        else:
+            totals.append({
+                "total": sum(map(Decimal, row["amounts"].split()), Decimal(0)),
+                "reward_id": row["doc"],
+                "expiration_date": row["k2"],
+                "reward": rewards.get(row["doc"]),
+            })
     return {
         "id": wallet_id(customer_id),
         "owner_id": customer_id,
-        "lines": out_lines,
-        "totals": list(totals.values()),
+        "lines": orjson.Fragment("[" + ",".join(docs) + "]"),
+        "totals": totals,
     }
 
 
-async def load_wallet(conn: Conn, account_id: str, customer_id: str) -> dict[str, Any]:
-    lines = await repo.unexpired_lines(conn, account_id, customer_id, iso(utcnow()))
-    rewards: dict[str, dict[str, Any]] = {}
-    for line in lines:
-        if line["reward_body"] is not None and line["reward_id"] not in rewards:
-            rewards[line["reward_id"]] = {**loads(line["reward_body"]), "account_id": account_id}
-    return build_wallet(customer_id, lines, rewards)
+async def load_wallet(conn: Conn, account_id: str, customer_id: str, now: str | None = None) -> dict[str, Any]:
+    """The wallet as the customer lookup answers it (at ``now``, default the present). A wallet may hold
+    thousands of lines: pass a connection that reads off the event loop."""
+    view = await repo.wallet_view(conn, account_id, customer_id, now or iso(utcnow()))
+    held = [row["doc"] for row in view if row["part"] == 1]
+    bodies = await repo.reward_bodies(conn, account_id, held)
+    rewards = {reward_id: {**loads(body), "account_id": account_id} for reward_id, body in bodies.items()}
+    return build_wallet(customer_id, view, rewards)
