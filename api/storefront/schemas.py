@@ -20,10 +20,14 @@ def _empty_is_none(value: Any) -> Any:
     return None if value == "" else value
 
 
+# What a phone may hold besides digits: the spec's spaces, dashes and +, and the dots and brackets stored phones
+# are often written with ("+57 (300) 123.4567"), all ignored when comparing.
+_PHONE_CHARACTERS = frozenset("0123456789+- .()")
+
+
 def _phone(value: str) -> str:
-    allowed = set("0123456789+- ")
-    if any(ch not in allowed for ch in value):
-        raise ValueError("may hold only digits, spaces, dashes and +")
+    if any(ch not in _PHONE_CHARACTERS for ch in value):
+        raise ValueError("may hold only digits, spaces, dashes, dots, brackets and +")
     digits = phone_digits(value) or ""
     if not 10 <= len(digits) <= 15:
         raise ValueError(f"must have 10 to 15 digits, has {len(digits)}")
@@ -148,7 +152,9 @@ class ContactOut(BaseModel):
 
 class CustomersQuery(Query):
     document_number: Annotated[str | None, Field(min_length=1, max_length=50)] = None
-    phone: Phone | None = Field(default=None, description="10 to 15 digits; spaces, dashes and + are ignored")
+    phone: Phone | None = Field(
+        default=None, description="10 to 15 digits; spaces, dashes, dots, brackets and + are ignored"
+    )
 
     @model_validator(mode="after")
     def _one_given(self) -> CustomersQuery:

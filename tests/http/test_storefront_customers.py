@@ -75,6 +75,7 @@ async def lookup(store, query: str) -> tuple[int, Any]:
         ("phone=" + quote("+57 300 123 4567"), "ana"),
         ("phone=" + quote("+57-300-123-4567"), "ana"),
         ("phone=" + quote(" 57 300 1234567 "), "ana"),
+        ("phone=" + quote("+57 (300) 123.4567"), "ana"),  # written the way phones are often stored
         ("document_number=CC100&phone=573001234567", "ana"),
         (f"document_number={LONG_DOC}", "long-doc"),  # 50 characters: allowed
         ("phone=1234567890", "long-doc"),  # 10 digits: allowed
@@ -96,7 +97,9 @@ async def test_lookup_finds(store, query: str, customer_id: str) -> None:
         f"document_number={LONG_DOC}X",  # 51 characters
         "phone=123456789",  # 9 digits
         "phone=1234567890123456",  # 16 digits
-        "phone=" + quote("+57 (300) 123"),
+        "phone=" + quote("+57 (300) 123"),  # 8 digits
+        "phone=" + quote("+57 300 123 4567 ext"),
+        "phone=" + quote("+57/300/123/4567"),
         "phone=57300abc4567",
         "phone=",
     ],
