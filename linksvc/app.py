@@ -109,7 +109,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[EVENTS] = GroupCommitter(db)
     app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
-                                 settings.delivery_backoff_seconds, settings.delivery_timeout_seconds)
+                                 settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,
+                                 settings.allow_private_destinations)
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(_event_writer)

@@ -11,7 +11,11 @@ secret or a new endpoint applies to retries) and sent; outcomes are recorded in 
     network error, timeout, 408, 429, 5xx
                                        retried after ``backoff`` × 2^(tries-1) with jitter, at least the
                                        ``Retry-After`` given; after ``max_tries``: dead
-    any other status                   failed (not retried; the admin API can retry it by hand)
+    any other status, 3xx included     failed (not retried; the admin API can retry it by hand)
+    an address that is not public      failed, with the refusal as the last error (unless private
+                                       destinations are allowed; see :mod:`linksvc.forwarding.guard`)
+
+Redirects are never followed: a destination cannot send the request on to another host (or past the guard).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import aiohttp
 
 from linksvc.clock import iso, utcnow
 from linksvc.forwarding.destinations import build
+from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination, check_literal_host
 from linksvc.forwarding.outgoing import Filtered
 from linksvc.jsoncodec import loads
 from storage import customers as customer_repo
@@ -80,17 +85,19 @@ def backoff_delay(tries: int, base: float, retry_after: float | None) -> float:
 
 class Dispatcher:
     def __init__(self, db: Database, concurrency: int = 16, max_tries: int = 8, backoff: float = 1.0,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0, allow_private: bool = False) -> None:
         self.db = db
         self.concurrency = concurrency
         self.max_tries = max_tries
         self.backoff = backoff
         self.timeout = timeout
+        self.allow_private = allow_private
         self._wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
         self._outcomes: list[Outcome] = []
         self._task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._resolver: PublicOnlyResolver | None = None
         self._stopping = False
         self.sent = 0
 
@@ -132,11 +139,16 @@ class Dispatcher:
             return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason=request.reason)
         assert self._session is not None
         try:
+            if not self.allow_private:
+                check_literal_host(request.url)  # names are checked by the session's resolver
             async with self._session.request(request.method, request.url, headers=request.headers,
                                              data=request.body, allow_redirects=False) as response:
                 await response.read()
                 status = response.status
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"), now)
+        except RefusedDestination as exc:
+            log.warning("delivery %s %s", row["id"], exc)
+            return Outcome(row["seq"], "failed", tries, iso(now), None, str(exc))
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             return self._retry_or_dead(row, tries, now, None, f"{type(exc).__name__}: {exc}"[:500])
         if 200 <= status < 300:
@@ -197,7 +209,11 @@ class Dispatcher:
 
     def start(self) -> None:
         timeout = aiohttp.ClientTimeout(total=self.timeout)
-        self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=self.concurrency))
+        # The resolver is the connector's own: the addresses it checks are the ones connected to.
+        resolver = None if self.allow_private else PublicOnlyResolver()
+        connector = aiohttp.TCPConnector(limit=self.concurrency, resolver=resolver)
+        self._resolver = resolver
+        self._session = aiohttp.ClientSession(timeout=timeout, connector=connector)
         self._task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:
@@ -211,3 +227,5 @@ class Dispatcher:
         await self._record()
         if self._session is not None:
             await self._session.close()
+        if self._resolver is not None:  # a resolver given to a connector is not closed with it
+            await self._resolver.close()
