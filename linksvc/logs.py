@@ -11,6 +11,10 @@ from typing import Any
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
+# Libraries whose DEBUG lines repeat the data they carry: aiosqlite logs every statement with its parameters,
+# among them stored documents with webhook secrets and destination credentials. They stay at INFO or above
+# whatever the level, so that LINKSVC_LOG_LEVEL=DEBUG never writes a stored secret to the log.
+QUIET_LIBRARIES = ("aiosqlite",)
 
 
 class RequestIdFilter(logging.Filter):
@@ -49,3 +53,5 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))

@@ -29,7 +29,7 @@ class Settings:
     port: int = 8080
     db_path: str = "data/linksvc.db"
     # Empty means: generate a random token at start-up and log it once.
-    admin_token: str = ""
+    admin_token: str = field(default="", repr=False)
     token_ttl_seconds: int = 3600
     max_body_bytes: int = 1024 * 1024
     max_bulk_body_bytes: int = 10 * 1024 * 1024

@@ -28,7 +28,10 @@ from storage import wallet as wallet_repo
 from storage.db import Conn, Tx, fetch_one
 
 SECRET_MASK = "********"
-_SECRET_WORDS = ("secret", "token", "password", "api_key", "access_key", "private_key")
+# A config key naming one of these (any case, dashes as underscores) holds a secret, and so does everything
+# under it.
+_SECRET_WORDS = ("secret", "token", "password", "passwd", "api_key", "apikey", "access_key", "private_key",
+                 "credential", "authorization", "signature")
 _BASE62 = string.ascii_letters + string.digits
 _LINE_NAMESPACE = uuid.UUID("b7f9d6a2-3c1e-4c55-9a0d-2f7e8a6c1b44")
 # Codes that would shadow the service's own paths.
@@ -244,24 +247,29 @@ class CustomEventTypeKind(Kind):
 
 
 def _is_secret(key: str) -> bool:
-    return any(word in key.lower() for word in _SECRET_WORDS)
+    lowered = key.lower().replace("-", "_")
+    return any(word in lowered for word in _SECRET_WORDS)
 
 
-def _mask(value: Any) -> Any:
-    """Secret-named values hidden at any depth of a config."""
+def _mask(value: Any, hidden: bool = False) -> Any:
+    """Secret-named values hidden at any depth of a config: a secret-named list or object is hidden leaf by
+    leaf (its shape stays, so an edit can send it back)."""
     if isinstance(value, dict):
-        return {k: SECRET_MASK if _is_secret(k) and v and not isinstance(v, dict | list) else _mask(v)
-                for k, v in value.items()}
+        return {k: _mask(v, hidden or _is_secret(k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [_mask(v) for v in value]
-    return value
+        return [_mask(v, hidden) for v in value]
+    return SECRET_MASK if hidden and value not in (None, "") and not isinstance(value, bool) else value
 
 
 def _unmask(given: Any, stored: Any) -> Any:
+    """An edit's config with every mask sent back replaced by the stored value in the same place."""
     if isinstance(given, dict):
         old = stored if isinstance(stored, dict) else {}
-        return {k: old[k] if v == SECRET_MASK and k in old else _unmask(v, old.get(k)) for k, v in given.items()}
-    return given
+        return {k: _unmask(v, old.get(k)) for k, v in given.items()}
+    if isinstance(given, list):
+        olds = stored if isinstance(stored, list) else []
+        return [_unmask(v, olds[i] if i < len(olds) else None) for i, v in enumerate(given)]
+    return stored if given == SECRET_MASK and stored is not None else given
 
 
 class ConnectionKind(Kind):

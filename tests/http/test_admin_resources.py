@@ -298,6 +298,26 @@ async def test_nested_connection_secrets_are_masked(seeded: TestClient) -> None:
     assert "s3cr3t" not in text
 
 
+async def test_secrets_held_in_lists_objects_and_header_names_are_masked_and_kept(seeded: TestClient) -> None:
+    config = {"endpoint_url": "https://hooks.example.com/in", "api_keys": ["sk-one", "sk-two"],
+              "tokens": {"refresh": "rt-1", "scope": "ads"}, "headers": {"X-Api-Key": "hk-1", "Accept": "json"},
+              "Authorization": "Bearer ab-1", "passwd": "pw-1", "apikey": "ak-1", "use_tokens": True, "secret": SECRET}
+    created = await create(seeded, A, "connections", {"destination": "webhook", "config": config})
+    assert created["config"] == {
+        "endpoint_url": "https://hooks.example.com/in", "api_keys": ["********", "********"],
+        "tokens": {"refresh": "********", "scope": "********"}, "headers": {"X-Api-Key": "********",
+                                                                          "Accept": "json"},
+        "Authorization": "********", "passwd": "********", "apikey": "********", "use_tokens": True,
+        "secret": "********"}
+    # The shown config sent back with one list item changed keeps every other stored secret.
+    edited = {**created["config"], "api_keys": ["********", "sk-three"]}
+    response = await seeded.patch(f"{API}/accounts/{A}/connections/{created['id']}", json={"config": edited},
+                                  headers=ADMIN)
+    assert response.status == 200, await response.text()
+    assert (await stored_connection(seeded, A, created["id"]))["config"] == {**config,
+                                                                             "api_keys": ["sk-one", "sk-three"]}
+
+
 async def test_put_sending_the_mask_back_keeps_the_stored_secret(seeded: TestClient) -> None:
     body = {"destination": "meta", "config": {"endpoint_url": "https://graph.example.com/v1",
                                               "access_token": "EAAB-very-secret"}}
