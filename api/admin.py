@@ -255,7 +255,7 @@ class LinkClicks(BaseModel):
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]
     await request.app[RESOURCES].get(account_id, "links", link_id)  # 404 unless the account's link
-    await request.app[CLICKS].flush()  # every click taken so far is counted
+    await request.app[CLICKS].flush_before_counting()  # every click taken so far is counted
     return data(await stats.link_clicks(request.app[DB].reader, link_id, query.days))
 
 

@@ -45,7 +45,7 @@ class LinkSummary(BaseModel):
 
 
 async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
-    await request.app[CLICKS].flush()  # every click taken so far is counted
+    await request.app[CLICKS].flush_before_counting()  # every click taken so far is counted
     items, total = await link_overview(request.app[DB].reader, request.match_info["account_id"], query.q,
                                        query.limit, query.offset, request.app[SETTINGS].public_url)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections import deque
 from typing import Any, NamedTuple
 
@@ -83,6 +84,14 @@ class ClickRecorder:
                 self._buffer.popleft()
             self.written += len(rows)
             return len(rows)
+
+    async def flush_before_counting(self) -> None:
+        """Writes what waits so that a count includes it. When the store refuses writes (locked, full) the
+        clicks stay buffered and the count is of what is stored: a read never fails for want of a write."""
+        try:
+            await self.flush()
+        except sqlite3.Error as exc:
+            log.warning("counting without %d buffered clicks: %s", self.pending, exc)
 
     async def _run(self) -> None:
         while True:
