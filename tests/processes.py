@@ -1,8 +1,90 @@
-"""Stopping a server a test started: SIGTERM, then SIGKILL when it does not stop in time."""
+"""The real service in end-to-end tests: starting ``python -m linksvc serve`` on a free loopback port, calling it,
+finding its worker processes, stopping it (SIGTERM, then SIGKILL when it does not stop in time), and a local
+webhook receiver that records what the service forwards."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from tests.factories import ADMIN_TOKEN, two_accounts
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def call(url: str, headers: dict[str, str] | None = None, method: str = "GET",
+         body: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
+    """One JSON call: (status, parsed body, headers)."""
+    request = urllib.request.Request(url, headers=headers or {}, method=method, data=body)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"null"), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null"), dict(exc.headers)
+
+
+def ready(base: str, seconds: float = 20) -> bool:
+    """Wait until the server answers /readyz with 200."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if call(base + "/readyz")[0] == 200:
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (the workers of a ``serve --workers N`` supervisor)."""
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """For ``urllib.request.build_opener``: a 302 is an answer to look at, not to follow."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def start_forwarding_service(folder: Path, port: int, workers: int = 1) -> subprocess.Popen[bytes]:
+    """``serve`` on ``folder/svc.db`` with :func:`tests.factories.two_accounts` as the demo data, private
+    destinations allowed and deliveries retried quickly and (nearly) forever; its log in ``folder``."""
+    demo = folder / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
+           "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1", "LINKSVC_DELIVERY_BACKOFF_SECONDS": "0.2",
+           "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "1", "LINKSVC_DELIVERY_MAX_TRIES": "1000",
+           "LINKSVC_LOG_LEVEL": "WARNING"}
+    with (folder / f"server-{port}.log").open("wb") as log:
+        return subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
+                                 "--db", str(folder / "svc.db"), "--workers", str(workers)],
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def stop(process: subprocess.Popen[bytes], grace: float = 15.0) -> None:
@@ -12,3 +94,38 @@ def stop(process: subprocess.Popen[bytes], grace: float = 15.0) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+class WebhookRecorder(BaseHTTPRequestHandler):
+    """Answers 200 and keeps the JSON body of every POST while ``up``, answers 503 otherwise.
+    :func:`webhook_receiver` makes a subclass per receiver, so each has its own ``up`` and ``bodies``."""
+
+    up = False
+    bodies: list[dict[str, Any]] = []  # noqa: RUF012 (shared by the server's threads on purpose)
+
+    def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if type(self).up:
+            type(self).bodies.append(json.loads(body))
+            self.send_response(200)
+        else:
+            self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def webhook_receiver() -> Iterator[tuple[str, type[WebhookRecorder]]]:
+    """A :class:`WebhookRecorder` on 127.0.0.1, down at first: (its URL, its handler class)."""
+    handler = type("Handler", (WebhookRecorder,), {"up": False, "bodies": []})
+    http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{http.server_address[1]}/hook", handler
+    finally:
+        http.shutdown()
+        http.server_close()

@@ -12,21 +12,22 @@ from pathlib import Path
 
 from storage.db import connect_reader
 from storage.wallet import ledger_mismatches
-from tests.e2e.test_serve import _call, server  # noqa: F401  (the fixture)
+from tests.e2e.test_serve import server  # noqa: F401  (the fixture)
 from tests.factories import KEYS, A
+from tests.processes import call
 
 
 def test_every_accepted_event_survives_kill_9(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:  # noqa: F811
     base, process, log_path = server
-    status, body, _ = _call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
+    status, body, _ = call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
     assert status == 200
     headers = {"Authorization": f"Bearer {body['data']}", "Content-Type": "application/json"}
 
     def send(n: int) -> tuple[int, str]:
         event = {"type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": f"kill-{n}", "currency": "COP",
                  "value": 10, "products": [{"sku": "LATTE"}], "attribution": {"utm_source": "kill", "utm_term": ""}}
-        status, answer, _ = _call(base + "/api/storefront/v1/behavior/events", headers, "POST",
-                                  json.dumps(event).encode())
+        status, answer, _ = call(base + "/api/storefront/v1/behavior/events", headers, "POST",
+                                 json.dumps(event).encode())
         return status, answer["data"]["id"] if status == 202 else json.dumps(answer)
 
     with ThreadPoolExecutor(max_workers=16) as pool:

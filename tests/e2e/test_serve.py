@@ -5,55 +5,25 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.factories import ADMIN_TOKEN, KEYS, A, two_accounts
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _call(url: str, headers: dict[str, str] | None = None, method: str = "GET",
-          body: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
-    request = urllib.request.Request(url, headers=headers or {}, method=method, data=body)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read() or b"null"), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null"), dict(exc.headers)
-
-
-def _ready(base: str, seconds: float = 20) -> bool:
-    """Wait until the server answers /readyz with 200."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if _call(base + "/readyz")[0] == 200:
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
+from tests.processes import NoRedirect, call, free_port, ready
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     demo = tmp_path / "demo.json"
     demo.write_text(json.dumps(two_accounts()))
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "server.log"
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
            "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_FORMAT": "json"}
@@ -63,7 +33,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]
             env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
-    if not _ready(base):
+    if not ready(base):
         process.kill()
         raise AssertionError("server did not start: " + log_path.read_text())
     yield base, process, log_path
@@ -74,18 +44,18 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]
 
 def test_serve_loads_the_demo_and_answers(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:
     base, process, log_path = server
-    status, body, _ = _call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
+    status, body, _ = call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
     assert status == 200
     token = body["data"]
-    status, body, headers = _call(base + "/api/storefront/v1/brands",
-                                  {"Authorization": f"Bearer {token}", "X-Request-Id": "e2e-trace-1"})
+    status, body, headers = call(base + "/api/storefront/v1/brands",
+                                 {"Authorization": f"Bearer {token}", "X-Request-Id": "e2e-trace-1"})
     assert status == 200 and body["data"][0]["name"] == "Brand of aaaa"
     assert headers["X-Request-Id"] == "e2e-trace-1"
-    status, body, _ = _call(base + "/api/admin/v1/accounts", {"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    status, body, _ = call(base + "/api/admin/v1/accounts", {"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert status == 200 and body["count"] == 2
-    status, body, _ = _call(base + "/api/storefront/v1/nothing")
+    status, body, _ = call(base + "/api/storefront/v1/nothing")
     assert status == 404 and set(body) == {"error", "details"}
-    status, body, _ = _call(base + "/api/storefront/v1/openapi.json")
+    status, body, _ = call(base + "/api/storefront/v1/openapi.json")
     assert status == 200 and "/brands" in body["paths"]
 
     process.send_signal(signal.SIGTERM)
@@ -103,20 +73,20 @@ def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subp
                                                          tmp_path: Path) -> None:
     base, process, _ = server
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
-    status, _, _ = _call(base + f"/api/admin/v1/accounts/{A}/brands", headers, "POST",
-                         json.dumps({"name": "Added at runtime"}).encode())
+    status, _, _ = call(base + f"/api/admin/v1/accounts/{A}/brands", headers, "POST",
+                        json.dumps({"name": "Added at runtime"}).encode())
     assert status == 201
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=15) == 0
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(tmp_path / "demo.json")}
     again = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
                               "--db", str(tmp_path / "svc.db")], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
-        assert _ready(base)
-        status, body, _ = _call(base + f"/api/admin/v1/accounts/{A}/brands", headers)
+        assert ready(base)
+        status, body, _ = call(base + f"/api/admin/v1/accounts/{A}/brands", headers)
         assert status == 200
         assert sorted(b["name"] for b in body["data"]) == ["Added at runtime", "Brand of aaaa"]
     finally:
@@ -156,7 +126,7 @@ def test_bad_setting_names_the_variable(tmp_path: Path) -> None:
 def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
     demo = tmp_path / "demo.json"
     demo.write_text(json.dumps(two_accounts()))
-    port = _free_port()
+    port = free_port()
     db_path = tmp_path / "clicks.db"
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
            "LINKSVC_CLICK_FLUSH_SECONDS": "3600"}  # nothing is written before the shutdown
@@ -164,8 +134,8 @@ def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
-        assert _ready(base)
-        opener = urllib.request.build_opener(_NoRedirect)
+        assert ready(base)
+        opener = urllib.request.build_opener(NoRedirect)
         for _ in range(40):
             try:
                 opener.open(base + "/lnkaaaa", timeout=10)
@@ -176,8 +146,3 @@ def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
         assert process.wait(timeout=15) == 0
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 40
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None

@@ -15,21 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_serve import _free_port, _ready
 from tests.factories import ADMIN_TOKEN
-
-
-def _children(pid: int) -> list[int]:
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-def _wait_for(condition: object, seconds: float = 15) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
+from tests.processes import children, free_port, ready, wait_for
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
@@ -45,7 +32,7 @@ def _get(port: int, path: str) -> tuple[int, str]:
 
 @pytest.fixture
 def supervisor(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes], Path]]:
-    port = _free_port()
+    port = free_port()
     db = tmp_path / "svc.db"
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING"}
     log_path = tmp_path / "server.log"
@@ -54,7 +41,7 @@ def supervisor(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes], P
             [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(db), "--workers", "2"],
             env=env, stdout=log, stderr=subprocess.STDOUT,
         )
-    if not _ready(f"http://127.0.0.1:{port}") or not _wait_for(lambda: len(_children(process.pid)) == 2):
+    if not ready(f"http://127.0.0.1:{port}") or not wait_for(lambda: len(children(process.pid)) == 2):
         process.kill()
         raise AssertionError("workers did not start: " + log_path.read_text())
     yield port, process, db
@@ -68,11 +55,11 @@ def test_two_workers_share_the_port_the_store_and_the_metrics(
 ) -> None:
     port, process, db = supervisor
     # A worker that dies is started again.
-    first, second = _children(process.pid)
+    first, second = children(process.pid)
     os.kill(first, signal.SIGKILL)
-    assert _wait_for(lambda: len(_children(process.pid)) == 2 and first not in _children(process.pid))
-    assert second in _children(process.pid)
-    assert _ready(f"http://127.0.0.1:{port}")
+    assert wait_for(lambda: len(children(process.pid)) == 2 and first not in children(process.pid))
+    assert second in children(process.pid)
+    assert ready(f"http://127.0.0.1:{port}")
 
     clicks = 120
     answers = [_get(port, "/welcome")[0] for _ in range(clicks)]
@@ -85,7 +72,7 @@ def test_two_workers_share_the_port_the_store_and_the_metrics(
                             text)
         assert counted is not None and float(counted.group(1)) == clicks
 
-    workers = _children(process.pid)
+    workers = children(process.pid)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     for pid in workers:

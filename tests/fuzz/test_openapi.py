@@ -30,8 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_serve import _call, _free_port, _ready
-from tests.processes import stop
+from tests.processes import call, free_port, ready, stop
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "fuzz-admin-token-0123456789"
@@ -47,7 +46,7 @@ CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conform
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("fuzz-server")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1",
            "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1", "LINKSVC_LOG_LEVEL": "WARNING"}
     env.pop("LINKSVC_DEMO_FILE", None)  # the shipped demo fixture, whose account and key are named above
@@ -59,7 +58,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        if not _ready(base):
+        if not ready(base):
             raise AssertionError("server did not start: " + log_path.read_text())
         yield base
     finally:
@@ -107,7 +106,7 @@ def _run_schemathesis(base: str, document: str, config: str, tmp: Path) -> None:
 
 
 def test_storefront(service: str, tmp_path: Path) -> None:
-    status, body, _ = _call(service + "/api/storefront/v1/auth/authorize", {"x-api-key": SERVER_KEY})
+    status, body, _ = call(service + "/api/storefront/v1/auth/authorize", {"x-api-key": SERVER_KEY})
     assert status == 200, body
     config = _config(
         auth={"bearer": {"bearer": body["data"]}, "api_key": {"api_key": SERVER_KEY}},
@@ -122,7 +121,7 @@ def test_admin(service: str, tmp_path: Path) -> None:
     # lookup; DELETE /accounts/{account_id} gets an account of its own, as deleting the demo account would
     # turn every later request into a 404.
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
-    status, body, _ = _call(service + "/api/admin/v1/accounts", headers, "POST",
+    status, body, _ = call(service + "/api/admin/v1/accounts", headers, "POST",
                             json.dumps({"name": "Fuzz: to be deleted", "environment": "sandbox"}).encode())
     assert status == 201, body
     config = _config(
