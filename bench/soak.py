@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import random
-import re
 import secrets
 import sqlite3
 import statistics
@@ -61,12 +60,6 @@ def live_codes(until: datetime) -> list[str]:
             if not link.get("disabled") and (not link.get("expires_at") or parse_iso(link["expires_at"]) > until)]
 
 
-def query_value(key: str, value: str) -> str:
-    """The fixture's value as a lookup takes it: the query accepts only digits, spaces, dashes and + in a phone
-    (the stored phones also have brackets and dots), so those become spaces."""
-    return " ".join(re.sub(r"[().]", " ", value).split()) if key == "phone" else value
-
-
 def revision() -> str:
     """:func:`report.revision`, its list of changed files cut short (other work leaves files about)."""
     text = report.revision()
@@ -78,19 +71,50 @@ def revision() -> str:
     return head + sep + ", ".join(f"{g} ({k} files)" if k > 1 else g for g, k in groups.items())
 
 
-def makers(token: str, codes: list[str], seed: int) -> dict[str, Callable[[int], Request]]:
-    """Request number -> request, per kind."""
+def soak_customers(count: int) -> list[dict[str, Any]]:
+    """``count`` customers for the load, migrated before it starts: phones written with brackets and dots,
+    and an opening balance of the demo's points."""
+    reward = next(r["id"] for r in fixture_account()["rewards"])
+    return [{"external_id": f"soak-{n}", "document_number": f"SK{n:06d}", "name": f"Soak {n}",
+             "phone": f"+57 (310) {n // 10000:03d}.{n % 10000:04d}",
+             "wallet": {"lines": [{"amount": 100, "reward_id": reward}]}} for n in range(count)]
+
+
+def migrate(service: servers.Server, token: str, customers: list[dict[str, Any]]) -> None:
+    for start in range(0, len(customers), 500):
+        batch = json.dumps({"customers": customers[start:start + 500]})
+        status, answer = post_json(service, f"{API}/customers/migrate", batch, token)
+        if status != 200 or answer["data"]["failed"]:
+            raise SystemExit(f"migrating the soak's customers: {status} {json.dumps(answer)[:500]}")
+
+
+def makers(token: str, codes: list[str], seed: int, customers: list[dict[str, Any]]
+           ) -> dict[str, Callable[[int], Request]]:
+    """Request number -> request, per kind. Lookups and events go to one of ``customers`` at random 9 times in
+    10, and to one of the demo's customers otherwise (their wallets grow all through the run)."""
     account = fixture_account()
     if not any(t["name"] == CUSTOM and t["active"] for t in account["custom_event_types"]):
         raise SystemExit(f"{FIXTURE}: no active custom event type {CUSTOM}")
     agents = weighted_agents()
     rng = random.Random(seed)
     auth = {"Authorization": f"Bearer {token}"}
-    lookups = [(f"{API}/customers?{urllib.parse.urlencode({key: query_value(key, c[key])})}", c["id"].encode())
-               for c in account["customers"] for key in ("phone", "document_number")]
-    # 3 PURCHASE (new order_id each) for every 2 app_open, the demo customers in turn, by id or document number.
-    bodies = [json.dumps(_event(rng, account, "PURCHASE" if i % 5 < 3 else CUSTOM, i), separators=(",", ":"))
-              for i in range(60)]
+    demo = account["customers"]
+
+    def who(i: int) -> dict[str, Any]:
+        return demo[i % len(demo)] if i % 10 == 9 else rng.choice(customers)
+
+    # The demo's phones are written with brackets and dots, as the soak's are.
+    def lookup_request(customer: dict[str, Any], key: str) -> tuple[str, bytes]:
+        check = customer["id"] if "id" in customer else customer["document_number"]
+        return f"{API}/customers?{urllib.parse.urlencode({key: customer[key]})}", check.encode()
+
+    # 3 PURCHASE (new order_id each) for every 2 app_open, by document number.
+    def event_body(i: int) -> str:
+        event = _event(rng, account, "PURCHASE" if i % 5 < 3 else CUSTOM, i)
+        event.pop("customer_id", None)
+        event["document_number"] = who(i)["document_number"]
+        return json.dumps(event, separators=(",", ":")).replace(ORDER, f"soak-{tag}-{i}")
+
     tag = secrets.token_hex(3)
 
     def redirect(i: int) -> Request:
@@ -98,13 +122,12 @@ def makers(token: str, codes: list[str], seed: int) -> dict[str, Callable[[int],
                        "clicks")
 
     def lookup(i: int) -> Request:
-        path, customer_id = lookups[i % len(lookups)]
-        return Request("GET", path, auth, None, 200, customer_id)
+        path, check = lookup_request(who(i), "phone" if i % 2 else "document_number")
+        return Request("GET", path, auth, None, 200, check)
 
     def event(i: int) -> Request:
-        body = bodies[i % len(bodies)].replace(ORDER, f"soak-{tag}-{i}")
         return Request("POST", f"{API}/behavior/events", {**auth, "Content-Type": "application/json"},
-                       body.encode(), 202, b'"accepted"', "PURCHASE" if i % 5 < 3 else CUSTOM)
+                       event_body(i).encode(), 202, b'"accepted"', "PURCHASE" if i % 5 < 3 else CUSTOM)
 
     return {"redirect": redirect, "lookup": lookup, "event": event}
 
@@ -118,7 +141,7 @@ def probe(service: servers.Server, make: dict[str, Callable[[int], Request]], to
     purchase, custom = make["event"](10**9), make["event"](10**9 + 3)
     assert (purchase.label, custom.label) == ("PURCHASE", CUSTOM)
     answers = [post_json(service, e.path, (e.body or b"").decode(), token) for e in (purchase, custom)]
-    if status != 302 or not location or got[0] != 200 or got[1]["data"]["customer_id"].encode() != lookup.check \
+    if status != 302 or not location or got[0] != 200 or lookup.check.decode() not in json.dumps(got[1]) \
             or any(a[0] != 202 for a in answers):
         raise SystemExit(f"probe failed: redirect {status} {location!r}; lookup {got}; events {answers}")
     return {"clicks": 1, "PURCHASE": 1, CUSTOM: 1}
@@ -345,12 +368,15 @@ def section(run: Run) -> tuple[str, bool]:
         f"timeout {args.timeout:g} s. Redirects: `GET /{{code}}` over the {len(run.codes)} enabled, unexpired "
         f"codes of the demo ({', '.join(run.codes)}), at random, with the weighted user-agent mix of "
         "`bench/redirects.py` (mobile Chrome and Safari, desktop Chrome, in-app browsers, 4% bots), redirects "
-        "not followed; right answer = 302 with a Location. Lookups: `GET /api/storefront/v1/customers?phone=` "
-        "or `?document_number=` of the 6 demo customers in turn (phones as the fixture writes them, brackets and dots "
-        "made spaces: the query takes only digits, spaces, dashes and +), with the "
-        "demo SERVER key's token; right answer = 200 naming that customer. Events: `POST "
+        "not followed; right answer = 302 with a Location. "
+        f"Customers: {args.customers:,} migrated before the load (`POST /customers/migrate`, "
+        "500 a request, phones written like `+57 (310) 000.0042`, an opening line of 100 points each); 9 in 10 "
+        "lookups and events go to one of them at random, the 10th to the 6 demo customers in turn, whose wallets "
+        "grow all through the run. Lookups: `GET /api/storefront/v1/customers?phone=` or `?document_number=` "
+        "(phones as stored, brackets and dots included), with the demo SERVER key's token; right answer = 200 "
+        "naming that customer. Events: `POST "
         f"/api/storefront/v1/behavior/events`, 3 PURCHASE (a new `order_id` each, demo SKUs, stores and channels) "
-        f"for every 2 `{CUSTOM}`, the demo customers in turn by id or document number; right answer = 202. An "
+        f"for every 2 `{CUSTOM}`, by document number; right answer = 202. An "
         "error is a wrong answer (any other status), a timeout or a socket error.", "",
         f"Per {load.window:g}-second window{every} (requests counted in the window they were due in): due / "
         "answered / errors, and latency p50 / p99 in ms:", "",
@@ -359,7 +385,7 @@ def section(run: Run) -> tuple[str, bool]:
         "The service at the end of each window: RSS (VmRSS from /proc, summed over the server and its workers), "
         "of which anonymous / file-backed (SQLite maps the database: file pages grow with it), CPU (user+system, "
         "share of one core over the window, and per request due in it), threads / open file descriptors, "
-        "database / WAL file size, the most wallet lines one demo customer has (every PURCHASE issues points "
+        "database / WAL file size, the most wallet lines one customer has (every PURCHASE issues points "
         "lines; a lookup answers the unexpired ones), the longest of the load generator's own 4 KiB write + fsync "
         "beside the database, once a second (the disk as the service's group commit meets it; other work on the "
         "machine writes too), and the load generator's own CPU / the longest it sent a request after its due "
@@ -374,7 +400,7 @@ def section(run: Run) -> tuple[str, bool]:
         f"- Cost at the same load: service CPU per request {run.per_request_us(run.first):,.0f} µs in window "
         f"{run.label(run.first)}, {run.per_request_us(load.windows - 1):,.0f} µs in the last "
         f"({run.per_request_us(load.windows - 1) / max(run.per_request_us(run.first), 1e-9):.1f}×); the largest "
-        f"demo wallet went from {load.wallet[run.first]:,} to {load.wallet[-1]:,} lines.",
+        f"wallet went from {load.wallet[run.first]:,} to {load.wallet[-1]:,} lines.",
         *(["- **A worker process was replaced during the run**: " + ", ".join(map(str, sorted(set(run.workers_seen))))
            + "."] if restarted else []), "",
         "End checks (after SIGTERM, on the database file):", "", *[f"- {x}." for x in run.checks.lines()],
@@ -396,6 +422,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--redirects", type=float, default=300, help="redirects per second [300]")
     parser.add_argument("--lookups", type=float, default=100, help="customer lookups per second [100]")
     parser.add_argument("--events", type=float, default=50, help="events per second [50]")
+    parser.add_argument("--customers", type=int, default=1000,
+                        help="customers migrated before the load; 9 in 10 lookups and events go to them [1000]")
     parser.add_argument("--workers", type=int, default=1, help="worker processes of the service [1]")
     parser.add_argument("--timeout", type=float, default=10, help="seconds before a request times out [10]")
     parser.add_argument("--connections", type=int, default=256, help="client connections per kind, at most [256]")
@@ -415,7 +443,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     except ValueError:
         parser.error("--bounds takes three numbers (ms): redirects,lookups,events")
     if not (5 <= args.window <= args.duration <= 3600 and 0 <= args.warmup < args.duration and 1 <= args.workers <= 8
-            and min(args.redirects, args.lookups, args.events, args.timeout, args.connections) > 0):
+            and min(args.redirects, args.lookups, args.events, args.timeout, args.connections, args.customers) > 0):
         parser.error("need 5 <= --window <= --duration <= 3600, --warmup < --duration, 1-8 workers, positive rates")
     return args
 
@@ -432,7 +460,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"authorize answered {status}: {answer}")
             token = answer["data"]
             before = stored(db)
-            make = makers(token, codes, args.seed)
+            customers = soak_customers(args.customers)
+            migrate(service, token, customers)
+            make = makers(token, codes, args.seed, customers)
             probes = probe(service, make, token)
             rates = {"redirect": args.redirects, "lookup": args.lookups, "event": args.events}
             kinds = {name: Kind(name, rates[name], make[name]) for name in TITLES}
