@@ -76,7 +76,7 @@ def _serve(settings: Settings) -> int:
 
 
 async def _seed(settings: Settings, path: str) -> int:
-    db = Database(settings.db_path, settings.db_synchronous)
+    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
     await db.open()
     try:
         counts = await load_seed_file(db, path, allow_private=settings.allow_private_destinations)

@@ -94,7 +94,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
         middlewares=[http_middleware],
         client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes),
     )
-    db = Database(settings.db_path, settings.db_synchronous)
+    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
     app[SETTINGS] = settings
     app[DB] = db
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)

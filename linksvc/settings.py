@@ -39,6 +39,7 @@ class Settings:
     log_format: str = "json"
     allow_private_destinations: bool = False
     db_synchronous: str = "FULL"
+    db_cache_mb: int = 64
     # The address short links are published under (the `link` of install referrers).
     public_url: str = "http://127.0.0.1:8080"
     # utm_source of internal email, push and WhatsApp links that carry none.
@@ -89,6 +90,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_LOG_FORMAT": "log_format",
     "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "allow_private_destinations",
     "LINKSVC_DB_SYNCHRONOUS": "db_synchronous",
+    "LINKSVC_DB_CACHE_MB": "db_cache_mb",
     "LINKSVC_PUBLIC_URL": "public_url",
     "LINKSVC_SERVICE_LABEL": "service_label",
     "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",

@@ -41,7 +41,7 @@ RESTART_DELAY_SECONDS = 1.0
 
 async def prepare_database(settings: Settings) -> None:
     """Migrations and the demo data, once, before any worker starts."""
-    db = Database(settings.db_path, settings.db_synchronous)
+    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
     await db.open()
     try:
         await load_demo_if_empty(db, settings)

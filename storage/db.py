@@ -50,11 +50,11 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
     return found
 
 
-CACHE_KIB = 64 * 1024
+CACHE_KIB = 64 * 1024  # the default page cache of each connection (LINKSVC_DB_CACHE_MB)
 READER_MMAP_BYTES = 1 << 30
 
 
-def connect_reader(path: str) -> sqlite3.Connection:
+def connect_reader(path: str, cache_kib: int = CACHE_KIB) -> sqlite3.Connection:
     """The read connection: a plain sqlite3 connection, used on the event loop, that may not write."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
@@ -62,12 +62,12 @@ def connect_reader(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA query_only=ON")
     # Reads on the event loop must not wait on the disk or pay a read() per page: a large page cache and
     # the file mapped into memory make a random link or customer lookup a few microseconds.
-    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    conn.execute(f"PRAGMA cache_size=-{cache_kib}")
     conn.execute(f"PRAGMA mmap_size={READER_MMAP_BYTES}")
     return conn
 
 
-async def _connect(path: str, synchronous: str) -> aiosqlite.Connection:
+async def _connect(path: str, synchronous: str, cache_kib: int = CACHE_KIB) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = aiosqlite.Row
     await conn.execute("PRAGMA journal_mode=WAL")
@@ -75,16 +75,17 @@ async def _connect(path: str, synchronous: str) -> aiosqlite.Connection:
     await conn.execute("PRAGMA busy_timeout=5000")
     await conn.execute(f"PRAGMA synchronous={synchronous}")
     # Batches of clicks and events touch index pages all over the file: keep them in memory.
-    await conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    await conn.execute(f"PRAGMA cache_size=-{cache_kib}")
     return conn
 
 
 class Database:
     """Owns the connections. Open with :meth:`open`, close with :meth:`close`."""
 
-    def __init__(self, path: str, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str, synchronous: str = "FULL", cache_kib: int = CACHE_KIB) -> None:
         self.path = path
         self.synchronous = synchronous
+        self.cache_kib = cache_kib
         self._writer: aiosqlite.Connection | None = None
         self._reader: Conn | None = None
         self._background: aiosqlite.Connection | None = None
@@ -93,11 +94,12 @@ class Database:
     async def open(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._writer = await _connect(self.path, self.synchronous)
+        self._writer = await _connect(self.path, self.synchronous, self.cache_kib)
         await self._migrate(self._writer)
         # An in-memory database is private to its connection: read through the writer then.
-        self._reader = self._writer if self.path == ":memory:" else connect_reader(self.path)
-        self._background = self._writer if self.path == ":memory:" else await _connect(self.path, self.synchronous)
+        self._reader = self._writer if self.path == ":memory:" else connect_reader(self.path, self.cache_kib)
+        self._background = (self._writer if self.path == ":memory:"
+                            else await _connect(self.path, self.synchronous, self.cache_kib))
 
     async def close(self) -> None:
         if isinstance(self._reader, sqlite3.Connection):

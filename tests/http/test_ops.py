@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
+from linksvc.app import create_app
+from linksvc.settings import Settings
+from tests.factories import ADMIN_TOKEN
 
 
 async def test_healthz_and_readyz(client: TestClient) -> None:
@@ -45,3 +51,14 @@ async def test_request_id_is_returned_and_kept(client: TestClient) -> None:
     assert replaced.headers["X-Request-Id"] != "bad id\twith spaces"
     errored = await client.get("/api/nothing", headers={"X-Request-Id": "err-1"})
     assert errored.headers["X-Request-Id"] == "err-1"
+
+
+async def test_the_page_cache_setting_reaches_every_connection(aiohttp_client: Any, tmp_path: Path) -> None:
+    settings = Settings(db_path=str(tmp_path / "c.db"), admin_token=ADMIN_TOKEN, load_demo=False,
+                        db_synchronous="NORMAL", db_cache_mb=8)
+    client = await aiohttp_client(create_app(settings))
+    db = client.app[DB]
+    sizes = [db.reader.execute("PRAGMA cache_size").fetchone()[0]]
+    for conn in (db._writer, db.background):
+        sizes.append((await (await conn.execute("PRAGMA cache_size")).fetchone())[0])
+    assert sizes == [-8 * 1024] * 3
