@@ -101,28 +101,32 @@ async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: st
 _HELD = ("account_id = ? AND customer_id = ? AND (expiration_date IS NULL OR expiration_date > ?) "
          "AND CAST(amount AS REAL) > 0")
 _LINE_ORDER = "expiration_date IS NULL, expiration_date, issued_at, id"
-# One statement (one snapshot) gives the wallet's lines, already as JSON text made by SQLite, then one row per
-# reward with its amounts and earliest expiration. Amounts are decimal text, which is a JSON number as is.
+# One statement (one snapshot, one row) gives the wallet's lines as one JSON array made by SQLite, in wallet
+# order, and the rewards held, each with its lines' amounts and earliest expiration: the work per line stays
+# inside SQLite (which runs without Python's GIL), however many lines there are. Amounts are decimal text, a
+# JSON number as it is. An aggregate over an ordered subquery takes its rows in that order (SQLite does not
+# flatten such a subquery); tests/storage/test_wallet_view.py checks the order against a model.
 _WALLET_VIEW = f"""
 WITH held AS (SELECT * FROM wallet_lines WHERE {_HELD})
-SELECT 0 AS part, json_object(
-           'amount', CASE WHEN json_valid(amount) THEN json(amount) ELSE CAST(amount AS REAL) END,
-           'reward_id', reward_id, 'campaign_id', campaign_id, 'brand_id', brand_id, 'issued_at', issued_at,
-           'expiration_date', expiration_date, 'reservation_expires_at', reservation_expires_at) AS doc,
-       NULL AS amounts, expiration_date IS NULL AS k1, expiration_date AS k2, issued_at AS k3, id AS k4
-FROM held
-UNION ALL
-SELECT 1, reward_id, group_concat(amount, ' '), min(expiration_date) IS NULL, min(expiration_date), reward_id, NULL
-FROM held GROUP BY reward_id
-ORDER BY part, k1, k2, k3, k4
+SELECT
+  (SELECT '[' || coalesce(group_concat(doc, ','), '') || ']' FROM (
+     SELECT json_object(
+       'amount', CASE WHEN json_valid(amount) THEN json(amount) ELSE CAST(amount AS REAL) END,
+       'reward_id', reward_id, 'campaign_id', campaign_id, 'brand_id', brand_id, 'issued_at', issued_at,
+       'expiration_date', expiration_date, 'reservation_expires_at', reservation_expires_at) AS doc
+     FROM held ORDER BY {_LINE_ORDER})) AS lines,
+  (SELECT json_group_array(json_array(reward_id, amounts, earliest)) FROM (
+     SELECT reward_id, group_concat(amount, ' ') AS amounts, min(expiration_date) AS earliest
+     FROM held GROUP BY reward_id ORDER BY earliest IS NULL, earliest, reward_id)) AS rewards
 """
 
 
-async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
-    """Rows ``(part, doc, amounts, ...)``: part 0 is a held line (``doc`` its JSON text), in wallet order;
-    part 1 is a reward held (``doc`` its id, ``amounts`` its lines' amounts separated by spaces, ``k2`` the
-    earliest expiration or null), earliest expiration first."""
-    return await fetch_all(conn, _WALLET_VIEW, (account_id, customer_id, now))
+async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, str]:
+    """``(lines, rewards)``: the held lines as JSON text, in wallet order; the rewards held as a JSON array of
+    ``[reward_id, amounts separated by spaces, earliest expiration or null]``, earliest expiration first."""
+    row = await fetch_one(conn, _WALLET_VIEW, (account_id, customer_id, now))
+    assert row is not None  # an aggregate always answers one row
+    return row["lines"], row["rewards"]
 
 
 async def reward_bodies(conn: Conn, account_id: str, reward_ids: Sequence[str]) -> dict[str, str]:

@@ -23,34 +23,28 @@ def wallet_id(customer_id: str) -> str:
     return str(uuid.uuid5(_WALLET_NAMESPACE, customer_id))
 
 
-def build_wallet(customer_id: str, view: Sequence[Any], rewards: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """Pure: the rows of ``storage.wallet.wallet_view`` and reward views -> the spec's wallet object. The
-    lines arrive as JSON text and go out as they are; each total is the exact decimal sum of its lines."""
-    docs: list[str] = []
-    totals = []
-    for row in view:
-        if row["part"] == 0:
-            docs.append(row["doc"])
-        else:
-            totals.append({
-                "total": sum(map(Decimal, row["amounts"].split()), Decimal(0)),
-                "reward_id": row["doc"],
-                "expiration_date": row["k2"],
-                "reward": rewards.get(row["doc"]),
-            })
+def build_wallet(customer_id: str, lines: str, held: Sequence[Sequence[Any]],
+                 rewards: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Pure: the held lines as JSON text and the rewards held ``[reward_id, amounts, earliest expiration]``
+    (``storage.wallet.wallet_view``), and reward views -> the spec's wallet object. The lines go out as they
+    are; each total is the exact decimal sum of its lines."""
     return {
         "id": wallet_id(customer_id),
         "owner_id": customer_id,
-        "lines": orjson.Fragment("[" + ",".join(docs) + "]"),
-        "totals": totals,
+        "lines": orjson.Fragment(lines),
+        "totals": [
+            {"total": sum(map(Decimal, amounts.split()), Decimal(0)), "reward_id": reward_id,
+             "expiration_date": earliest, "reward": rewards.get(reward_id)}
+            for reward_id, amounts, earliest in held
+        ],
     }
 
 
 async def load_wallet(conn: Conn, account_id: str, customer_id: str, now: str | None = None) -> dict[str, Any]:
     """The wallet as the customer lookup answers it (at ``now``, default the present). A wallet may hold
     thousands of lines: pass a connection that reads off the event loop."""
-    view = await repo.wallet_view(conn, account_id, customer_id, now or iso(utcnow()))
-    held = [row["doc"] for row in view if row["part"] == 1]
-    bodies = await repo.reward_bodies(conn, account_id, held)
+    lines, held_json = await repo.wallet_view(conn, account_id, customer_id, now or iso(utcnow()))
+    held = loads(held_json)
+    bodies = await repo.reward_bodies(conn, account_id, [reward_id for reward_id, _, _ in held])
     rewards = {reward_id: {**loads(body), "account_id": account_id} for reward_id, body in bodies.items()}
-    return build_wallet(customer_id, view, rewards)
+    return build_wallet(customer_id, lines, held, rewards)
