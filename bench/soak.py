@@ -39,7 +39,7 @@ from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, 
 from bench.redirects import Profile, _own_code, get_raw, profiling, read_profile, stop, weighted_agents
 from bench.soak_load import Kind, Load, Request, Tally
 from linksvc.clock import parse_iso
-from storage.db import CACHE_KIB, connect_reader
+from storage.db import connect_reader
 from storage.wallet import ledger_mismatches
 
 COMMAND = ".venv/bin/python -m bench.soak"
@@ -258,7 +258,7 @@ class Run:
         trend += (f"; meanwhile anonymous memory {(b.anon_kb - a.anon_kb) / 1024:+.1f} MB, file-backed "
                   f"{(b.file_kb - a.file_kb) / 1024:+.1f} MB, while the database and WAL grew "
                   f"{(b.db_bytes - a.db_bytes) / 2**20:+.1f} MB (to {b.db_bytes / 2**20:.1f} MB; each SQLite "
-                  f"connection of a worker, 3 of them, may cache up to {CACHE_KIB // 1024} MiB of pages, the "
+                  f"connection of a worker, 3 of them, may cache up to {self.args.db_cache_mb} MiB of pages, the "
                   "reader maps the file)")
         text = (f"{'flat' if flat else '**grew**'}: RSS at the end of the first window after the warm-up "
                 f"({self.label(self.first)}) {_mb(first)} MB, at the end of the last "
@@ -354,10 +354,13 @@ def section(run: Run) -> tuple[str, bool]:
         "## Soak (issue 8)", "",
         f"Command: `{' '.join([COMMAND, *args.given])}` (options: "
         f"`--help`; {revision()}).", "",
-        f"Machine: {report.machine().line()}. Shared with other work during the run (tests, fuzzing).", "",
+        f"Machine: {report.machine().line()}.", "",
         f"Setup: a fresh `linksvc serve --workers {args.workers}` ({workers}) over an empty temporary database "
-        "where the demo (`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_ADMIN_TOKEN`, and "
-        "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default: every event is synced to disk before its 202). Before the load "
+        "where the demo (`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_ADMIN_TOKEN`, "
+        "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default: every event is synced to disk before its 202) and "
+        f"`LINKSVC_DB_CACHE_MB={args.db_cache_mb}` (default 64): SQLite's page caches, which grow with the database "
+        "up to that size per connection, are full before the warm-up ends, so growth after it is not theirs (with "
+        "the default they grow for minutes, to at most 3 × 64 MiB per worker). Before the load "
         "one request of each kind is checked through the real server.", "",
         f"Load, {args.duration:g} s at fixed rates, open loop: **{rates}**, from one Python process (aiohttp "
         f"client on uvloop, keep-alive connections, one pool of at most {args.connections} per kind; a request "
@@ -424,6 +427,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--events", type=float, default=50, help="events per second [50]")
     parser.add_argument("--customers", type=int, default=1000,
                         help="customers migrated before the load; 9 in 10 lookups and events go to them [1000]")
+    parser.add_argument("--db-cache-mb", type=int, default=4,
+                        help="LINKSVC_DB_CACHE_MB of the service: small, so that SQLite's page caches are full "
+                             "before the warm-up ends and do not pass for growth [4; the service's default is 64]")
     parser.add_argument("--workers", type=int, default=1, help="worker processes of the service [1]")
     parser.add_argument("--timeout", type=float, default=10, help="seconds before a request times out [10]")
     parser.add_argument("--connections", type=int, default=256, help="client connections per kind, at most [256]")
@@ -443,7 +449,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     except ValueError:
         parser.error("--bounds takes three numbers (ms): redirects,lookups,events")
     if not (5 <= args.window <= args.duration <= 3600 and 0 <= args.warmup < args.duration and 1 <= args.workers <= 8
-            and min(args.redirects, args.lookups, args.events, args.timeout, args.connections, args.customers) > 0):
+            and min(args.redirects, args.lookups, args.events, args.timeout, args.connections, args.customers,
+                    args.db_cache_mb) > 0):
         parser.error("need 5 <= --window <= --duration <= 3600, --warmup < --duration, 1-8 workers, positive rates")
     return args
 
@@ -454,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         db = Path(tmp) / "soak.db"
         serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db), "--workers", str(args.workers)]
-        with servers.running("linksvc (soak)", serve, env=SERVICE_ENV, stop=stop) as service:
+        env = {**SERVICE_ENV, "LINKSVC_DB_CACHE_MB": str(args.db_cache_mb)}
+        with servers.running("linksvc (soak)", serve, env=env, stop=stop) as service:
             status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
             if status != 200:
                 raise SystemExit(f"authorize answered {status}: {answer}")
