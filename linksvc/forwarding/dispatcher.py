@@ -78,7 +78,8 @@ def retry_after_seconds(value: str | None, now: datetime) -> float | None:
 
 def backoff_delay(tries: int, base: float, retry_after: float | None) -> float:
     """Exponential with equal jitter (half fixed, half random), never shorter than ``Retry-After``."""
-    ceiling = min(MAX_DELAY_SECONDS, base * 2 ** max(0, tries - 1))
+    # The exponent stops growing once the cap is reached (2 ** 1024 would not fit a float).
+    ceiling = min(MAX_DELAY_SECONDS, base * 2.0 ** min(max(0, tries - 1), 64))
     delay = ceiling / 2 + random.uniform(0, ceiling / 2)
     return min(MAX_DELAY_SECONDS, max(delay, retry_after or 0.0))
 

@@ -30,7 +30,8 @@ def _reject_bool(value: Any) -> Any:
 
 
 def decimal_to_json(value: Decimal) -> int | float:
-    """A Decimal as a JSON number: exact for integers, shortest round-trip text otherwise."""
+    """A Decimal as a JSON number: exact for integers, and for the fractions a ``Number`` accepts (those a double
+    holds exactly)."""
     if value == value.to_integral_value():
         return int(value)
     return float(value)
@@ -38,6 +39,9 @@ def decimal_to_json(value: Decimal) -> int | float:
 
 MAX_DIGITS_BEFORE_POINT = 15
 MAX_DECIMAL_PLACES = 12
+# A fraction reaches JSON readers as a double: one that a double does not hold exactly (beyond about 15
+# significant digits) would come back as another number, so it is refused rather than rounded. Whole numbers
+# are written as integers.
 
 
 def _bounded(value: Decimal) -> Decimal:
@@ -50,6 +54,8 @@ def _bounded(value: Decimal) -> Decimal:
     exponent = value.as_tuple().exponent
     if value != 0 and isinstance(exponent, int) and exponent < -MAX_DECIMAL_PLACES:
         raise ValueError("must have at most 12 decimal places")
+    if value != value.to_integral_value() and Decimal(repr(float(value))) != value:
+        raise ValueError("has more digits than a JSON number keeps exactly (about 15 significant digits)")
     return value
 
 
