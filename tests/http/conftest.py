@@ -53,11 +53,16 @@ async def receiver() -> AsyncIterator[Receiver]:
     await server.close()
 
 
+async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: bool) -> TestClient:
+    """The service with the two test accounts and fast retries; private destinations allowed or not."""
+    settings = Settings(db_path=str(path), admin_token=ADMIN_TOKEN, load_demo=False,
+                        allow_private_destinations=allow_private, db_synchronous="NORMAL",
+                        delivery_backoff_seconds=0.01, delivery_max_tries=3, delivery_timeout_seconds=2)
+    client: TestClient = await aiohttp_client(create_app(settings))
+    await load_seed(client.app[DB], two_accounts(), allow_private=allow_private)
+    return client
+
+
 @pytest.fixture
 async def service(aiohttp_client: Any, tmp_path: Path) -> TestClient:
-    settings = Settings(db_path=str(tmp_path / "fwd.db"), admin_token=ADMIN_TOKEN, load_demo=False,
-                        allow_private_destinations=True, db_synchronous="NORMAL", delivery_backoff_seconds=0.01,
-                        delivery_max_tries=3, delivery_timeout_seconds=2)
-    client: TestClient = await aiohttp_client(create_app(settings))
-    await load_seed(client.app[DB], two_accounts(), allow_private=True)
-    return client
+    return await forwarding_service(aiohttp_client, tmp_path / "fwd.db", allow_private=True)

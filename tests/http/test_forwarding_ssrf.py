@@ -16,26 +16,18 @@ from aiohttp.test_utils import TestClient
 from yarl import URL
 
 from api.appkeys import DB
-from linksvc.app import create_app
 from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
 from linksvc.resources.service import Resources
-from linksvc.seed import load_seed
-from linksvc.settings import Settings
 from tests.conftest import ADMIN
-from tests.factories import ADMIN_TOKEN, A, two_accounts
-from tests.http.conftest import Receiver
+from tests.factories import A
+from tests.http.conftest import Receiver, forwarding_service
 from tests.http.test_forwarding import ADMIN_API, CUSTOMER, SECRET, connect, send, settled
 
 
 @pytest.fixture
 async def guarded(aiohttp_client: Any, tmp_path: Path) -> TestClient:
     """The service as deployed: private destinations not allowed."""
-    settings = Settings(db_path=str(tmp_path / "ssrf.db"), admin_token=ADMIN_TOKEN, load_demo=False,
-                        allow_private_destinations=False, db_synchronous="NORMAL", delivery_backoff_seconds=0.01,
-                        delivery_max_tries=3, delivery_timeout_seconds=2)
-    client: TestClient = await aiohttp_client(create_app(settings))
-    await load_seed(client.app[DB], two_accounts(), allow_private=False)
-    return client
+    return await forwarding_service(aiohttp_client, tmp_path / "ssrf.db", allow_private=False)
 
 
 async def stored_connection(client: TestClient, endpoint_url: str) -> str:
