@@ -144,7 +144,13 @@ class Database:
             raise RuntimeError("database is not open")
         async with self._write_lock:
             conn = self._writer
-            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                await conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                # Cancelled (a stop) while BEGIN ran on the writer's thread: it may still begin. Queued after
+                # it, the rollback ends that transaction, so the next unit of work can begin its own.
+                await conn.rollback()
+                raise
             try:
                 yield conn
             except BaseException:
