@@ -18,7 +18,7 @@ from api.appkeys import CLICKS, DB, DISPATCHER, RESOURCES, SETTINGS
 from api.openapi import build_openapi
 from api.routing import Endpoint, add_endpoints, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit, Wallet
-from linksvc import accounts
+from linksvc import accounts, deadletters
 from linksvc.errors import NotFound
 from linksvc.forwarding import deliveries
 from linksvc.resolver import stats
@@ -300,6 +300,20 @@ async def retry_delivery(request: web.Request) -> web.Response:
     return data(view)
 
 
+class DeadLetterView(BaseModel):
+    id: int
+    kind: str = Field(description="what was set aside: click")
+    reason: str = Field(description="the error it met when it was written alone")
+    payload: dict[str, Any] = Field(description="what it held, every text made valid UTF-8 and cut")
+    created_at: str
+
+
+async def list_dead_letters(request: web.Request, query: Paging) -> web.Response:
+    items, total = await deadletters.list_dead_letters(request.app[DB], request.match_info["account_id"],
+                                                       query.limit, query.offset)
+    return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
+
+
 async def openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
 
@@ -348,6 +362,9 @@ ENDPOINTS = [
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again", "deliveries", response=Envelope[DeliveryView],
              security="admin", errors=(401, 404, 409)),
+    Endpoint("GET", "/accounts/{account_id}/dead-letters", list_dead_letters,
+             "Writes set aside because they failed alone (a click that could not be stored), newest first",
+             "dead-letters", query=Paging, response=Page[DeadLetterView], security="admin", errors=(401, 404)),
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

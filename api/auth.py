@@ -61,19 +61,28 @@ def _bearer_token(request: web.Request) -> str:
     token = token.strip()
     if scheme.lower() != "bearer" or not token or " " in token:
         raise Unauthorized("Malformed token", "the Authorization header must be: Bearer <token>")
+    if not _printable_ascii(token):  # bytes that are not UTF-8 arrive as surrogates: no token holds them
+        raise Unauthorized("Malformed token", "a token is printable ASCII")
     return token
+
+
+def _printable_ascii(value: str) -> bool:
+    return value.isascii() and value.isprintable()
 
 
 async def authenticate(request: web.Request, security: str | None) -> None:
     if security == "bearer":
         principal = await principal_for(request.app[DB], _bearer_token(request))
         claimed = request.headers.get("x-account-id")
-        if claimed is not None and claimed.strip().lower() != principal.account_id:
+        if claimed is not None and (not _printable_ascii(claimed) or claimed.strip().lower() != principal.account_id):
             raise Forbidden("Account mismatch", "x-account-id names another account than the token's")
         request[PRINCIPAL] = principal
     elif security == "api_key":
-        if not request.headers.get("x-api-key", "").strip():
+        key = request.headers.get("x-api-key", "").strip()
+        if not key:
             raise Unauthorized("Missing API key", "send the integration's API key in the x-api-key header")
+        if not _printable_ascii(key):
+            raise Unauthorized("Malformed API key", "an API key is printable ASCII")
     elif security == "admin":
         _admin(request)
 

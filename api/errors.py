@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from api.routing import json_response
-from linksvc.errors import RateLimited, ServiceError
+from linksvc.errors import RateLimited, ServiceError, UnsupportedEncoding
 
 log = logging.getLogger("linksvc.api")
 
@@ -39,6 +39,8 @@ def _from_http(request: web.Request, exc: web.HTTPException) -> web.Response:
 
 def from_service_error(exc: ServiceError) -> web.Response:
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    if isinstance(exc, UnsupportedEncoding):  # RFC 7694: say which encodings a body may have
+        headers = {"Accept-Encoding": exc.accepted}
     if exc.status >= 500:
         log.error("service error: %s", exc.error)
     return error_response(exc.status, exc.error, exc.details, headers)

@@ -186,9 +186,10 @@ async def http_middleware(request: web.Request, handler: Any) -> web.StreamRespo
     status = 500
     try:
         try:
-            if request.path.startswith("/api/"):
+            if request.path.startswith(("/api/", "/dashboard/")):
                 # A client that sends its body slowly (or a request stuck on the store) is answered 408 instead
                 # of holding a connection and a handler forever. Redirects read no body: no deadline to pay.
+                # (Headers have their own deadline, before the request exists: see api.server.)
                 async with asyncio.timeout(request.app[REQUEST_TIMEOUT_KEY]):
                     response = await handler(request)
             else:

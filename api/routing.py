@@ -7,18 +7,22 @@ generator reads the very same models, so the documents cannot drift from what th
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from aiohttp.client_exceptions import ClientPayloadError as PayloadEncodingError
+from aiohttp.http_exceptions import ContentEncodingError
 from pydantic import BaseModel
 
 from api import auth
 from api.appkeys import SETTINGS
-from linksvc.errors import BadRequest, PayloadTooLarge, ServiceError
+from linksvc.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedEncoding
 from linksvc.jsoncodec import JSONDecodeError, dumpb, loads
 from linksvc.resources.validation import validate
+from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
 
@@ -50,6 +54,7 @@ class Endpoint:
     guard: Callable[[web.Request], Awaitable[None]] | None = None  # runs after auth, before parsing
     string_details: bool = False  # error details as one string (the spec asks it of some endpoints)
     raw_body: bool = False  # the handler gets the parsed JSON and validates it itself (``body`` documents it)
+    max_depth: int | None = MAX_JSON_DEPTH  # None: the handler bounds the depth of each part (bulk)
 
     def handler(self) -> Handler:
         endpoint = self
@@ -79,7 +84,7 @@ class Endpoint:
             kwargs["query"] = parse_query(request, self.query)
         if self.body is not None:
             limit = getattr(request.app[SETTINGS], self.max_body)
-            raw = await read_json(request, limit)
+            raw = await read_json(request, limit, self.max_depth)
             kwargs["body"] = raw if self.raw_body else validate(self.body, raw)
         return await self.func(request, **kwargs)
 
@@ -107,18 +112,35 @@ def parse_query(request: web.Request, model: type[BaseModel]) -> Any:
     return validate(model, params, where="query")
 
 
-async def read_json(request: web.Request, limit: int) -> Any:
+CONTENT_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
+
+
+async def read_json(request: web.Request, limit: int, max_depth: int | None = MAX_JSON_DEPTH) -> Any:
+    """The body as JSON: at most ``limit`` bytes once decoded, nested at most ``max_depth`` levels (None: the
+    caller checks the depth of the parts itself, as the bulk endpoint does per event)."""
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in CONTENT_ENCODINGS:
+        raise UnsupportedEncoding("Unsupported content encoding",
+                                  "the body may be sent as is, or compressed with gzip or deflate")
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise PayloadTooLarge(details=f"the body may be at most {limit} bytes") from None
+    except (ContentEncodingError, PayloadEncodingError, zlib.error):
+        raise BadRequest("Malformed body", f"the body is not {encoding} data as its Content-Encoding says") from None
     if len(raw) > limit:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
     if not raw.strip():
         raise BadRequest("Malformed JSON", "the request body is empty; send a JSON object")
     try:
-        return loads(raw)
+        body = loads(raw)
     except JSONDecodeError as exc:
         raise BadRequest("Malformed JSON", f"the request body is not valid JSON: {exc}") from None
+    if max_depth is not None and nesting_exceeds(body, max_depth):
+        raise BadRequest("JSON too deep", f"the body nests objects and arrays deeper than {max_depth} levels")
+    return body
 
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:

@@ -9,8 +9,8 @@ import logging
 import sys
 
 import uvloop
-from aiohttp import web
 
+from api import server
 from api.observability import AccessLogger
 from linksvc.app import create_app, export_target_of
 from linksvc.errors import InvalidField, ServiceError
@@ -56,9 +56,9 @@ async def _export(settings: Settings) -> int:
 def _run(settings: Settings, metrics_dir: str | None = None) -> None:
     # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    web.run_app(create_app(settings, metrics_dir), host=settings.host, port=settings.port,
-                access_log_class=AccessLogger, access_log=logging.getLogger("linksvc.access"), print=None,
-                reuse_port=metrics_dir is not None)
+    server.run(create_app(settings, metrics_dir), settings.host, settings.port,
+               header_timeout=settings.header_timeout_seconds, reuse_port=metrics_dir is not None,
+               access_log_class=AccessLogger, access_log=logging.getLogger("linksvc.access"), keepalive_timeout=75.0)
 
 
 def _serve(settings: Settings) -> int:

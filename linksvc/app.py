@@ -24,6 +24,7 @@ from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
 from storage import accounts as account_repo
+from storage import dead_letters as dead_letter_repo
 from storage import deliveries as delivery_repo
 from storage.db import Database
 
@@ -104,6 +105,10 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_deliveries", "Deliveries in the outbox, by destination and state", ("destination", "state"),
         lambda: delivery_repo.counts_by_state(db.reader),
+    ))
+    app[METRICS_KEY].registry.register(StoreGauge(
+        "linksvc_dead_letters", "Writes set aside because they failed alone (a poison row), by kind", ("kind",),
+        lambda: dead_letter_repo.counts_by_kind(db.reader),
     ))
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
     app[EVENTS] = GroupCommitter(db)

@@ -8,6 +8,7 @@
     ├── NotFound              404
     ├── Conflict              409
     ├── PayloadTooLarge       413
+    ├── UnsupportedEncoding   415  a Content-Encoding the service does not decode (answers Accept-Encoding)
     └── RateLimited           429  carries ``retry_after`` (whole seconds)
 
 Services raise these; they never import aiohttp. ``error`` is a short human sentence, ``details`` a string
@@ -77,6 +78,12 @@ class Conflict(ServiceError):
 class PayloadTooLarge(ServiceError):
     status = 413
     default_error = "Payload too large"
+
+
+class UnsupportedEncoding(ServiceError):
+    status = 415
+    default_error = "Unsupported content encoding"
+    accepted = "gzip, deflate"
 
 
 class RateLimited(ServiceError):

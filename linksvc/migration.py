@@ -13,6 +13,7 @@ from linksvc.errors import InvalidField, ServiceError
 from linksvc.jsoncodec import loads
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
+from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customers as repo
 from storage.db import Database, Tx, savepoint
 
@@ -23,6 +24,8 @@ async def _upsert(tx: Tx, account_id: str, index: int, raw: Any) -> str:
     prefix = f"customers[{index}]"
     if not isinstance(raw, dict):
         raise InvalidField(prefix, "must be an object")
+    if nesting_exceeds(raw, MAX_JSON_DEPTH):
+        raise InvalidField(prefix, f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels")
     existing = None
     for key in ("external_id", "document_number"):
         if isinstance(raw.get(key), str) and raw[key]:

@@ -47,6 +47,8 @@ class Settings:
     click_flush_seconds: float = 0.5
     # Longest time an /api/ request may take to arrive and be answered (408 beyond).
     request_timeout_seconds: float = 30.0
+    # Longest time a request's headers may take to arrive, from its first byte (408 and closed beyond).
+    header_timeout_seconds: float = 10.0
     # Processes serving the port (SO_REUSEPORT); more than 1 uses more cores.
     workers: int = 1
     # Forwarding: deliveries in flight per process, tries before "dead", first retry delay, request timeout.
@@ -95,6 +97,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_SERVICE_LABEL": "service_label",
     "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",
     "LINKSVC_REQUEST_TIMEOUT_SECONDS": "request_timeout_seconds",
+    "LINKSVC_HEADER_TIMEOUT_SECONDS": "header_timeout_seconds",
     "LINKSVC_WORKERS": "workers",
     "LINKSVC_DELIVERY_CONCURRENCY": "delivery_concurrency",
     "LINKSVC_DELIVERY_MAX_TRIES": "delivery_max_tries",

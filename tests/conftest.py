@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 
-from api.appkeys import DB
+from api.appkeys import DB, SETTINGS
+from api.server import ServiceRunner
 from linksvc.app import create_app
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
@@ -28,9 +30,21 @@ def settings(tmp_path: Path) -> Settings:
     )
 
 
+class ServiceTestServer(TestServer):
+    """aiohttp's test server with the service's own runner (what ``linksvc serve`` runs): the protocol that
+    answers malformed requests with JSON and closes connections whose headers are too slow."""
+
+    async def _make_runner(self, **kwargs: Any) -> web.BaseRunner:
+        return ServiceRunner(self.app, header_timeout=self.app[SETTINGS].header_timeout_seconds, **kwargs)
+
+
+def service_server(app: web.Application) -> ServiceTestServer:
+    return ServiceTestServer(app, host="127.0.0.1")
+
+
 @pytest.fixture
 async def client(aiohttp_client: Any, settings: Settings) -> TestClient:
-    return await aiohttp_client(create_app(settings))
+    return await aiohttp_client(service_server(create_app(settings)))
 
 
 @pytest.fixture

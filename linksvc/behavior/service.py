@@ -28,6 +28,7 @@ from linksvc.jsoncodec import dumps, loads
 from linksvc.loyalty import rules
 from linksvc.resources.types import phone_digits
 from linksvc.resources.validation import validate
+from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customers as customer_repo
 from storage import events as repo
 from storage import wallet as wallet_repo
@@ -67,6 +68,9 @@ def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepare
     """Checks that need no store. ``prefix`` names the event in a bulk request (``events[3].``)."""
     if not isinstance(raw, dict):
         raise InvalidField(prefix.rstrip(".") or "body", "must be a JSON object (one event)")
+    if nesting_exceeds(raw, MAX_JSON_DEPTH):
+        raise InvalidField(prefix.rstrip(".") or "body",
+                           f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels")
     event = validate(EventIn, raw, prefix=prefix)
     if event.type == PURCHASE:
         if key_kind != "SERVER":

@@ -5,6 +5,12 @@ when the service stops, so a clean shutdown loses no click.
 A failed write (a locked or full disk) keeps the clicks in the buffer for the next try and logs the
 error; the buffer is bounded, beyond which the oldest clicks are dropped and counted.
 
+Header values come from the open internet: they are made valid text before they are stored
+(:func:`linksvc.untrusted.safe_text`). Should a batch still fail for any other reason than the store, it is
+split in halves and each half written on its own, down to the one click that fails alone: that click goes
+to the dead-letter table with the reason, and every other click of the batch is stored. One bad row can
+never block the recording of the others.
+
 The request path only appends a tuple of what it already has (a :class:`Click`); turning it into the
 stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time.
 """
@@ -18,9 +24,11 @@ import sqlite3
 from collections import deque
 from typing import Any, NamedTuple
 
-from linksvc.clock import iso_from_timestamp
+from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
+from linksvc.untrusted import safe_text
 from storage import clicks as repo
+from storage import dead_letters
 from storage.db import Database
 
 log = logging.getLogger("linksvc.clicks")
@@ -40,12 +48,21 @@ class Click(NamedTuple):
 
 
 def stored_row(click: Click) -> tuple[Any, ...]:
-    """The row of ``storage.clicks.COLUMNS``; long headers are cut, an empty referer is NULL."""
+    """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL."""
+    utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
     return (
-        click.account_id, click.link_id, click.tracking_id, iso_from_timestamp(click.clicked_at), click.platform,
-        int(click.bot), click.answer, click.user_agent[:1000], click.referer[:2000] or None, dumps(click.utm),
-        click.utm.get("utm_source"),
+        click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
+        click.platform, int(click.bot), click.answer, safe_text(click.user_agent, 1000),
+        safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"),
     )
+
+
+def dead_letter_payload(click: Click) -> str:
+    """The click as JSON whatever it holds: every text value made safe (the reason says what was wrong)."""
+    fields = {name: safe_text(value, 2000) if isinstance(value, str) else value
+              for name, value in click._asdict().items() if name != "utm"}
+    fields["utm"] = {safe_text(str(k), 100): safe_text(str(v), 1000) for k, v in click.utm.items()}
+    return dumps(fields)
 
 
 class ClickRecorder:
@@ -59,6 +76,7 @@ class ClickRecorder:
         self._task: asyncio.Task[None] | None = None
         self.written = 0
         self.dropped = 0
+        self.dead = 0
 
     def record(self, row: Click) -> None:
         if len(self._buffer) == self._buffer.maxlen:
@@ -72,18 +90,42 @@ class ClickRecorder:
         return len(self._buffer)
 
     async def flush(self) -> int:
-        """Write what waits; returns how many clicks were written."""
+        """Write what waits; returns how many clicks were written. Raises ``sqlite3.OperationalError`` when
+        the store cannot be written (locked, full): what was not written stays buffered, in order."""
         async with self._writing:
             clicks = list(self._buffer)
             if not clicks:
                 return 0
-            rows = [stored_row(click) for click in clicks]
-            async with self.db.transaction() as tx:
-                await repo.insert_clicks(tx, rows)
-            for _ in rows:
-                self._buffer.popleft()
-            self.written += len(rows)
-            return len(rows)
+            written = 0
+            pieces = [clicks]
+            while pieces:  # depth first, in order: the buffer's head is always the next piece's head
+                piece = pieces.pop()
+                try:
+                    rows = [stored_row(click) for click in piece]
+                    async with self.db.transaction() as tx:
+                        await repo.insert_clicks(tx, rows)
+                except sqlite3.OperationalError:
+                    raise  # the store, not the rows: everything not written waits for the next try
+                except Exception as exc:
+                    if len(piece) > 1:
+                        half = len(piece) // 2
+                        pieces += [piece[half:], piece[:half]]
+                        continue
+                    await self._set_aside(piece[0], exc)
+                else:
+                    written += len(piece)
+                    self.written += len(piece)
+                for _ in piece:
+                    self._buffer.popleft()
+            return written
+
+    async def _set_aside(self, click: Click, exc: Exception) -> None:
+        """The one click that fails alone goes to the dead letters, with the reason."""
+        reason = safe_text(f"{type(exc).__name__}: {exc}", 500)
+        async with self.db.transaction() as tx:
+            await dead_letters.insert(tx, "click", click.account_id, reason, dead_letter_payload(click), iso(utcnow()))
+        self.dead += 1
+        log.error("a click of link %s could not be stored and was set aside: %s", click.link_id, reason)
 
     async def flush_before_counting(self) -> None:
         """Writes what waits so that a count includes it. When the store refuses writes (locked, full) the

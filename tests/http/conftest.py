@@ -17,6 +17,7 @@ from linksvc.app import create_app
 from linksvc.jsoncodec import loads
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
+from tests.conftest import service_server
 from tests.factories import ADMIN_TOKEN, two_accounts
 
 
@@ -58,7 +59,7 @@ async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: boo
     settings = Settings(db_path=str(path), admin_token=ADMIN_TOKEN, load_demo=False,
                         allow_private_destinations=allow_private, db_synchronous="NORMAL",
                         delivery_backoff_seconds=0.01, delivery_max_tries=3, delivery_timeout_seconds=2)
-    client: TestClient = await aiohttp_client(create_app(settings))
+    client: TestClient = await aiohttp_client(service_server(create_app(settings)))
     await load_seed(client.app[DB], two_accounts(), allow_private=allow_private)
     return client
 

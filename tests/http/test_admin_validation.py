@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from linksvc.app import create_app
 from linksvc.settings import Settings
-from tests.conftest import ADMIN
+from tests.conftest import ADMIN, service_server
 from tests.factories import ADMIN_TOKEN, A, B, ids
 
 API = "/api/admin/v1"
@@ -204,7 +204,7 @@ async def test_a_body_that_is_not_a_json_object_is_400(seeded: TestClient) -> No
 async def strict_client(aiohttp_client: Any, tmp_path: Path) -> TestClient:
     settings = Settings(db_path=str(tmp_path / "strict.db"), admin_token=ADMIN_TOKEN, load_demo=False,
                         allow_private_destinations=False, db_synchronous="NORMAL")
-    client: TestClient = await aiohttp_client(create_app(settings))
+    client: TestClient = await aiohttp_client(service_server(create_app(settings)))
     return client
 
 

@@ -13,7 +13,7 @@ from api import admin, storefront
 from api.routing import Endpoint
 from linksvc.app import create_app
 from linksvc.settings import Settings
-from tests.conftest import ADMIN, bearer, token_for
+from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import A, ids
 
 
@@ -97,7 +97,7 @@ async def test_unknown_query_parameters_are_ignored(client: TestClient) -> None:
 async def test_body_over_the_limit_is_413(aiohttp_client, tmp_path) -> None:
     settings = Settings(db_path=str(tmp_path / "t.db"), admin_token="adm-token-0123456789", load_demo=False,
                         max_body_bytes=1000, max_bulk_body_bytes=5000)
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(service_server(create_app(settings)))
     headers = {"Authorization": "Bearer adm-token-0123456789", "Content-Type": "application/json"}
     big = b'{"name": "' + b"x" * 2000 + b'"}'
     await _assert_error(await client.post("/api/admin/v1/accounts", data=big, headers=headers), 413)

@@ -10,6 +10,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
+from tests.conftest import service_server
 from tests.factories import ADMIN_TOKEN
 
 
@@ -56,7 +57,7 @@ async def test_request_id_is_returned_and_kept(client: TestClient) -> None:
 async def test_the_page_cache_setting_reaches_every_connection(aiohttp_client: Any, tmp_path: Path) -> None:
     settings = Settings(db_path=str(tmp_path / "c.db"), admin_token=ADMIN_TOKEN, load_demo=False,
                         db_synchronous="NORMAL", db_cache_mb=8)
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(service_server(create_app(settings)))
     db = client.app[DB]
     sizes = [db.reader.execute("PRAGMA cache_size").fetchone()[0]]
     for conn in (db._writer, db.background):

@@ -9,13 +9,14 @@ from typing import Any
 
 from linksvc.app import create_app
 from linksvc.settings import Settings
+from tests.conftest import service_server
 from tests.factories import ADMIN_TOKEN
 
 
 async def test_a_body_that_never_completes_is_answered_408(aiohttp_client: Any, tmp_path: Path) -> None:
     settings = Settings(db_path=str(tmp_path / "t.db"), admin_token=ADMIN_TOKEN, load_demo=False,
                         db_synchronous="NORMAL", request_timeout_seconds=0.3)
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(service_server(create_app(settings)))
     reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
     writer.write(b"POST /api/admin/v1/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + ADMIN_TOKEN.encode()
                  + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\": ")

@@ -14,7 +14,7 @@ from linksvc.resolver.urls import query_values
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage.db import Database, fetch_one
-from tests.conftest import ADMIN
+from tests.conftest import ADMIN, service_server
 from tests.factories import A, ids, two_accounts
 
 DESKTOP = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -118,7 +118,7 @@ async def test_clicks_of_another_accounts_link_are_404(links: TestClient) -> Non
 async def test_a_clean_shutdown_writes_every_buffered_click(aiohttp_client, tmp_path) -> None:
     settings = Settings(db_path=str(tmp_path / "c.db"), admin_token="adm-token-0123456789", load_demo=False,
                         click_flush_seconds=3600)  # nothing is written before the shutdown
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(service_server(create_app(settings)))
     await load_seed(client.app[DB], two_accounts(), allow_private=True)
     for _ in range(25):
         assert (await click(client, f"/{CODE}")).status == 302

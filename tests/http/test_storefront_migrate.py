@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
-from tests.conftest import ADMIN, bearer, token_for
+from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import A, B, ids
 
 MIGRATE = "/api/storefront/v1/customers/migrate"
@@ -146,7 +146,7 @@ async def test_limit_survives_a_restart(aiohttp_client, settings: Settings, seed
     for _ in range(15):
         await migrate(seeded, server_a, [{"external_id": "r"}])
     await seeded.close()
-    restarted = await aiohttp_client(create_app(settings))
+    restarted = await aiohttp_client(service_server(create_app(settings)))
     headers = bearer(await token_for(restarted, A))
     assert (await migrate(restarted, headers, [{"external_id": "r"}]))[0] == 429
 

@@ -21,7 +21,7 @@ from linksvc.jsoncodec import loads
 from linksvc.resources.models import CAMPAIGN_TYPES, CONDITION_TYPES, LINK_KINDS
 from linksvc.seed import load_seed, load_seed_file
 from linksvc.settings import Settings
-from tests.conftest import ADMIN, bearer
+from tests.conftest import ADMIN, bearer, service_server
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "demo.json"
 DEMO = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
@@ -287,6 +287,6 @@ async def test_loading_again_changes_nothing(demo: TestClient) -> None:
 
 
 async def test_serve_loads_the_demo_into_an_empty_database(aiohttp_client: Any, settings: Settings) -> None:
-    client = await aiohttp_client(create_app(replace(settings, load_demo=True)))
+    client = await aiohttp_client(service_server(create_app(replace(settings, load_demo=True))))
     accounts = (await _get(client, "/accounts"))["data"]
     assert {a["id"] for a in accounts} == {DEMO, SANDBOX}

@@ -1,0 +1,213 @@
+"""The HTTP server around the application: aiohttp's, with the answers and deadlines the open internet needs.
+
+Two things happen before a request reaches the application and its middleware, and aiohttp answers them
+itself unless told otherwise:
+
+- **A request that is not valid HTTP** (a control character in a header, bytes that are not a method, a
+  line longer than the parser takes, a body whose framing is wrong). aiohttp answers a ``text/plain`` 400
+  that quotes the offending bytes and logs them with a traceback: both can hold the raw header block, with
+  the admin token or an API key in it. :class:`ServiceRequestHandler` answers ``{error, details}`` JSON that
+  names the kind of fault and quotes nothing, and logs one line without the bytes.
+- **A client that sends its headers slowly.** aiohttp has no deadline for them: on a new connection its
+  keep-alive timer does not close anything until a first request has been answered, so a client that
+  trickles a byte a second holds a connection (and its memory) for ever. Here the headers of every request
+  must be complete within ``header_timeout`` seconds of its first byte (or of the connection's start);
+  beyond, the answer is a 408 and the connection is closed. Bodies are bounded by the request deadline of
+  the middleware (``LINKSVC_REQUEST_TIMEOUT_SECONDS``).
+
+aiohttp builds its protocol objects in ``web.Server.__call__`` from ``AppRunner._make_server``; the runner
+below hands it this handler class. :func:`run` serves an application the way ``web.run_app`` does (signals,
+clean stop) with that runner; the tests' HTTP client runs the same runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import (
+    BadHttpMethod,
+    BadStatusLine,
+    ContentEncodingError,
+    ContentLengthError,
+    InvalidHeader,
+    InvalidURLError,
+    LineTooLong,
+    TransferEncodingError,
+)
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_runner import GracefulExit
+
+from linksvc.jsoncodec import dumpb
+
+log = logging.getLogger("linksvc.http")
+
+# What each parser fault is called in the answer: its kind, never its bytes.
+_FAULTS: tuple[tuple[type[Exception], int, str], ...] = (
+    (BadHttpMethod, 400, "the request method is not an HTTP method"),
+    (LineTooLong, 431, "a header or the request line is longer than the server accepts (8,190 bytes)"),
+    (InvalidURLError, 400, "the request target is not a valid URL"),
+    (InvalidHeader, 400, "a header line is malformed: a name that is not a token, or a value with a control "
+                         "character or a byte that is not allowed"),
+    (BadStatusLine, 400, "the request line is not valid HTTP/1.x"),
+    (ContentLengthError, 400, "the body is not as long as its Content-Length says"),
+    (TransferEncodingError, 400, "the body's transfer encoding (chunks) is malformed"),
+    (ContentEncodingError, 415, "the body's Content-Encoding is not one the service decodes: send the body as "
+                                "is, or compressed with gzip or deflate"),
+)
+
+
+def describe_fault(exc: BaseException | None, status: int) -> tuple[int, str]:
+    """The status and the words of the answer to a request the parser refused."""
+    for kind, fault_status, text in _FAULTS:
+        if isinstance(exc, kind):
+            if kind is LineTooLong and "status line" in str(exc).lower():
+                return 414, "the request line is longer than the server accepts (8,190 bytes)"
+            return fault_status, text
+    if status >= 500:
+        return status, "the server failed to answer this request; see the logs"
+    return status, "the request is not valid HTTP/1.x (headers with control characters, repeated or " \
+                   "conflicting framing headers, or bytes that are not HTTP)"
+
+
+def _json_error(status: int, error: str, details: str) -> web.Response:
+    response = web.Response(status=status, body=dumpb({"error": error, "details": details}),
+                            content_type="application/json", headers={"Cache-Control": "no-store"})
+    response.force_close()
+    return response
+
+
+class ServiceRequestHandler(RequestHandler):
+    """aiohttp's protocol with JSON answers to requests it cannot parse and a deadline for headers."""
+
+    def __init__(self, manager: web.Server, *, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._header_timeout = header_timeout
+        self._header_deadline: asyncio.TimerHandle | None = None
+
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        status, details = describe_fault(exc, status)
+        if status >= 500:
+            log.error("unhandled error from %s: %s", request.remote, type(exc).__name__)
+        else:  # a client's fault: one line, the kind of fault and never the bytes (they may hold credentials)
+            log.info("refused a malformed request from %s: %s", request.remote, type(exc).__name__)
+        if request.writer.output_size > 0:  # an answer was begun: the connection can only be dropped
+            raise ConnectionError("the response was already started")
+        title = "Internal server error" if status >= 500 else "Malformed request"
+        if status == 414:
+            title = "Request line too long"
+        elif status == 431:
+            title = "Header too large"
+        elif status == 415:
+            title = "Unsupported content encoding"
+        return _json_error(status, title, details)
+
+    # The header deadline: armed when a request's first bytes (or the connection) arrive and no request is
+    # being handled, disarmed as soon as the parser has a request's complete headers.
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._arm_header_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        parsed_before = self._request_count
+        super().data_received(data)
+        if self._request_count != parsed_before:
+            self._disarm_header_deadline()
+        elif self._header_deadline is None and not self._request_in_progress and not self._messages:
+            self._arm_header_deadline()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def _arm_header_deadline(self) -> None:
+        if self._header_timeout > 0:
+            self._header_deadline = self._loop.call_later(self._header_timeout, self._header_deadline_passed)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _header_deadline_passed(self) -> None:
+        self._header_deadline = None
+        if self._request_in_progress or self._messages or self.transport is None:
+            return
+        body = dumpb({"error": "Request timeout", "details": f"the request's headers did not arrive within "
+                                                             f"{self._header_timeout:g} seconds"})
+        head = (f"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                "Cache-Control: no-store\r\nConnection: close\r\n\r\n").encode()
+        log.info("closed a connection whose request headers took longer than %gs", self._header_timeout)
+        with contextlib.suppress(Exception):
+            self.transport.write(head + body)
+        self.force_close()
+        self.transport.close()
+
+
+class _Server(web.Server):
+    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout = header_timeout
+
+    def __call__(self) -> RequestHandler:
+        return ServiceRequestHandler(self, loop=self._loop, header_timeout=self._header_timeout, **self._kwargs)
+
+
+class ServiceRunner(web.AppRunner):
+    """``web.AppRunner`` whose connections are served by :class:`ServiceRequestHandler`."""
+
+    def __init__(self, app: web.Application, *, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self.header_timeout = header_timeout
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        return _Server(server.request_handler, request_factory=server.request_factory,
+                       handler_cancellation=server.handler_cancellation, loop=server._loop,
+                       header_timeout=self.header_timeout, **server._kwargs)
+
+
+async def _serve(runner: ServiceRunner, host: str, port: int, reuse_port: bool) -> None:
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None, backlog=1024)
+        await site.start()
+        await asyncio.Event().wait()  # until SIGTERM/SIGINT raise GracefulExit
+    finally:
+        await runner.cleanup()
+
+
+def _cancel(tasks: Iterable[asyncio.Task[Any]], loop: asyncio.AbstractEventLoop) -> None:
+    pending = [task for task in tasks if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
+def run(app: web.Application, host: str, port: int, *, header_timeout: float, reuse_port: bool = False,
+        **runner_kwargs: Any) -> None:
+    """Serves ``app`` until SIGTERM or SIGINT, then stops it cleanly (as ``web.run_app`` does)."""
+    loop = asyncio.new_event_loop()
+    runner = ServiceRunner(app, header_timeout=header_timeout, handle_signals=True, **runner_kwargs)
+    main = loop.create_task(_serve(runner, host, port, reuse_port))
+    try:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(main)
+    except (GracefulExit, KeyboardInterrupt):
+        pass
+    finally:
+        try:
+            if not main.done():
+                main.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    loop.run_until_complete(main)
+        finally:
+            _cancel(asyncio.all_tasks(loop), loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()

@@ -1,0 +1,22 @@
+"""Dead letters: what could not be stored on its own (a poison click) and was set aside with the reason.
+
+The admin API lists an account's dead letters, newest first, so that nothing accepted disappears silently:
+the payload is the click as it came (every text made valid and cut), the reason the error it met.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linksvc.accounts import get_account
+from linksvc.jsoncodec import loads
+from storage import dead_letters as repo
+from storage.db import Database
+
+
+async def list_dead_letters(db: Database, account_id: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    await get_account(db.reader, account_id)  # 404 for an unknown account
+    rows, total = await repo.list_for_account(db.reader, account_id, limit, offset)
+    items = [{"id": row["id"], "kind": row["kind"], "reason": row["reason"], "payload": loads(row["payload"]),
+              "created_at": row["created_at"]} for row in rows]
+    return items, total

@@ -1,0 +1,24 @@
+"""Dead letters: writes that failed on their own and were set aside with the reason (owns ``dead_letters``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+
+
+async def insert(tx: Tx, kind: str, account_id: str | None, reason: str, payload: str, created_at: str) -> None:
+    await execute(tx, "INSERT INTO dead_letters (kind, account_id, reason, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+                  (kind, account_id, reason, payload, created_at))
+
+
+async def list_for_account(conn: Conn, account_id: str, limit: int, offset: int) -> tuple[list[Row], int]:
+    rows = await fetch_all(conn, "SELECT id, kind, reason, payload, created_at FROM dead_letters "
+                                 "WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?", (account_id, limit, offset))
+    total = await fetch_one(conn, "SELECT count(*) AS n FROM dead_letters WHERE account_id = ?", (account_id,))
+    return rows, int(total["n"]) if total is not None else 0
+
+
+def counts_by_kind(conn: Any) -> list[tuple[str, int]]:
+    """(kind, count) for the metrics; a plain sqlite3 connection (called from a scrape)."""
+    return [(r[0], int(r[1])) for r in conn.execute("SELECT kind, count(*) FROM dead_letters GROUP BY kind")]
