@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
-from aiohttp.client_exceptions import ClientPayloadError as PayloadEncodingError
 from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel
 
 from api import auth
@@ -128,7 +128,7 @@ async def read_json(request: web.Request, limit: int, max_depth: int | None = MA
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes") from None
-    except (ContentEncodingError, PayloadEncodingError, zlib.error):
+    except (ContentEncodingError, RequestPayloadError, zlib.error):
         raise BadRequest("Malformed body", f"the body is not {encoding} data as its Content-Encoding says") from None
     if len(raw) > limit:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")

@@ -65,7 +65,9 @@ def describe_fault(exc: BaseException | None, status: int) -> tuple[int, str]:
     """The status and the words of the answer to a request the parser refused."""
     for kind, fault_status, text in _FAULTS:
         if isinstance(exc, kind):
-            if kind is LineTooLong and "status line" in str(exc).lower():
+            line = exc.args[0] if isinstance(exc, LineTooLong) and exc.args else b""
+            first = line[:1].encode("latin-1", "replace") if isinstance(line, str) else bytes(line[:1])
+            if first in (b"/", b"*"):  # the request target: a line too long is a URI too long
                 return 414, "the request line is longer than the server accepts (8,190 bytes)"
             return fault_status, text
     if status >= 500:

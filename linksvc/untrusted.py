@@ -30,8 +30,12 @@ def safe_text(value: str, limit: int) -> str:
         return value[:limit]
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: undecodable bytes (surrogateescape) or escapes
-        value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # lone surrogates: the bytes aiohttp could not decode, or escapes
+        try:
+            raw = value.encode("utf-8", "surrogateescape")  # back to the bytes that came: one U+FFFD per fault
+        except UnicodeEncodeError:
+            raw = value.encode("utf-8", "surrogatepass")
+        value = raw.decode("utf-8", "replace")
     return _CONTROL.sub(_escape, value)[:limit]
 
 

@@ -1,0 +1,63 @@
+"""HTTP/1.1 over a raw socket, for bytes no HTTP client library would send: what comes back is parsed
+loosely (status, headers, body), and a connection the server closes without an answer is status 0."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    raw: bytes = b""
+
+
+def parse(raw: bytes) -> Reply:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    try:
+        status = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        return Reply(0, raw=raw)
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        headers[name.decode("latin-1").strip().lower()] = value.decode("latin-1").strip()
+    length = headers.get("content-length")
+    if length is not None and length.isdigit():
+        body = body[:int(length)]
+    return Reply(status, headers, body, raw)
+
+
+def exchange(port: int, raw: bytes, timeout: float = 10.0, host: str = "127.0.0.1") -> Reply:
+    """Sends ``raw`` on a new connection and reads until the server closes it or ``timeout`` passes (send
+    ``Connection: close`` to get the answer at once)."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        with contextlib.suppress(OSError):  # the server refused and closed before all was sent: read its answer
+            sock.sendall(raw)
+        chunks = []
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return parse(b"".join(chunks))
+
+
+def request(method: str, target: str, headers: list[tuple[str, str | bytes]] | None = None,
+            body: bytes = b"") -> bytes:
+    """A request's bytes exactly as given (header values may be bytes that are not UTF-8)."""
+    lines = [f"{method} {target} HTTP/1.1".encode(), b"Host: 127.0.0.1"]
+    for name, value in headers or []:
+        lines.append(name.encode() + b": " + (value if isinstance(value, bytes) else value.encode()))
+    if body and not any(name.lower() in ("content-length", "transfer-encoding") for name, _ in headers or []):
+        lines.append(f"Content-Length: {len(body)}".encode())
+    lines.append(b"Connection: close")
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
