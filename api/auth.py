@@ -5,21 +5,18 @@ another account than the token's, or when the key kind may not do what is asked 
 
 The admin API also accepts the dashboard's session cookie (``linksvc_admin``), but only on requests that
 carry ``X-Requested-With: linksvc-dashboard``: a cross-site form or image cannot set that header, so the
-cookie alone (already ``SameSite=Strict``) never authorises anything. The cookie does not hold the admin
-token itself but an expiry and an HMAC of it keyed by the admin token: a copied cookie stops working when
-it expires or when the admin token changes, and never reveals the token.
+cookie alone (already ``SameSite=Strict``) never authorises anything. The cookie holds a random session
+id, never the admin token; :mod:`linksvc.dashboard_sessions` checks it against the store on every request,
+so it stops working at sign-out, at expiry and when the admin token changes.
 """
 
 from __future__ import annotations
-
-import hashlib
-import hmac
-import time
 
 from aiohttp import web
 
 from api.appkeys import DB, SETTINGS
 from linksvc.accounts import Principal, principal_for
+from linksvc.dashboard_sessions import is_admin_token, is_signed_in
 from linksvc.errors import Forbidden, Unauthorized
 
 PRINCIPAL: web.RequestKey[Principal] = web.RequestKey("principal", Principal)
@@ -27,30 +24,6 @@ PRINCIPAL: web.RequestKey[Principal] = web.RequestKey("principal", Principal)
 SESSION_COOKIE = "linksvc_admin"
 DASHBOARD_HEADER = "X-Requested-With"
 DASHBOARD_HEADER_VALUE = "linksvc-dashboard"
-SESSION_SECONDS = 12 * 3600
-
-
-def _session_mac(admin_token: str, expires: int) -> str:
-    message = f"linksvc-dashboard-session:{expires}".encode()
-    return hmac.new(admin_token.encode(), message, hashlib.sha256).hexdigest()
-
-
-def session_value(admin_token: str, now: float) -> str:
-    """A dashboard session cookie value that is good for :data:`SESSION_SECONDS` from ``now``."""
-    expires = int(now) + SESSION_SECONDS
-    return f"v1.{expires}.{_session_mac(admin_token, expires)}"
-
-
-def session_is_valid(value: str, admin_token: str, now: float) -> bool:
-    """True for a value made by :func:`session_value` with this admin token and not yet expired."""
-    version, _, rest = value.partition(".")
-    expires_text, _, mac = rest.partition(".")
-    well_formed = version == "v1" and expires_text.isascii() and expires_text.isdigit() and len(expires_text) <= 12
-    if not well_formed or not admin_token:
-        return False
-    expires = int(expires_text)
-    fresh = now < expires <= now + SESSION_SECONDS
-    return hmac.compare_digest(mac.encode(), _session_mac(admin_token, expires).encode()) and fresh
 
 
 def _bearer_token(request: web.Request) -> str:
@@ -84,23 +57,23 @@ async def authenticate(request: web.Request, security: str | None) -> None:
         if not _printable_ascii(key):
             raise Unauthorized("Malformed API key", "an API key is printable ASCII")
     elif security == "admin":
-        _admin(request)
+        await _admin(request)
 
 
-def _admin(request: web.Request) -> None:
+async def _admin(request: web.Request) -> None:
     """The admin token as a bearer token, or else a dashboard session cookie with the dashboard's header."""
     expected = request.app[SETTINGS].admin_token
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie is None or "Authorization" in request.headers:
         token = _bearer_token(request)
-        if not expected or not hmac.compare_digest(token.encode(), expected.encode()):
+        if not is_admin_token(token, expected):
             raise Unauthorized("Invalid admin token", "the bearer token is not the admin token")
         return
     if request.headers.get(DASHBOARD_HEADER) != DASHBOARD_HEADER_VALUE:
         raise Unauthorized("Missing dashboard header",
                            f"the session cookie is accepted only with the header {DASHBOARD_HEADER}: "
                            f"{DASHBOARD_HEADER_VALUE}; other clients send Authorization: Bearer <admin token>")
-    if not session_is_valid(cookie, expected, time.time()):
+    if not await is_signed_in(request.app[DB], expected, cookie):
         raise Unauthorized("Invalid session", "the dashboard session has expired or is not valid; sign in again")
 
 

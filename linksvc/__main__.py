@@ -16,6 +16,7 @@ from linksvc.app import create_app, export_target_of
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import run_export
 from linksvc.logs import configure_logging
+from linksvc.redaction import mask_url_credentials
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
 from linksvc.workers import supervise
@@ -47,9 +48,9 @@ async def _export(settings: Settings) -> int:
     try:
         result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous)
     except Exception as exc:  # S3 and disk errors alike; what was written stays recorded, a re-run goes on
-        print(f"error: export to {target.identity} failed: {exc}", file=sys.stderr)
+        print(mask_url_credentials(f"error: export to {target.shown} failed: {exc}"), file=sys.stderr)
         return 1
-    print(json.dumps({"target": target.identity, "files": result.files, "events": result.events}))
+    print(json.dumps({"target": target.shown, "files": result.files, "events": result.events}))
     return 0
 
 

@@ -17,6 +17,7 @@ from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
+from linksvc.dashboard_sessions import delete_void_sessions
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
 from linksvc.resolver.clicks import ClickRecorder
@@ -44,6 +45,8 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
     db = app[DB]
     await db.open()
     await load_demo_if_empty(db, app[SETTINGS])
+    # Sessions opened under another admin token (a rotation) or expired are deleted, not only refused.
+    await delete_void_sessions(db, app[SETTINGS].admin_token)
     yield
     await db.close()
 

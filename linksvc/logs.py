@@ -1,4 +1,8 @@
-"""Logging set-up: one JSON object a line (or plain text), each carrying the request id."""
+"""Logging set-up: one JSON object a line (or plain text), each carrying the request id.
+
+Both formats mask the credentials of any URL in the line (``https://********@host``), tracebacks included:
+the service's own lines never put them there, and an exception from a library quoting a URL does not either.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import json
 import logging
 import sys
 from typing import Any
+
+from linksvc.redaction import mask_url_credentials
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -38,7 +44,12 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return mask_url_credentials(json.dumps(entry, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return mask_url_credentials(super().format(record))
 
 
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
@@ -48,7 +59,7 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
         formatter: logging.Formatter = JsonFormatter()
         formatter.converter = __import__("time").gmtime
     else:
-        formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+        formatter = TextFormatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -3,6 +3,10 @@
 Every setting has a default so that ``linksvc serve`` works with no configuration. A malformed value
 raises :class:`SettingsError` naming the variable, so a typo in a deployment fails at start-up, not at
 the first request. Tests build :class:`Settings` directly.
+
+A settings object's ``repr`` (and so any log line or traceback that shows one) leaves out the admin token
+and the S3 secret and masks credentials in URL settings (``LINKSVC_EXPORT_S3_ENDPOINT``,
+``LINKSVC_PUBLIC_URL``): ``https://********@host``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+
+from linksvc.redaction import mask_url_credentials, masked_repr
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,6 +72,9 @@ class Settings:
     export_s3_access_key_id: str = ""
     export_s3_secret_access_key: str = field(default="", repr=False)
     export_interval_seconds: float = 300.0
+
+    def __repr__(self) -> str:
+        return masked_repr(self)
 
     def with_overrides(self, **changes: object) -> Settings:
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
@@ -150,7 +159,8 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         return value
     if attr == "public_url":
         if not raw.startswith(("http://", "https://")) or "?" in raw or "#" in raw:
-            raise SettingsError(f"{name} must be an http(s) base URL without query or fragment, got {raw!r}")
+            raise SettingsError(f"{name} must be an http(s) base URL without query or fragment, "
+                                f"got {mask_url_credentials(raw)!r}")
         return raw.rstrip("/")
     if attr in _CHOICES:
         value_s = raw.strip().upper() if attr != "log_format" else raw.strip().lower()

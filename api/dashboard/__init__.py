@@ -1,12 +1,13 @@
 """The back-office dashboard at ``/dashboard``: a static single-page front end over the admin API.
 
-This module serves the page and its assets and keeps the sign-in: ``POST /dashboard/session`` checks the
-admin token (constant-time) and sets the ``linksvc_admin`` session cookie (HttpOnly, ``SameSite=Strict``,
-``Path=/``, Secure over https); ``DELETE`` clears it; ``GET`` says whether the browser is signed in (so the
-page never has to provoke a 401 to find out). Everything else the page does goes through the admin API
-(``api.auth`` accepts the cookie there with the dashboard's header), so the dashboard can do nothing the
-API does not allow. Every page path (``/dashboard/...``) answers the same ``index.html``; the script reads
-the path.
+This module serves the page and its assets and keeps the sign-in: ``POST /dashboard/session`` opens a
+server-side session when the body holds the admin token (:mod:`linksvc.dashboard_sessions`) and sets the
+``linksvc_admin`` cookie to its random id (HttpOnly, ``SameSite=Strict``, ``Path=/``, and ``Secure`` when
+the request came over https or ``LINKSVC_PUBLIC_URL`` is https); ``DELETE`` ends the session in the store
+and clears the cookie; ``GET`` says whether the browser is signed in (so the page never has to provoke a 401
+to find out). Everything else the page does goes through the admin API (``api.auth`` accepts the cookie
+there with the dashboard's header), so the dashboard can do nothing the API does not allow. Every page path
+(``/dashboard/...``) answers the same ``index.html``; the script reads the path.
 
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
@@ -15,19 +16,17 @@ Content-Security-Policy that allows nothing but this origin: no CDN, no inline s
 from __future__ import annotations
 
 import hashlib
-import hmac
 import mimetypes
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.appkeys import SETTINGS
-from api.auth import SESSION_COOKIE, SESSION_SECONDS, session_is_valid, session_value
+from api.appkeys import DB, SETTINGS
+from api.auth import SESSION_COOKIE
 from api.routing import json_response, read_json
-from linksvc.errors import Unauthorized
+from linksvc import dashboard_sessions
 from linksvc.resources.validation import validate
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -91,27 +90,31 @@ class SessionIn(BaseModel):
     token: str = Field(min_length=1, max_length=1000, description="the admin token (LINKSVC_ADMIN_TOKEN)")
 
 
+def _secure_cookie(request: web.Request) -> bool:
+    """Secure over https: seen directly, or behind a TLS-terminating proxy that the public URL names."""
+    return request.secure or request.app[SETTINGS].public_url.lower().startswith("https:")
+
+
 async def session_state(request: web.Request) -> web.Response:
-    cookie = request.cookies.get(SESSION_COOKIE)
-    expected = request.app[SETTINGS].admin_token
-    signed_in = cookie is not None and session_is_valid(cookie, expected, time.time())
+    signed_in = await dashboard_sessions.is_signed_in(request.app[DB], request.app[SETTINGS].admin_token,
+                                                      request.cookies.get(SESSION_COOKIE))
     return json_response({"data": {"signed_in": signed_in}}, headers=NO_STORE)
 
 
 async def sign_in(request: web.Request) -> web.Response:
     body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
-    expected = request.app[SETTINGS].admin_token
-    if not expected or not hmac.compare_digest(body.token.encode(), expected.encode()):
-        raise Unauthorized("Invalid admin token", {"field": "token", "message": "this is not the admin token"})
+    session = await dashboard_sessions.sign_in(request.app[DB], request.app[SETTINGS].admin_token, body.token,
+                                               replacing=request.cookies.get(SESSION_COOKIE))
     response = json_response({"data": {"signed_in": True}}, headers=NO_STORE)
-    response.set_cookie(SESSION_COOKIE, session_value(expected, time.time()), max_age=SESSION_SECONDS, path="/",
-                        httponly=True, samesite="Strict", secure=request.secure)
+    response.set_cookie(SESSION_COOKIE, session.session_id, max_age=session.max_age, path="/",
+                        httponly=True, samesite="Strict", secure=_secure_cookie(request))
     return response
 
 
 async def sign_out(request: web.Request) -> web.Response:
+    await dashboard_sessions.sign_out(request.app[DB], request.cookies.get(SESSION_COOKIE))
     response = json_response({"data": {"signed_in": False}}, headers=NO_STORE)
-    response.del_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=request.secure)
+    response.del_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=_secure_cookie(request))
     return response
 
 

@@ -16,6 +16,8 @@ secret or a new endpoint applies to retries) and sent; outcomes are recorded in 
                                        destinations are allowed; see :mod:`linksvc.forwarding.guard`)
 
 Redirects are never followed: a destination cannot send the request on to another host (or past the guard).
+An error kept as a delivery's ``last_error`` (and shown by the admin API) never holds the credentials of the
+endpoint URL (:func:`linksvc.redaction.redact_error`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from linksvc.forwarding.destinations import build
 from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination, check_literal_host
 from linksvc.forwarding.outgoing import Filtered
 from linksvc.jsoncodec import loads
+from linksvc.redaction import mask_url_credentials, redact_error
 from storage import customers as customer_repo
 from storage import deliveries as repo
 from storage import documents
@@ -148,10 +151,12 @@ class Dispatcher:
                 status = response.status
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"), now)
         except RefusedDestination as exc:
-            log.warning("delivery %s %s", row["id"], exc)
-            return Outcome(row["seq"], "failed", tries, iso(now), None, str(exc))
+            refusal = redact_error(str(exc), request.url)
+            log.warning("delivery %s %s", row["id"], refusal)
+            return Outcome(row["seq"], "failed", tries, iso(now), None, refusal)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            return self._retry_or_dead(row, tries, now, None, f"{type(exc).__name__}: {exc}"[:500])
+            error = redact_error(f"{type(exc).__name__}: {exc}", request.url)
+            return self._retry_or_dead(row, tries, now, None, error[:500])
         if 200 <= status < 300:
             self.sent += 1
             return Outcome(row["seq"], "delivered", tries, iso(now), status)
@@ -164,7 +169,8 @@ class Dispatcher:
             outcome = await self._attempt(row)
         except Exception as exc:  # a bug in a mapping must not stop the dispatcher; the delivery is kept
             log.exception("delivery %s failed unexpectedly", row["id"])
-            outcome = self._retry_or_dead(row, int(row["tries"]) + 1, utcnow(), None, f"internal error: {exc}"[:500])
+            error = mask_url_credentials(f"internal error: {exc}")
+            outcome = self._retry_or_dead(row, int(row["tries"]) + 1, utcnow(), None, error[:500])
         self._outcomes.append(outcome)
         self._wake.set()
 

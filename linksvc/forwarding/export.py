@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.jsoncodec import dumpb, loads
+from linksvc.redaction import mask_url_credentials, masked_repr
 from storage import exports as repo
 from storage.db import Database, Row
 
@@ -61,6 +62,9 @@ class ExportTarget:
         if bool(self.access_key_id) != bool(self.secret_access_key):
             raise ValueError("give both the access key id and the secret access key, or neither")
 
+    def __repr__(self) -> str:
+        return masked_repr(self)
+
     @property
     def identity(self) -> str:
         """Names the destination in the progress table: the same place keeps its progress across restarts."""
@@ -68,6 +72,11 @@ class ExportTarget:
         if self.kind == "local":
             return f"local:{Path(self.folder).resolve()}/{prefix}"
         return f"s3:{self.endpoint_url.rstrip('/') or 'aws'}/{self.bucket}/{prefix}"
+
+    @property
+    def shown(self) -> str:
+        """The identity as logs and the command line show it: credentials in the endpoint URL masked."""
+        return mask_url_credentials(self.identity)
 
 
 def export_target(folder: str, s3_bucket: str = "", s3_endpoint: str = "", s3_prefix: str = "", s3_region: str = "",
@@ -209,7 +218,7 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
             async with db.transaction() as tx:
                 claimed = await repo.claim(tx, target.identity, account_id, last, pending, now)
             if not claimed:
-                log.info("another exporter is writing account %s to %s", account_id, target.identity)
+                log.info("another exporter is writing account %s to %s", account_id, target.shown)
                 return
         files = await asyncio.to_thread(build_files, target, account_id, rows)
         for file in files:
@@ -238,7 +247,7 @@ async def export_events(db: Database, target: ExportTarget, now: datetime, batch
         for account in todo:
             await _export_account(db, target, writer, account, iso(now), batch, result)
     if result.events:
-        log.info("exported %d events in %d files to %s", result.events, result.files, target.identity)
+        log.info("exported %d events in %d files to %s", result.events, result.files, target.shown)
     return result
 
 
@@ -265,7 +274,7 @@ class ExportJob:
             try:
                 await self.run_once()
             except Exception:
-                log.exception("export to %s failed; will retry in %s s", self.target.identity, self.interval)
+                log.exception("export to %s failed; will retry in %s s", self.target.shown, self.interval)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.interval)
 

@@ -18,6 +18,8 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, InvalidField
 from linksvc.loyalty.status import campaign_status
 from linksvc.loyalty.wallet import load_wallet
+from linksvc.redaction import SECRET_MASK as SECRET_MASK  # where the tests and older callers look for it
+from linksvc.redaction import mask_config, unmask_config
 from linksvc.resources import models, people
 from linksvc.resources.types import phone_digits
 from linksvc.resources.urls import check_destination_url, check_web_url
@@ -27,11 +29,6 @@ from storage import documents
 from storage import wallet as wallet_repo
 from storage.db import Conn, Tx, fetch_one
 
-SECRET_MASK = "********"
-# A config key naming one of these (any case, dashes as underscores) holds a secret, and so does everything
-# under it.
-_SECRET_WORDS = ("secret", "token", "password", "passwd", "api_key", "apikey", "access_key", "private_key",
-                 "credential", "authorization", "signature")
 _BASE62 = string.ascii_letters + string.digits
 _LINE_NAMESPACE = uuid.UUID("b7f9d6a2-3c1e-4c55-9a0d-2f7e8a6c1b44")
 # Codes that would shadow the service's own paths.
@@ -246,32 +243,6 @@ class CustomEventTypeKind(Kind):
         return item
 
 
-def _is_secret(key: str) -> bool:
-    lowered = key.lower().replace("-", "_")
-    return any(word in lowered for word in _SECRET_WORDS)
-
-
-def _mask(value: Any, hidden: bool = False) -> Any:
-    """Secret-named values hidden at any depth of a config: a secret-named list or object is hidden leaf by
-    leaf (its shape stays, so an edit can send it back)."""
-    if isinstance(value, dict):
-        return {k: _mask(v, hidden or _is_secret(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, hidden) for v in value]
-    return SECRET_MASK if hidden and value not in (None, "") and not isinstance(value, bool) else value
-
-
-def _unmask(given: Any, stored: Any) -> Any:
-    """An edit's config with every mask sent back replaced by the stored value in the same place."""
-    if isinstance(given, dict):
-        old = stored if isinstance(stored, dict) else {}
-        return {k: _unmask(v, old.get(k)) for k, v in given.items()}
-    if isinstance(given, list):
-        olds = stored if isinstance(stored, list) else []
-        return [_unmask(v, olds[i] if i < len(olds) else None) for i, v in enumerate(given)]
-    return stored if given == SECRET_MASK and stored is not None else given
-
-
 class ConnectionKind(Kind):
     name, label, model = "connections", "connection", models.Connection
 
@@ -279,9 +250,9 @@ class ConnectionKind(Kind):
         return {"destination": item.destination, "enabled": int(item.enabled)}
 
     def restore_hidden(self, stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-        # A masked secret sent back (by PUT or PATCH) keeps the stored secret.
+        # A masked secret or URL credential sent back (by PUT or PATCH) keeps the stored one.
         if isinstance(given.get("config"), dict):
-            return {**given, "config": _unmask(given["config"], stored.get("config"))}
+            return {**given, "config": unmask_config(given["config"], stored.get("config"))}
         return given
 
     async def prepare(self, ctx: SaveContext, item: models.Connection) -> models.Connection:
@@ -299,7 +270,7 @@ class ConnectionKind(Kind):
         return item
 
     def public(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {**body, "config": _mask(body.get("config", {}))}
+        return {**body, "config": mask_config(body.get("config", {}))}
 
 
 class LinkKind(Kind):

@@ -1,16 +1,29 @@
-"""The dashboard's sign-in and the admin API's acceptance of its session cookie; the page and its assets."""
+"""The dashboard's sign-in and the admin API's acceptance of its session cookie; the page and its assets.
+
+Sessions are kept in the store: sign-out, expiry and a new admin token end them, on every worker process
+(two apps on one database file stand for two workers) and across restarts.
+"""
 
 from __future__ import annotations
 
 import re
-import time
+import sqlite3
+from dataclasses import replace
+from datetime import timedelta
 from http.cookies import SimpleCookie
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
 
-from api.auth import SESSION_SECONDS, session_value
+from api.appkeys import DB
+from linksvc.app import create_app
+from linksvc.clock import utcnow
+from linksvc.dashboard_sessions import SESSION_SECONDS, is_signed_in
+from linksvc.dashboard_sessions import sign_in as open_session
+from linksvc.settings import Settings
+from storage import dashboard_sessions as session_repo
 from tests.factories import ADMIN_TOKEN
 
 SESSION = "/dashboard/session"
@@ -38,7 +51,7 @@ async def test_sign_in_sets_an_httponly_strict_cookie_that_is_not_the_token(clie
     morsel = cookie["linksvc_admin"]
     assert morsel["httponly"] is True and morsel["samesite"] == "Strict" and morsel["path"] == "/"
     assert int(morsel["max-age"]) == SESSION_SECONDS
-    assert not morsel["secure"]  # plain http here; over https it is Secure
+    assert not morsel["secure"]  # plain http and an http public URL here
     assert ADMIN_TOKEN not in morsel.value
 
 
@@ -62,13 +75,13 @@ async def test_the_cookie_without_the_dashboard_header_is_401(client: TestClient
 
 
 @pytest.mark.parametrize("value", [
-    session_value("another-admin-token", time.time()),
-    session_value(ADMIN_TOKEN, time.time() - SESSION_SECONDS - 1),
+    "A" * 43,
     ADMIN_TOKEN,
     "v1.99999999999.00",
     "v1." + "9" * 5000 + ".00",
     "v1.١٢٣.00",
-], ids=["other-token", "expired", "raw-token", "forged", "huge", "non-ascii-digits"])
+    "ÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄÄ",
+], ids=["never-issued", "raw-token", "old-stateless-format", "huge", "non-ascii-digits", "non-ascii"])
 async def test_a_cookie_the_service_did_not_issue_now_is_401(client: TestClient, value: str) -> None:
     response = await client.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))
     assert response.status == 401
@@ -108,6 +121,115 @@ async def test_sign_out_clears_the_cookie(client: TestClient) -> None:
     cleared.load(response.headers["Set-Cookie"])
     assert cleared["linksvc_admin"].value == "" and cleared["linksvc_admin"]["max-age"] == "0"
     assert cleared["linksvc_admin"]["path"] == "/"
+
+
+async def test_a_cookie_replayed_after_sign_out_is_refused(client: TestClient) -> None:
+    _, _, cookie = await sign_in(client)
+    value = cookie["linksvc_admin"].value
+    assert (await client.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))).status == 200
+    assert (await client.delete(SESSION, headers=with_cookie(value))).status == 200
+    replayed = await client.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))
+    assert replayed.status == 401
+    assert (await replayed.json())["error"] == "Invalid session"
+    state = await client.get(SESSION, headers=with_cookie(value))
+    assert (await state.json()) == {"data": {"signed_in": False}}
+    # Signing out again, or with a cookie that names nothing, is harmless.
+    assert (await client.delete(SESSION, headers=with_cookie(value))).status == 200
+    assert (await client.delete(SESSION)).status == 200
+
+
+async def test_signing_in_again_ends_the_session_the_browser_held(client: TestClient) -> None:
+    _, _, first = await sign_in(client)
+    response = await client.post(SESSION, json={"token": ADMIN_TOKEN},
+                                 headers=with_cookie(first["linksvc_admin"].value))
+    second = response.cookies["linksvc_admin"].value
+    client.session.cookie_jar.clear()
+    assert second != first["linksvc_admin"].value
+    assert (await client.get(ACCOUNTS, headers=with_cookie(first["linksvc_admin"].value, **DASHBOARD))).status == 401
+    assert (await client.get(ACCOUNTS, headers=with_cookie(second, **DASHBOARD))).status == 200
+
+
+async def test_a_sign_out_on_one_worker_ends_the_session_on_the_others(aiohttp_client: Any,
+                                                                       settings: Settings) -> None:
+    first: TestClient = await aiohttp_client(create_app(settings))
+    second: TestClient = await aiohttp_client(create_app(settings))  # another process on the same file
+    _, _, cookie = await sign_in(first)
+    value = cookie["linksvc_admin"].value
+    assert (await second.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))).status == 200
+    assert (await (await second.get(SESSION, headers=with_cookie(value))).json())["data"]["signed_in"] is True
+    assert (await first.delete(SESSION, headers=with_cookie(value))).status == 200
+    assert (await second.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))).status == 401
+    assert (await (await second.get(SESSION, headers=with_cookie(value))).json())["data"]["signed_in"] is False
+
+
+async def test_a_new_admin_token_ends_every_session(aiohttp_client: Any, settings: Settings) -> None:
+    before: TestClient = await aiohttp_client(create_app(settings))
+    _, _, cookie = await sign_in(before)
+    value = cookie["linksvc_admin"].value
+    await before.close()
+    rotated = replace(settings, admin_token="rotated-admin-token-9876543210")
+    after: TestClient = await aiohttp_client(create_app(rotated))
+    assert (await after.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))).status == 401
+    assert (await (await after.get(SESSION, headers=with_cookie(value))).json())["data"]["signed_in"] is False
+    assert await session_repo.count(after.app[DB].reader) == 0  # deleted at start, not only refused
+    # A restart with the same token keeps the sessions opened under it.
+    status, _, fresh = await sign_in(after, rotated.admin_token)
+    assert status == 200
+    again: TestClient = await aiohttp_client(create_app(rotated))
+    assert (await again.get(ACCOUNTS, headers=with_cookie(fresh["linksvc_admin"].value, **DASHBOARD))).status == 200
+
+
+async def test_an_expired_session_is_refused_and_pruned(client: TestClient) -> None:
+    db = client.app[DB]
+    opened = utcnow() - timedelta(seconds=SESSION_SECONDS)
+    old = await open_session(db, ADMIN_TOKEN, ADMIN_TOKEN, now=opened)
+    assert await is_signed_in(db, ADMIN_TOKEN, old.session_id, now=old.expires_at - timedelta(seconds=1))
+    assert not await is_signed_in(db, ADMIN_TOKEN, old.session_id, now=old.expires_at)
+    assert (await client.get(ACCOUNTS, headers=with_cookie(old.session_id, **DASHBOARD))).status == 401
+    state = await client.get(SESSION, headers=with_cookie(old.session_id))
+    assert (await state.json()) == {"data": {"signed_in": False}}
+    assert await session_repo.count(db.reader) == 1
+    await sign_in(client)
+    assert await session_repo.count(db.reader) == 1  # the expired row went with the next sign-in
+
+
+async def test_checking_a_session_writes_nothing(client: TestClient, settings: Settings) -> None:
+    _, _, cookie = await sign_in(client)
+    value = cookie["linksvc_admin"].value
+    watcher = sqlite3.connect(settings.db_path)
+    try:
+        version = watcher.execute("PRAGMA data_version").fetchone()[0]
+        for _ in range(5):
+            assert (await client.get(ACCOUNTS, headers=with_cookie(value, **DASHBOARD))).status == 200
+            assert (await (await client.get(SESSION, headers=with_cookie(value))).json())["data"]["signed_in"]
+        assert watcher.execute("PRAGMA data_version").fetchone()[0] == version
+    finally:
+        watcher.close()
+
+
+@pytest.mark.parametrize(("public_url", "secure"), [("https://go.example.com", True), ("http://127.0.0.1:8080", False)])
+async def test_the_cookie_is_secure_when_the_public_url_is_https(aiohttp_client: Any, settings: Settings,
+                                                                  public_url: str, secure: bool) -> None:
+    client: TestClient = await aiohttp_client(create_app(replace(settings, public_url=public_url)))
+    _, _, cookie = await sign_in(client)
+    assert bool(cookie["linksvc_admin"]["secure"]) is secure
+    signed_out = await client.delete(SESSION, headers=with_cookie(cookie["linksvc_admin"].value))
+    assert ("Secure" in signed_out.headers["Set-Cookie"]) is secure
+
+
+async def test_the_store_holds_neither_the_session_id_nor_the_admin_token(client: TestClient,
+                                                                         settings: Settings) -> None:
+    _, _, cookie = await sign_in(client)
+    value = cookie["linksvc_admin"].value
+    assert len(value) >= 43  # 32 random bytes
+    files = [Path(settings.db_path), Path(settings.db_path + "-wal")]
+    stored = b"".join(path.read_bytes() for path in files if path.exists())
+    assert b"dashboard_sessions" in stored
+    assert value.encode() not in stored and ADMIN_TOKEN.encode() not in stored
+    with sqlite3.connect(settings.db_path) as conn:
+        rows = conn.execute("SELECT * FROM dashboard_sessions").fetchall()
+    assert len(rows) == 1
+    assert not any(value in str(column) or ADMIN_TOKEN in str(column) for column in rows[0])
 
 
 async def test_every_dashboard_path_is_the_page_with_a_strict_policy(client: TestClient) -> None:

@@ -3,8 +3,9 @@
 The secrets: the admin token, API keys (seeded and created through the admin API, SERVER and CLIENT, good,
 revoked and made up), bearer tokens (good, expired, revoked, unknown), a webhook's signing secret and every
 secret-named member of a connection's ``config`` (``access_token``, ``developer_token``, ``api_secret``,
-``password``, ``client_secret``, ``private_key``...). Each test runs a realistic flow through the service
-with the logging of ``linksvc serve``: :func:`linksvc.logs.configure_logging` at its most verbose level
+``password``, ``client_secret``, ``private_key``...) and the credentials of a URL in a config
+(``https://user:password@host``, shown as ``https://********@host``). Each test runs a realistic flow through
+the service with the logging of ``linksvc serve``: :func:`linksvc.logs.configure_logging` at its most verbose level
 (``DEBUG``, JSON lines, to a buffer) and the production access log (:class:`api.observability.AccessLogger`
 on ``linksvc.access``), plus pytest's ``caplog`` handler on the root logger. Then no captured line, no
 response after the one that created a secret, no dashboard cookie and no ``/metrics`` text holds one.
@@ -16,6 +17,7 @@ strings: the access log writes the path without the query, so a secret there is 
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import logging
 import socket
@@ -31,12 +33,15 @@ from api.appkeys import DB
 from api.auth import SESSION_COOKIE
 from api.observability import AccessLogger
 from linksvc.app import create_app
+from linksvc.jsoncodec import loads
 from linksvc.logs import JsonFormatter, configure_logging
 from linksvc.resources.kinds import SECRET_MASK
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
+from storage import documents
 from tests.conftest import ADMIN, bearer
 from tests.factories import ADMIN_TOKEN, KEYS, A, B, ids, two_accounts
+from tests.http.conftest import Receiver
 
 STOREFRONT = "/api/storefront/v1"
 ADMIN_API = "/api/admin/v1"
@@ -327,4 +332,93 @@ async def test_the_session_cookie_and_the_metrics_hold_no_secret(service: TestCl
     metrics = await _status(client, "GET", "/metrics", 200)
     assert "linksvc_http_requests" in metrics
     captured.assert_clean(metrics, "/metrics")
+    captured.assert_logs_clean()
+
+
+# --- Credentials in URLs -----------------------------------------------------------------------------------------
+
+async def test_url_credentials_are_masked_everywhere_and_kept_when_sent_back(service: TestClient, captured: Captured,
+                                                                            receiver: Receiver) -> None:
+    client = service
+    collection = f"{ADMIN_API}/accounts/{A}/connections"
+    password = captured.remember("endpoint password", "pa55w0rd")
+    stored_url = f"https://user:{password}@hooks.example.com/x"
+    mirror = f"https://{password}@mirror.example.com/y?q=1"
+    hook_secret = "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIz"
+
+    async def stored_config(doc_id: str) -> dict[str, Any]:
+        row = await documents.get(client.app[DB].reader, "connections", A, doc_id)
+        assert row is not None
+        config: dict[str, Any] = loads(row["body"])["config"]
+        return config
+
+    response = await client.post(collection, headers=ADMIN, json={
+        "destination": "webhook", "name": "with credentials", "enabled": False,
+        "config": {"endpoint_url": stored_url, "secret": hook_secret, "extra": {"mirrors": [mirror]}}})
+    text = await response.text()
+    assert response.status == 201, text
+    captured.assert_clean(text, "the created connection")
+    view = (await response.json())["data"]
+    assert view["config"]["endpoint_url"] == f"https://{SECRET_MASK}@hooks.example.com/x"
+    assert view["config"]["extra"]["mirrors"] == [f"https://{SECRET_MASK}@mirror.example.com/y?q=1"]
+    item = f"{collection}/{view['id']}"
+    for path in (item, collection, f"{collection}?limit=100"):
+        captured.assert_clean(await _status(client, "GET", path, 200, headers=ADMIN), f"GET {path}")
+
+    # The masked value sent back unchanged keeps the stored credentials; so does a new path on the same host.
+    current = (await (await client.get(item, headers=ADMIN)).json())["data"]
+    body = {k: v for k, v in current.items() if k not in ("created_at", "updated_at")}
+    captured.assert_clean(await _status(client, "PUT", item, 200, headers=ADMIN, json={**body, "name": "kept"}),
+                          "the PUT answer")
+    assert await stored_config(view["id"]) == {"endpoint_url": stored_url, "secret": hook_secret,
+                                               "extra": {"mirrors": [mirror]}}
+    moved = {**body["config"], "endpoint_url": f"https://{SECRET_MASK}@HOOKS.example.com/z?v=2"}
+    captured.assert_clean(await _status(client, "PATCH", item, 200, headers=ADMIN, json={"config": moved}),
+                          "the PATCH answer")
+    assert (await stored_config(view["id"]))["endpoint_url"] == f"https://user:{password}@HOOKS.example.com/z?v=2"
+    # ... but never to another host: the client must type the credentials again.
+    elsewhere = {**body["config"], "endpoint_url": f"https://{SECRET_MASK}@attacker.example.net/x"}
+    refused = await client.patch(item, headers=ADMIN, json={"config": elsewhere})
+    assert refused.status == 400
+    assert (await refused.json())["details"]["field"] == "config.endpoint_url"
+    captured.assert_clean(await refused.text(), "the refusal")
+    assert (await stored_config(view["id"]))["endpoint_url"] == f"https://user:{password}@HOOKS.example.com/z?v=2"
+
+    # Delivered: a connection edited through its masked view still sends its credentials (Basic, from the URL).
+    live_url = receiver.url("/in").replace("http://", f"http://user:{password}@")
+    closed = f"http://user:{password}@127.0.0.1:{_closed_port()}/hook"
+    made = {}
+    for name, url in (("live", live_url), ("down", closed)):
+        created = await client.post(collection, headers=ADMIN, json={
+            "destination": "webhook", "name": name, "event_types": ["PURCHASE"],
+            "config": {"endpoint_url": url, "secret": hook_secret}})
+        assert created.status == 201, await created.text()
+        made[name] = (await created.json())["data"]
+        captured.assert_clean(await created.text(), f"the created {name} connection")
+    live = made["live"]
+    edited = {k: v for k, v in live.items() if k not in ("created_at", "updated_at")} | {"name": "live, renamed"}
+    await _status(client, "PUT", f"{collection}/{live['id']}", 200, headers=ADMIN, json=edited)
+    token = await _authorize(client, KEYS[(A, "SERVER")])
+    captured.remember("SERVER token", token)
+    sent = await client.post(f"{STOREFRONT}/behavior/events", headers=bearer(token), json={
+        "type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": "o-url", "currency": "COP", "value": 10,
+        "products": [{"sku": "A"}]})
+    assert sent.status == 202, await sent.text()
+    event_id = (await sent.json())["data"]["id"]
+    deliveries_path = f"{ADMIN_API}/accounts/{A}/events/{event_id}/deliveries"
+    mine = {live["id"], made["down"]["id"]}
+    for _ in range(500):
+        found = [d for d in (await (await client.get(deliveries_path, headers=ADMIN)).json())["data"]
+                 if d["connection_id"] in mine]
+        if len(found) == 2 and all(d["state"] != "pending" for d in found):
+            break
+        await asyncio.sleep(0.02)
+    states = {d["connection_id"]: d for d in found}
+    assert states[live["id"]]["state"] == "delivered", found
+    assert states[made["down"]["id"]]["state"] == "dead" and states[made["down"]["id"]]["last_error"], found
+    basic = base64.b64encode(f"user:{password}".encode()).decode()
+    # One request per webhook kind the purchase made (accepted, reward issued...): each with the credentials.
+    assert receiver.received and {r["headers"].get("Authorization") for r in receiver.received} == {f"Basic {basic}"}
+    for path in (deliveries_path, f"{collection}/{made['down']['id']}/deliveries", f"{collection}/{live['id']}"):
+        captured.assert_clean(await _status(client, "GET", path, 200, headers=ADMIN), f"GET {path}")
     captured.assert_logs_clean()

@@ -1,0 +1,109 @@
+"""Dashboard sessions: signing in with the admin token, checking a session cookie, signing out.
+
+A session is a row in the store (:mod:`storage.dashboard_sessions`), so ending it is deleting the row: a
+cookie replayed after sign-out is refused at once, by every worker process sharing the database, and after
+a restart. The rules:
+
+- the cookie holds a random session id of :data:`SESSION_ID_BYTES` bytes; the store keeps only its SHA-256
+  (a digest of a high-entropy secret cannot be reversed, and looking it up does not leak it by timing);
+- a session lasts :data:`SESSION_SECONDS` from sign-in; an expired one is refused;
+- a session is tied to the admin token it was opened under by a fingerprint of that token, a slow salted
+  hash (PBKDF2) so that a copy of the database does not make a weak admin token cheap to guess. Starting
+  with another ``LINKSVC_ADMIN_TOKEN`` voids every session opened under the old one;
+- checking a session is one indexed read and no write; void rows (expired, or under another token) are
+  deleted at start-up and at each sign-in.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from linksvc.clock import iso, utcnow
+from linksvc.errors import Unauthorized
+from storage import dashboard_sessions as repo
+from storage.db import Database
+
+SESSION_SECONDS = 12 * 3600
+SESSION_ID_BYTES = 32
+# token_urlsafe(32): 43 characters of base64url. Anything else is not a session id and is not looked up.
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
+_FINGERPRINT_SALT = b"linksvc dashboard session: admin token fingerprint v1"
+_FINGERPRINT_ROUNDS = 200_000
+
+
+@dataclass(frozen=True)
+class NewSession:
+    """A session just opened: the id goes into the cookie, and only there."""
+
+    session_id: str
+    expires_at: datetime
+    max_age: int
+
+
+@functools.lru_cache(maxsize=4)
+def token_fingerprint(admin_token: str) -> str:
+    """What the store keeps of the admin token a session was opened under. Slow on purpose (tens of
+    milliseconds), so it is computed once per token and process."""
+    return hashlib.pbkdf2_hmac("sha256", admin_token.encode(), _FINGERPRINT_SALT, _FINGERPRINT_ROUNDS).hex()
+
+
+def _id_hash(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
+
+
+def is_admin_token(given: str, admin_token: str) -> bool:
+    """Constant-time comparison with the admin token; an unset admin token matches nothing."""
+    return bool(admin_token) and hmac.compare_digest(given.encode(), admin_token.encode())
+
+
+async def sign_in(db: Database, admin_token: str, given: str, replacing: str | None = None,
+                  now: datetime | None = None) -> NewSession:
+    """Opens a session when ``given`` is the admin token; ``replacing`` (the cookie the browser still
+    holds, if any) is ended in the same transaction. Void sessions are deleted on the way."""
+    if not is_admin_token(given, admin_token):
+        raise Unauthorized("Invalid admin token", {"field": "token", "message": "this is not the admin token"})
+    moment = now or utcnow()
+    session_id = secrets.token_urlsafe(SESSION_ID_BYTES)
+    expires_at = moment + timedelta(seconds=SESSION_SECONDS)
+    record = repo.SessionRecord(_id_hash(session_id), token_fingerprint(admin_token), iso(moment), iso(expires_at))
+    async with db.transaction() as tx:
+        await repo.delete_void(tx, record.token_fingerprint, iso(moment))
+        if replacing is not None and _SESSION_ID.match(replacing):
+            await repo.delete(tx, _id_hash(replacing))
+        await repo.insert(tx, record)
+    return NewSession(session_id, expires_at, SESSION_SECONDS)
+
+
+async def is_signed_in(db: Database, admin_token: str, session_id: str | None, now: datetime | None = None) -> bool:
+    """Whether the cookie's ``session_id`` names a live session opened under the current admin token.
+
+    Reads the store every time (no write, no cache): a sign-out on another worker counts at once."""
+    if not session_id or not admin_token or not _SESSION_ID.match(session_id):
+        return False
+    record = await repo.get(db.reader, _id_hash(session_id))
+    if record is None:
+        return False
+    current = hmac.compare_digest(record.token_fingerprint, token_fingerprint(admin_token))
+    return current and iso(now or utcnow()) < record.expires_at
+
+
+async def sign_out(db: Database, session_id: str | None) -> None:
+    """Ends the session at once; an unknown or malformed id ends nothing and is not an error."""
+    if session_id is None or not _SESSION_ID.match(session_id):
+        return
+    async with db.transaction() as tx:
+        await repo.delete(tx, _id_hash(session_id))
+
+
+async def delete_void_sessions(db: Database, admin_token: str, now: datetime | None = None) -> int:
+    """Deletes expired sessions and those opened under another admin token (all of them when no admin
+    token is set); run at start-up, so rotating the token leaves no stale row behind."""
+    fingerprint = token_fingerprint(admin_token) if admin_token else ""
+    async with db.transaction() as tx:
+        return await repo.delete_void(tx, fingerprint, iso(now or utcnow()))
