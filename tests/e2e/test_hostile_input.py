@@ -244,7 +244,9 @@ MUTATIONS: dict[str, Mutation] = {
 def test_hostile_bytes_at_every_route(service: Service) -> None:
     all_routes = routes(service)
     failures = []
+    import time
     for name, mutation in MUTATIONS.items():
+        t0 = time.monotonic()
         for route in all_routes:
             reply = exchange(service.port, mutation(route, service), timeout=8)
             service.replies.append((name, f"{route.method} {route.path}", reply))
@@ -262,6 +264,7 @@ def test_hostile_bytes_at_every_route(service: Service) -> None:
             for secret in service.secrets:
                 if secret.encode() in reply.raw and not (route.path.endswith("/auth/authorize") and reply.status == 200):
                     failures.append(f"{where}: the answer holds a secret ({secret[:6]}...)")
+        print("TIMING", name, round(time.monotonic() - t0, 2))
     assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:60])
     assert ready(service.base)
 
