@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,29 @@ def test_a_fragment_cannot_open_or_end_a_section_even_unchecked(fragment: str, t
     data, extras = android_parse(url)
     assert list(extras) == EXTRAS
     assert unquote(data.split("#", 1)[1]) == unquote(fragment)  # the app reads the same fragment back
+
+
+FALLBACK = "https%3A%2F%2Fshop.example%2Ff"
+
+
+@pytest.mark.parametrize(("target", "expected"), [
+    ("democoffee://menu?x=1", "intent://menu?x=1#Intent;scheme=democoffee;"),
+    ("DemoCoffee:menu", "intent://menu#Intent;scheme=democoffee;"),
+    ("myapp://x#top", "intent://x#top#Intent;scheme=myapp;"),
+    ("myapp://x#Intent;S.evil=1;end", "intent://x#Intent%3BS.evil=1%3Bend#Intent;scheme=myapp;"),
+    ("myapp://x#a#b;end", "intent://x#a%23b%3Bend#Intent;scheme=myapp;"),
+    ("myapp://x;end?q=;#f", "intent://x;end?q=;#f#Intent;scheme=myapp;"),
+    ("myapp://[x/a", "intent://[x/a#Intent;scheme=myapp;"),  # urlsplit raised on this
+    ("https://shop.example/p?x=1#top", "intent://shop.example/p?x=1#top#Intent;scheme=https;"),
+])
+def test_intent_urls_of_targets(target: str, expected: str) -> None:
+    url = intent_url(target, "com.demo.app", "https://shop.example/f")
+    assert url == f"{expected}package=com.demo.app;S.browser_fallback_url={FALLBACK};end"
+
+
+def test_a_target_without_a_scheme_is_refused() -> None:
+    with pytest.raises(ValueError):
+        intent_url("//shop.example/p", "com.demo.app", "https://shop.example/f")
 
 
 def link_of(deeplink: str | None, fallback: str | None) -> dict[str, Any]:
