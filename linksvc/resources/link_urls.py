@@ -120,20 +120,17 @@ WebUrl = Annotated[str, Field(max_length=2000), AfterValidator(_rule(web_url_pro
 Deeplink = Annotated[str, Field(max_length=2000), AfterValidator(_rule(deeplink_problem))]
 
 
-@lru_cache(maxsize=8192)
-def _stored_problem(field: str, value: str) -> str | None:
-    # Stored links are a bounded set of strings and clicks repeat them: each is checked once per process.
-    if field == "destination_url":
-        return web_url_problem(value, https_only=True)
-    if field == "deeplink":
-        return deeplink_problem(value)
-    return web_url_problem(value)
+# Stored links are a bounded set of strings that clicks repeat: each is checked once per process. One
+# cache per rule, keyed by the string alone (its hash is kept by the string), costs a dict lookup a field.
+_stored_destination = lru_cache(maxsize=8192)(lambda value: web_url_problem(value, https_only=True))
+_stored_fallback = lru_cache(maxsize=8192)(web_url_problem)
+_stored_deeplink = lru_cache(maxsize=8192)(deeplink_problem)
 
 
-def _problem(field: str, value: Any) -> str | None:
+def _problem(rule: Callable[[str], str | None], value: Any) -> str | None:
     if value is None:
         return None
-    return _stored_problem(field, value) if isinstance(value, str) else "must be a string"
+    return rule(value) if isinstance(value, str) else "must be a string"
 
 
 def usable_link(link: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, list[str]]:
@@ -141,20 +138,20 @@ def usable_link(link: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, list
     wrong (``"field: problem"``). A refused deeplink or fallback is skipped as if absent; a refused
     destination leaves nothing to send a click to, and the link is None."""
     destination = link.get("destination_url")
-    problem = "is missing" if destination is None else _problem("destination_url", destination)
+    problem = "is missing" if destination is None else _problem(_stored_destination, destination)
     if problem is not None:
         return None, [f"destination_url: {problem}"]
     changes: dict[str, Any] = {}
     problems: list[str] = []
-    for field in ("deeplink", "fallback_url"):
-        problem = _problem(field, link.get(field))
+    for field, rule in (("deeplink", _stored_deeplink), ("fallback_url", _stored_fallback)):
+        problem = _problem(rule, link.get(field))
         if problem is not None:
             changes[field] = None
             problems.append(f"{field}: {problem}")
     for app in ("android", "ios"):
         settings = link.get(app)
-        if isinstance(settings, Mapping):
-            problem = _problem("fallback_url", settings.get("fallback_url"))
+        if isinstance(settings, dict):  # stored JSON objects (a Mapping check costs more than the rest)
+            problem = _problem(_stored_fallback, settings.get("fallback_url"))
             if problem is not None:
                 changes[app] = {**settings, "fallback_url": None}
                 problems.append(f"{app}.fallback_url: {problem}")
