@@ -21,7 +21,6 @@ from linksvc.loyalty.overview import campaign_overview
 from linksvc.resolver.overview import link_overview, preview
 from linksvc.resources.models import Link
 from linksvc.resources.types import Uuid
-from linksvc.resources.urls import check_web_url
 
 ERRORS = (401, 404)
 
@@ -52,7 +51,8 @@ async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.
 
 
 class LinkPreviewIn(Link):
-    """A link as it would be created (or as it is stored), and UTM changes to its destination."""
+    """A link as it would be created (or as it is stored), and UTM changes to its destination. Its URLs are
+    checked by the same field types as saving a link, so the builder shows an error before the link exists."""
 
     utm: UtmEdit = Field(default_factory=UtmEdit)
 
@@ -77,13 +77,6 @@ class LinkPreview(BaseModel):
 
 async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Response:
     await get_account(request.app[DB].reader, request.match_info["account_id"])
-    # The same URL rules as saving a link, so the builder shows an error before the link is created.
-    check_web_url(body.destination_url, "destination_url", https_only=True)
-    for field, url in (("fallback_url", body.fallback_url),
-                       ("android.fallback_url", body.android.fallback_url if body.android else None),
-                       ("ios.fallback_url", body.ios.fallback_url if body.ios else None)):
-        if url is not None:
-            check_web_url(url, field)
     link = body.model_dump(mode="json", exclude={"utm"})
     settings = request.app[SETTINGS]
     return data(preview(link, body.utm.model_dump(exclude_unset=True), settings.public_url, settings.service_label))

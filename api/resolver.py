@@ -2,12 +2,15 @@
 
 Resolve, respond, then track: the click goes into the recorder's buffer and is written in a batch
 later; HEAD answers the same without recording anything. Unknown codes are 404 and disabled or expired
-links 410, both as a small HTML page (people land here, not programs).
+links 410, both as a small HTML page (people land here, not programs). A link stored before today's URL
+rules with a destination they refuse is 502, also a page, with a warning in the log naming the link and the
+field (the link's owner has to fix it); its click is not recorded, since it went nowhere.
 """
 
 from __future__ import annotations
 
 import html
+import logging
 import secrets
 import time
 
@@ -23,6 +26,7 @@ from linksvc.resolver.decide import decide
 from linksvc.resolver.devices import classify
 from storage.clicks import app_settings, link_by_code
 
+log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
 NO_STORE = "no-store"
 
@@ -56,6 +60,10 @@ async def resolve(request: web.Request) -> web.StreamResponse:
         link, device, query, "application/json" in headers.get("Accept", ""),
         f"{settings.public_url}/{code}", secrets.token_hex(16), settings.service_label,
     )
+    if decision.skipped:
+        log.warning("link %s (%s) has URLs the link rules refuse: %s", row["id"], code, "; ".join(decision.skipped))
+    if decision.answer == "broken":
+        return _page(502, "Link cannot be opened", "This link points to an address that is not valid.")
     if request.method == "GET":
         request.app[CLICKS].record(Click(
             row["account_id"], row["id"], decision.tracking_id, now, device.platform, device.bot, decision.answer,

@@ -12,24 +12,36 @@ decoded once, which the app parses as a query string.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 from linksvc.resolver.urls import encode_component, query_values, with_query
 
 PLAY_DETAILS = "https://play.google.com/store/apps/details"
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(?://)?")
+_FRAGMENT_ESCAPES = str.maketrans({"#": "%23", ";": "%3B"})
 
 
 def intent_url(target: str, package: str, fallback_url: str) -> str:
-    """An intent URL opening ``target`` (a deeplink or https URL) in ``package``, else ``fallback_url``."""
-    parts = urlsplit(target)
-    rest = target[len(parts.scheme) + 3:] if target.startswith(f"{parts.scheme}://") else target[len(parts.scheme) + 1:]
+    """An intent URL opening ``target`` (a deeplink or https URL) in ``package``, else ``fallback_url``.
+
+    Nothing taken from ``target`` can add or end the ``#Intent;...;end`` section: the target's scheme is
+    RFC 3986 letters, digits, ``+``, ``-`` and ``.`` (ValueError otherwise), its host, path and query hold no
+    ``#`` (the first one starts its fragment), and in its fragment ``#`` and ``;`` are percent-encoded, so
+    the only ``#Intent;`` is ours and every ``;`` after it separates our extras."""
+    match = _SCHEME.match(target)
+    if match is None:
+        raise ValueError("an intent URL needs a target with a scheme")
+    rest = target[match.end():]
+    data, hashmark, fragment = rest.partition("#")
+    if hashmark:
+        data = f"{data}#{fragment.translate(_FRAGMENT_ESCAPES)}"
     extras = [
-        f"scheme={parts.scheme}",
-        f"package={package}",
+        f"scheme={match.group(1).lower()}",
+        f"package={encode_component(package)}",
         f"S.browser_fallback_url={encode_component(fallback_url)}",
     ]
-    return f"intent://{rest}#Intent;{';'.join(extras)};end"
+    return f"intent://{data}#Intent;{';'.join(extras)};end"
 
 
 def referrer_string(fields: Mapping[str, str], existing: str | None = None) -> str:

@@ -9,18 +9,23 @@ handler's; nothing here touches the network, the store or the clock.
     iOS, link has ios settings  302 to ios.fallback_url, else fallback_url, else the App Store page
     $app-found=true             302 to the deeplink; 200 JSON when the client accepts application/json
 
-Every URL the answer leads to carries the five UTM fields and ``tracking_id``.
+Every URL the answer leads to carries the five UTM fields and ``tracking_id``. A link stored before the
+rules of :mod:`linksvc.resources.link_urls` is read through them: a deeplink or fallback they refuse is
+skipped as if absent, and a refused destination makes the answer ``broken`` (status 502, no location), as
+does, in the last resort, a location that is not an RFC 3986 URL (a header with a control character in it
+would make the server drop the connection instead of answering).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from linksvc.resolver.appstores import intent_url, play_store_url
 from linksvc.resolver.urls import with_query
 from linksvc.resolver.utm import default_utm, resolve_utm
+from linksvc.resources.link_urls import URL_TEXT, usable_link
 
 APP_STORE = "https://apps.apple.com/app/id{}"
 
@@ -38,12 +43,13 @@ class DeviceLike(Protocol):
 
 @dataclass(frozen=True)
 class Decision:
-    status: int  # 302 or 200
+    status: int  # 302, 200, or 502 when the link leads nowhere a browser may go
     location: str | None  # for 302
     body: dict[str, Any] | None  # for 200 (JSON)
-    answer: str  # what was chosen: destination, intent, fallback, play, app_store, deeplink
+    answer: str  # what was chosen: destination, intent, fallback, play, app_store, deeplink; broken for 502
     utm: dict[str, str]
     tracking_id: str
+    skipped: tuple[str, ...] = ()  # stored URLs the link rules refuse, as "field: problem"
 
 
 def _fallback_for(link: Mapping[str, Any], device: DeviceLike) -> tuple[str, str | None]:
@@ -63,6 +69,20 @@ def decide(
     short_url: str, new_tracking_id: str, service_label: str,
 ) -> Decision:
     tracking_id = (query.get("tracking_id", "").strip() or new_tracking_id) if query else new_tracking_id
+    usable, skipped = usable_link(link)
+    if usable is None:
+        return Decision(502, None, None, "broken", {}, tracking_id, tuple(skipped))
+    decision = _decide(usable, device, query, accepts_json, short_url, tracking_id, service_label)
+    if decision.location is not None and not URL_TEXT.fullmatch(decision.location):
+        skipped.append("location: is not an RFC 3986 URL")
+        return Decision(502, None, None, "broken", decision.utm, tracking_id, tuple(skipped))
+    return replace(decision, skipped=tuple(skipped)) if skipped else decision
+
+
+def _decide(
+    link: Mapping[str, Any], device: DeviceLike, query: Mapping[str, str], accepts_json: bool,
+    short_url: str, tracking_id: str, service_label: str,
+) -> Decision:
     fallback_kind, fallback = _fallback_for(link, device)
     defaults = default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id"))
     utm = resolve_utm(query, link["destination_url"], fallback, defaults)

@@ -22,7 +22,7 @@ from linksvc.redaction import SECRET_MASK as SECRET_MASK  # where the tests and 
 from linksvc.redaction import mask_config, unmask_config
 from linksvc.resources import models, people
 from linksvc.resources.types import phone_digits
-from linksvc.resources.urls import check_destination_url, check_web_url
+from linksvc.resources.urls import check_destination_url
 from linksvc.resources.validation import validate
 from storage import campaigns as campaign_repo
 from storage import documents
@@ -280,15 +280,8 @@ class LinkKind(Kind):
         return {"code": item.code, "kind": item.kind, "campaign_id": item.campaign_id}
 
     async def prepare(self, ctx: SaveContext, item: models.Link) -> models.Link:
+        # The URLs were checked with the fields (linksvc.resources.link_urls), before this runs.
         await ctx.require("campaigns", item.campaign_id, "campaign_id", "campaign")
-        check_web_url(item.destination_url, ctx.path("destination_url"), https_only=True)
-        for field, url in (
-            ("fallback_url", item.fallback_url),
-            ("android.fallback_url", item.android.fallback_url if item.android else None),
-            ("ios.fallback_url", item.ios.fallback_url if item.ios else None),
-        ):
-            if url is not None:
-                check_web_url(url, ctx.path(field))
         if item.code is None:
             code = ctx.existing["code"] if ctx.existing else await self._new_code(ctx.tx)
             return item.model_copy(update={"code": code})

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from linksvc.resources.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
 
 
@@ -180,17 +181,19 @@ class Connection(Strict):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+# A link's URLs are checked by their types (linksvc.resources.link_urls): the one place for admin bodies, the
+# preview and seed files alike.
 class AndroidApp(Strict):
     package: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$", max_length=200)
-    fallback_url: str | None = Field(default=None, max_length=2000)
+    fallback_url: WebUrl | None = None
     sha256_cert_fingerprints: list[str] = Field(default_factory=list)
 
 
 class IosApp(Strict):
     app_store_id: str | None = Field(default=None, pattern=r"^[0-9]{1,15}$")
-    bundle_id: str | None = Field(default=None, max_length=200)
+    bundle_id: str | None = Field(default=None, max_length=155, pattern=r"^[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+$")
     team_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{10}$")
-    fallback_url: str | None = Field(default=None, max_length=2000)
+    fallback_url: WebUrl | None = None
 
 
 LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
@@ -202,10 +205,10 @@ class Link(Strict):
     kind: Literal["campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external"]
     campaign_id: Uuid | None = None
     template_id: Uuid | None = None
-    destination_url: str = Field(max_length=4000)
-    deeplink: str | None = Field(default=None, max_length=2000)
+    destination_url: HttpsUrl
+    deeplink: Deeplink | None = None
     android: AndroidApp | None = None
     ios: IosApp | None = None
-    fallback_url: str | None = Field(default=None, max_length=2000)
+    fallback_url: WebUrl | None = None
     expires_at: UtcDateTime | None = None
     disabled: bool = False
