@@ -8,6 +8,11 @@ carry ``X-Requested-With: linksvc-dashboard``: a cross-site form or image cannot
 cookie alone (already ``SameSite=Strict``) never authorises anything. The cookie does not hold the admin
 token itself but an expiry and an HMAC of it keyed by the admin token: a copied cookie stops working when
 it expires or when the admin token changes, and never reveals the token.
+
+Admin-token attempts (a bearer token, or a session cookie with the dashboard's header) are throttled per
+client address (:mod:`api.auth_throttle`, kind ``admin``). Storefront bearer tokens are not: 32 random
+bytes cannot be guessed, counting them would add a read to every storefront request, and the expired tokens
+of an app on many phones behind one carrier address would lock that address out.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from aiohttp import web
 
 from api.appkeys import DB, SETTINGS
+from api.auth_throttle import attempt
 from linksvc.accounts import Principal, principal_for
 from linksvc.errors import Forbidden, Unauthorized
 
@@ -75,7 +81,14 @@ async def authenticate(request: web.Request, security: str | None) -> None:
         if not request.headers.get("x-api-key", "").strip():
             raise Unauthorized("Missing API key", "send the integration's API key in the x-api-key header")
     elif security == "admin":
-        _admin(request)
+        async with attempt(request, "admin", carried=_carries_admin_credential(request)):
+            _admin(request)
+
+
+def _carries_admin_credential(request: web.Request) -> bool:
+    """A try at the admin token: a bearer token, or a session cookie (its MAC is keyed by the admin token)."""
+    return "Authorization" in request.headers or (
+        SESSION_COOKIE in request.cookies and request.headers.get(DASHBOARD_HEADER) == DASHBOARD_HEADER_VALUE)
 
 
 def _admin(request: web.Request) -> None:

@@ -10,6 +10,10 @@ the path.
 
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
+
+Sign-in attempts are throttled per client address (:mod:`api.auth_throttle`, kind ``sign_in``): a wrong
+token posted, and a session cookie that is not valid when ``GET`` asks about it (a cookie made up with a
+guessed admin token would otherwise tell whether the guess is right).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.appkeys import SETTINGS
 from api.auth import SESSION_COOKIE, SESSION_SECONDS, session_is_valid, session_value
+from api.auth_throttle import admit, attempt, failed
 from api.routing import json_response, read_json
 from linksvc.errors import Unauthorized
 from linksvc.resources.validation import validate
@@ -94,15 +99,22 @@ class SessionIn(BaseModel):
 async def session_state(request: web.Request) -> web.Response:
     cookie = request.cookies.get(SESSION_COOKIE)
     expected = request.app[SETTINGS].admin_token
-    signed_in = cookie is not None and session_is_valid(cookie, expected, time.time())
+    signed_in = False
+    if cookie is not None:
+        # A cookie made up with a guessed admin token would say here whether the guess is right: a sign-in.
+        client = await admit(request, "sign_in")
+        signed_in = session_is_valid(cookie, expected, time.time())
+        if not signed_in:
+            await failed(request, "sign_in", client)
     return json_response({"data": {"signed_in": signed_in}}, headers=NO_STORE)
 
 
 async def sign_in(request: web.Request) -> web.Response:
     body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
     expected = request.app[SETTINGS].admin_token
-    if not expected or not hmac.compare_digest(body.token.encode(), expected.encode()):
-        raise Unauthorized("Invalid admin token", {"field": "token", "message": "this is not the admin token"})
+    async with attempt(request, "sign_in"):
+        if not expected or not hmac.compare_digest(body.token.encode(), expected.encode()):
+            raise Unauthorized("Invalid admin token", {"field": "token", "message": "this is not the admin token"})
     response = json_response({"data": {"signed_in": True}}, headers=NO_STORE)
     response.set_cookie(SESSION_COOKIE, session_value(expected, time.time()), max_age=SESSION_SECONDS, path="/",
                         httponly=True, samesite="Strict", secure=request.secure)
