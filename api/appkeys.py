@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from linksvc.auth_throttle import AuthThrottle
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.forwarding.dispatcher import Dispatcher
@@ -21,3 +22,4 @@ CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)
 EVENTS: web.AppKey[GroupCommitter] = web.AppKey("events", GroupCommitter)
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 EXPORTS: web.AppKey[ExportJob] = web.AppKey("exports", ExportJob)
+AUTH_THROTTLE: web.AppKey[AuthThrottle] = web.AppKey("auth_throttle", AuthThrottle)

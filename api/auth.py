@@ -8,6 +8,12 @@ carry ``X-Requested-With: linksvc-dashboard``: a cross-site form or image cannot
 cookie alone (already ``SameSite=Strict``) never authorises anything. The cookie holds a random session
 id, never the admin token; :mod:`linksvc.dashboard_sessions` checks it against the store on every request,
 so it stops working at sign-out, at expiry and when the admin token changes.
+
+Admin-token attempts (a bearer token) are throttled per client address (:mod:`api.auth_throttle`, kind
+``admin``). Session cookies are not counted: their ids are 32 random bytes, checked against the store.
+Storefront bearer tokens are not either: 32 random bytes cannot be guessed, counting them would add a read
+to every storefront request, and the expired tokens of an app on many phones behind one carrier address
+would lock that address out.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from api.appkeys import DB, SETTINGS
+from api.auth_throttle import attempt
 from linksvc.accounts import Principal, principal_for
 from linksvc.dashboard_sessions import is_admin_token, is_signed_in
 from linksvc.errors import Forbidden, Unauthorized
@@ -51,13 +58,12 @@ async def authenticate(request: web.Request, security: str | None) -> None:
             raise Forbidden("Account mismatch", "x-account-id names another account than the token's")
         request[PRINCIPAL] = principal
     elif security == "api_key":
-        key = request.headers.get("x-api-key", "").strip()
-        if not key:
+        if not request.headers.get("x-api-key", "").strip():
             raise Unauthorized("Missing API key", "send the integration's API key in the x-api-key header")
-        if not _printable_ascii(key):
-            raise Unauthorized("Malformed API key", "an API key is printable ASCII")
+
     elif security == "admin":
-        await _admin(request)
+        async with attempt(request, "admin", carried="Authorization" in request.headers):
+            await _admin(request)
 
 
 async def _admin(request: web.Request) -> None:

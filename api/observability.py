@@ -45,6 +45,9 @@ class Metrics:
     ``SNAPSHOT_SECONDS`` to ``<shared_dir>/<pid>.json``; a scrape, whichever worker answers it, adds the
     other workers' latest snapshots to its own live figures. Counters stay monotonic across a worker's
     restart because a dead worker's last snapshot stays in the folder.
+
+    Other events are counted the same way, by one label, under a name made known with
+    :meth:`describe_counter` (the failed and throttled credential attempts: ``linksvc_auth_*_total{kind}``).
     """
 
     SNAPSHOT_SECONDS = 1.0
@@ -54,6 +57,9 @@ class Metrics:
         self._requests: dict[tuple[str, str, int], int] = {}
         # Per (method, route): a count per bucket (the last one is +Inf), then the sum of seconds.
         self._latency: dict[tuple[str, str], list[float]] = {}
+        # Per (counter name, label value): a count; and per name: its documentation, label and known values.
+        self._counts: dict[tuple[str, str], int] = {}
+        self._counters: dict[str, tuple[str, str, tuple[str, ...]]] = {}
         self.registry = CollectorRegistry()
         self.registry.register(self)
 
@@ -66,10 +72,18 @@ class Metrics:
         counts[bisect_left(BUCKETS, seconds)] += 1
         counts[-1] += seconds
 
+    def describe_counter(self, name: str, documentation: str, label: str, values: tuple[str, ...]) -> None:
+        """A counter ``<name>_total{<label>}`` on /metrics, shown at 0 for each of ``values`` until counted."""
+        self._counters[name] = (documentation, label, values)
+
+    def count(self, name: str, value: str) -> None:
+        self._counts[(name, value)] = self._counts.get((name, value), 0) + 1
+
     def snapshot(self) -> dict[str, list[list[Any]]]:
         return {
             "requests": [[*key, n] for key, n in self._requests.items()],
             "latency": [[*key, counts] for key, counts in self._latency.items()],
+            "counts": [[*key, n] for key, n in self._counts.items()],
         }
 
     def write_snapshot(self) -> None:
@@ -80,9 +94,11 @@ class Metrics:
         scratch.write_bytes(dumpb(self.snapshot()))
         scratch.replace(path)
 
-    def _merged(self) -> tuple[dict[tuple[str, str, int], int], dict[tuple[str, str], list[float]]]:
+    def _merged(self) -> tuple[dict[tuple[str, str, int], int], dict[tuple[str, str], list[float]],
+                               dict[tuple[str, str], int]]:
         requests = dict(self._requests)
         latency = {key: list(counts) for key, counts in self._latency.items()}
+        events = dict(self._counts)
         if self.shared_dir is not None:
             own = f"{os.getpid()}.json"
             for path in self.shared_dir.glob("*.json"):
@@ -98,10 +114,12 @@ class Metrics:
                     mine = latency.setdefault((method, route), [0] * len(counts))
                     for i, value in enumerate(counts):
                         mine[i] += value
-        return requests, latency
+                for name, label_value, n in other.get("counts", ()):
+                    events[(name, label_value)] = events.get((name, label_value), 0) + n
+        return requests, latency, events
 
     def collect(self) -> Iterator[Metric]:
-        requests, latency = self._merged()
+        requests, latency, events = self._merged()
         counter = CounterMetricFamily("linksvc_http_requests", "HTTP requests answered, by method, route and status",
                                       labels=("method", "route", "status"))
         for (method, route, status), n in sorted(requests.items()):
@@ -115,6 +133,11 @@ class Metrics:
             buckets.append(("+Inf", cumulative[-1]))
             histogram.add_metric((method, route), buckets, counts[-1])
         yield histogram
+        for name, (documentation, label, values) in sorted(self._counters.items()):
+            family = CounterMetricFamily(name, documentation, labels=(label,))
+            for value in sorted({*values, *(v for n, v in events if n == name)}):
+                family.add_metric((value,), events.get((name, value), 0))
+            yield family
 
 
 class StoreGauge:

@@ -81,6 +81,8 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             errors.add(400)
         if endpoint.body is not None:
             errors.add(413)
+        if endpoint.security in ("admin", "api_key"):
+            errors.add(429)  # too many failed credential attempts from the client's address
         for status in sorted(errors):
             op["responses"][str(status)] = {
                 "description": _STATUS_TEXT.get(status, "Error"),

@@ -145,6 +145,8 @@ async def revoke_key(db: Database, account_id: str, key_id: str) -> dict[str, An
 
 async def issue_token(db: Database, api_key: str, ttl_seconds: int) -> tuple[str, int]:
     """Exchange an API key for a fresh access token; returns (token, lifetime in seconds)."""
+    if not (api_key.isascii() and api_key.isprintable()):  # bytes that are not UTF-8 arrive as surrogates
+        raise Unauthorized("Malformed API key", "an API key is printable ASCII")
     key = await repo.key_by_hash(db.reader, digest(api_key))
     if key is None or key["revoked_at"] is not None:
         raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")

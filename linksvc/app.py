@@ -9,15 +9,17 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
+from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
+from linksvc.auth_throttle import KINDS, AuthThrottle
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.dashboard_sessions import delete_void_sessions
+from linksvc.client_address import parse_networks
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
 from linksvc.resolver.clicks import ClickRecorder
@@ -83,6 +85,13 @@ async def _export_job(app: web.Application) -> AsyncIterator[None]:
     await job.stop()
 
 
+async def _auth_throttle(app: web.Application) -> AsyncIterator[None]:
+    """Prunes the failed attempts that have aged out, from after the database opens until before it closes."""
+    app[AUTH_THROTTLE].start()
+    yield
+    await app[AUTH_THROTTLE].stop()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -113,6 +122,15 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
         "linksvc_dead_letters", "Writes set aside because they failed alone (a poison row), by kind", ("kind",),
         lambda: dead_letter_repo.counts_by_kind(db.reader),
     ))
+    # Failed and refused credential attempts, added up across workers like the request figures.
+    metrics = app[METRICS_KEY]
+    metrics.describe_counter("linksvc_auth_failures", "Failed admin-token, API-key and sign-in attempts, by kind",
+                             "kind", KINDS)
+    metrics.describe_counter("linksvc_auth_throttled", "Credential attempts refused with 429 (too many failures "
+                             "from the address), by kind", "kind", KINDS)
+    app[AUTH_THROTTLE] = AuthThrottle(db, settings.auth_failure_limit, settings.auth_failure_window_seconds,
+                                      parse_networks(settings.trusted_proxies),
+                                      observe=lambda event, kind: metrics.count(f"linksvc_auth_{event}", kind))
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
     app[EVENTS] = GroupCommitter(db)
     app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
@@ -120,6 +138,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,
                                  settings.allow_private_destinations)
     app.cleanup_ctx.append(_database)
+    app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(_event_writer)
     app.cleanup_ctx.append(_dispatcher)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from linksvc.redaction import mask_url_credentials, masked_repr
+from linksvc.client_address import parse_networks
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,6 +73,13 @@ class Settings:
     export_s3_access_key_id: str = ""
     export_s3_secret_access_key: str = field(default="", repr=False)
     export_interval_seconds: float = 300.0
+    # Guesses: after this many failed admin-token, API-key or sign-in attempts of one kind from one client
+    # address within the window, further attempts of that kind from it answer 429 until the window passes.
+    auth_failure_limit: int = 30
+    auth_failure_window_seconds: int = 600
+    # Proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR networks; empty: the TCP peer is
+    # the client.
+    trusted_proxies: str = ""
 
     def __repr__(self) -> str:
         return masked_repr(self)
@@ -120,6 +128,9 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_EXPORT_S3_ACCESS_KEY_ID": "export_s3_access_key_id",
     "LINKSVC_EXPORT_S3_SECRET_ACCESS_KEY": "export_s3_secret_access_key",
     "LINKSVC_EXPORT_INTERVAL_SECONDS": "export_interval_seconds",
+    "LINKSVC_AUTH_FAILURE_LIMIT": "auth_failure_limit",
+    "LINKSVC_AUTH_FAILURE_WINDOW_SECONDS": "auth_failure_window_seconds",
+    "LINKSVC_TRUSTED_PROXIES": "trusted_proxies",
 }
 
 _CHOICES = {
@@ -162,6 +173,13 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             raise SettingsError(f"{name} must be an http(s) base URL without query or fragment, "
                                 f"got {mask_url_credentials(raw)!r}")
         return raw.rstrip("/")
+    if attr == "trusted_proxies":
+        try:
+            parse_networks(raw)
+        except ValueError as exc:
+            raise SettingsError(f"{name} must be comma-separated IP addresses or CIDR networks, got {raw!r}: "
+                                f"{exc}") from None
+        return raw.strip()
     if attr in _CHOICES:
         value_s = raw.strip().upper() if attr != "log_format" else raw.strip().lower()
         if value_s not in _CHOICES[attr]:

@@ -11,6 +11,10 @@ there with the dashboard's header), so the dashboard can do nothing the API does
 
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
+
+Sign-in attempts are throttled per client address (:mod:`api.auth_throttle`, kind ``sign_in``): a wrong
+token posted counts. A session cookie that is not valid does not: its id is 32 random bytes looked up in
+the store, so it tells nothing about the admin token, and an expired one is what a returning browser holds.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.appkeys import DB, SETTINGS
 from api.auth import SESSION_COOKIE
+from api.auth_throttle import attempt
 from api.routing import json_response, read_json
 from linksvc import dashboard_sessions
 from linksvc.resources.validation import validate
@@ -103,8 +108,9 @@ async def session_state(request: web.Request) -> web.Response:
 
 async def sign_in(request: web.Request) -> web.Response:
     body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
-    session = await dashboard_sessions.sign_in(request.app[DB], request.app[SETTINGS].admin_token, body.token,
-                                               replacing=request.cookies.get(SESSION_COOKIE))
+    async with attempt(request, "sign_in"):
+        session = await dashboard_sessions.sign_in(request.app[DB], request.app[SETTINGS].admin_token, body.token,
+                                                   replacing=request.cookies.get(SESSION_COOKIE))
     response = json_response({"data": {"signed_in": True}}, headers=NO_STORE)
     response.set_cookie(SESSION_COOKIE, session.session_id, max_age=session.max_age, path="/",
                         httponly=True, samesite="Strict", secure=_secure_cookie(request))

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from api.appkeys import CAMPAIGN_COUNTS, DB, DISPATCHER, EVENTS, SETTINGS
 from api.auth import principal
+from api.auth_throttle import attempt
 from api.routing import data, json_response
 from api.storefront.schemas import (
     CampaignsQuery,
@@ -30,9 +31,10 @@ from storage.campaigns import CampaignQuery
 
 async def authorize(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
-    token, _ = await accounts.issue_token(
-        request.app[DB], request.headers["x-api-key"].strip(), settings.token_ttl_seconds
-    )
+    async with attempt(request, "api_key"):  # the endpoint has refused a request without a key already
+        token, _ = await accounts.issue_token(
+            request.app[DB], request.headers["x-api-key"].strip(), settings.token_ttl_seconds
+        )
     response = data(token)
     response.headers["Cache-Control"] = "no-store"
     return response

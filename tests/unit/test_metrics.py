@@ -57,3 +57,22 @@ def test_a_scrape_adds_the_other_workers_snapshots(tmp_path: Path) -> None:
     # Its own live figures are not counted twice when its own snapshot is there too.
     mine.write_snapshot()
     assert 'linksvc_http_requests_total{method="GET",route="/{code}",status="302"} 4.0' in _text(mine)
+
+
+def test_described_counters_start_at_zero_and_add_up_across_workers(tmp_path: Path) -> None:
+    mine = Metrics(str(tmp_path))
+    mine.describe_counter("linksvc_auth_failures", "Failed attempts", "kind", ("admin", "api_key"))
+    assert 'linksvc_auth_failures_total{kind="admin"} 0.0' in _text(mine)
+    assert 'linksvc_auth_failures_total{kind="api_key"} 0.0' in _text(mine)
+    mine.count("linksvc_auth_failures", "admin")
+    other = Metrics(str(tmp_path))
+    for _ in range(2):
+        other.count("linksvc_auth_failures", "admin")
+    other.count("linksvc_auth_failures", "sign_in")
+    other.write_snapshot()
+    (tmp_path / next(p.name for p in tmp_path.glob("*.json"))).rename(tmp_path / "999999999.json")
+    text = _text(mine)
+    assert 'linksvc_auth_failures_total{kind="admin"} 3.0' in text
+    assert 'linksvc_auth_failures_total{kind="api_key"} 0.0' in text
+    assert 'linksvc_auth_failures_total{kind="sign_in"} 1.0' in text
+    assert "# TYPE linksvc_auth_failures_total counter" in text

@@ -50,6 +50,11 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_EXPORT_S3_ACCESS_KEY_ID", "AKIDEXAMPLE", "export_s3_access_key_id", "AKIDEXAMPLE"),
     ("LINKSVC_EXPORT_S3_SECRET_ACCESS_KEY", "s3cret", "export_s3_secret_access_key", "s3cret"),
     ("LINKSVC_EXPORT_INTERVAL_SECONDS", "60", "export_interval_seconds", 60.0),
+    ("LINKSVC_AUTH_FAILURE_LIMIT", "5", "auth_failure_limit", 5),
+    ("LINKSVC_AUTH_FAILURE_WINDOW_SECONDS", "3600", "auth_failure_window_seconds", 3600),
+    ("LINKSVC_TRUSTED_PROXIES", "", "trusted_proxies", ""),
+    ("LINKSVC_TRUSTED_PROXIES", " 10.0.0.0/8, 192.168.1.7,2001:db8::/32 ", "trusted_proxies",
+     "10.0.0.0/8, 192.168.1.7,2001:db8::/32"),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -85,6 +90,12 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_DELIVERY_TIMEOUT_SECONDS", "forever"),
     ("LINKSVC_EXPORT_INTERVAL_SECONDS", "0"),
     ("LINKSVC_EXPORT_INTERVAL_SECONDS", "5m"),
+    ("LINKSVC_AUTH_FAILURE_LIMIT", "0"),
+    ("LINKSVC_AUTH_FAILURE_LIMIT", "thirty"),
+    ("LINKSVC_AUTH_FAILURE_WINDOW_SECONDS", "10m"),
+    ("LINKSVC_AUTH_FAILURE_WINDOW_SECONDS", "-600"),
+    ("LINKSVC_TRUSTED_PROXIES", "proxy.internal"),
+    ("LINKSVC_TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.0/33"),
 ]
 
 
