@@ -218,6 +218,9 @@ async def http_middleware(request: web.Request, handler: Any) -> web.StreamRespo
             else:
                 response = await handler(request)
         except TimeoutError:
+            end = getattr(request.protocol, "end_after_response", None)
+            if end is not None:  # a body still trickling in is not waited for (see api.server)
+                end()
             response = errors.error_response(
                 408, "Request timeout", f"the request took longer than {request.app[REQUEST_TIMEOUT_KEY]:g} seconds "
                 "to arrive and be answered; what was complete before is kept, retry the rest", {"Connection": "close"})

@@ -130,6 +130,8 @@ async def read_json(request: web.Request, limit: int, max_depth: int | None = MA
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes") from None
     except (ContentEncodingError, RequestPayloadError, zlib.error):
         raise BadRequest("Malformed body", f"the body is not {encoding} data as its Content-Encoding says") from None
+    except ConnectionResetError:  # the client closed before its body was complete: nobody to answer
+        raise BadRequest("Incomplete body", "the connection ended before the body was complete") from None
     if len(raw) > limit:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
     if not raw.strip():

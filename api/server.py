@@ -34,12 +34,13 @@ from aiohttp.http_exceptions import (
     BadStatusLine,
     ContentEncodingError,
     ContentLengthError,
+    HttpProcessingError,
     InvalidHeader,
     InvalidURLError,
     LineTooLong,
     TransferEncodingError,
 )
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_runner import GracefulExit
 
 from linksvc.jsoncodec import dumpb
@@ -90,6 +91,7 @@ class ServiceRequestHandler(RequestHandler):
         super().__init__(manager, **kwargs)
         self._header_timeout = header_timeout
         self._header_deadline: asyncio.TimerHandle | None = None
+        self._last_body: Any = None  # the body stream of the newest request (bytes may still be its body)
 
     def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
@@ -109,6 +111,21 @@ class ServiceRequestHandler(RequestHandler):
             title = "Unsupported content encoding"
         return _json_error(status, title, details)
 
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """A body the client got wrong, met while aiohttp drains it after the answer (a false gzip on a route
+        that never read it), is the client's fault, not the server's: one line, without its bytes."""
+        exc = kw.get("exc_info")
+        if isinstance(exc, RequestPayloadError | HttpProcessingError):
+            log.info("dropped the rest of a malformed request body: %s", type(exc).__name__)
+            return
+        super().log_exception(*args, **kw)
+
+    def end_after_response(self) -> None:
+        """The connection closes once the current answer is written, without lingering to read the rest
+        of a body that is not coming (aiohttp would wait up to ``lingering_time`` for it)."""
+        self._lingering_time = 0.0
+        self._keepalive = False
+
     # The header deadline: armed when a request's first bytes (or the connection) arrive and no request is
     # being handled, disarmed as soon as the parser has a request's complete headers.
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -120,7 +137,10 @@ class ServiceRequestHandler(RequestHandler):
         super().data_received(data)
         if self._request_count != parsed_before:
             self._disarm_header_deadline()
-        elif self._header_deadline is None and not self._request_in_progress and not self._messages:
+            if self._messages:
+                self._last_body = self._messages[-1][1]
+        elif (self._header_deadline is None and not self._request_in_progress and not self._messages
+              and (self._last_body is None or self._last_body.is_eof())):  # not the rest of a body
             self._arm_header_deadline()
 
     def connection_lost(self, exc: BaseException | None) -> None:

@@ -33,12 +33,16 @@ def parse(raw: bytes) -> Reply:
     return Reply(status, headers, body, raw)
 
 
-def exchange(port: int, raw: bytes, timeout: float = 10.0, host: str = "127.0.0.1") -> Reply:
+def exchange(port: int, raw: bytes, timeout: float = 10.0, host: str = "127.0.0.1",
+             half_close: bool = False) -> Reply:
     """Sends ``raw`` on a new connection and reads until the server closes it or ``timeout`` passes (send
-    ``Connection: close`` to get the answer at once)."""
+    ``Connection: close`` to get the answer at once). ``half_close``: the client then says it sends no more
+    (a body shorter than its Content-Length stays short)."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
         with contextlib.suppress(OSError):  # the server refused and closed before all was sent: read its answer
             sock.sendall(raw)
+            if half_close:
+                sock.shutdown(socket.SHUT_WR)
         chunks = []
         try:
             while True:
