@@ -125,7 +125,7 @@ def test_a_bad_destination_is_shown_beside_its_field(watched: Watched, scene: Sc
     before = call(f"{scene.admin}/links")[1]["count"]
     page.goto(scene.dashboard("/links/new"))
     destination = page.get_by_label("Destination URL")
-    destination.fill("not a url")
+    destination.fill("not-a-url")
     page.get_by_label("Deeplink").focus()  # leaving the field shows its error while typing elsewhere
     error = page.locator('[data-field="destination_url"] .field-error')
     error.filter(has_text="https").wait_for()
