@@ -18,8 +18,8 @@ from api.storefront import add_storefront_routes
 from linksvc.auth_throttle import KINDS, AuthThrottle
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
-from linksvc.dashboard_sessions import delete_void_sessions
 from linksvc.client_address import parse_networks
+from linksvc.dashboard_sessions import delete_void_sessions
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
 from linksvc.resolver.clicks import ClickRecorder

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from linksvc.redaction import mask_url_credentials, masked_repr
 from linksvc.client_address import parse_networks
+from linksvc.redaction import mask_url_credentials, masked_repr
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,6 +11,9 @@ split in halves and each half written on its own, down to the one click that fai
 to the dead-letter table with the reason, and every other click of the batch is stored. One bad row can
 never block the recording of the others.
 
+A clean stop writes what waits; should the store refuse it then, the clicks go to a spill file beside the
+database that the next start writes (:mod:`linksvc.resolver.click_spill`): nothing buffered is lost.
+
 The request path only appends a tuple of what it already has (a :class:`Click`); turning it into the
 stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time.
 """
@@ -22,10 +25,12 @@ import contextlib
 import logging
 import sqlite3
 from collections import deque
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
+from linksvc.resolver import click_spill
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters
@@ -68,6 +73,8 @@ def dead_letter_payload(click: Click) -> str:
 class ClickRecorder:
     def __init__(self, db: Database, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000) -> None:
         self.db = db
+        self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
+        self._spilled_left = 0
         self.batch = batch
         self.interval = interval
         self._buffer: deque[Click] = deque(maxlen=limit)
@@ -117,7 +124,16 @@ class ClickRecorder:
                     self.written += len(piece)
                 for _ in piece:
                     self._buffer.popleft()
+                self._forget_spilled(len(piece))
             return written
+
+    def _forget_spilled(self, taken: int) -> None:
+        if self._spilled_left:
+            self._spilled_left = max(0, self._spilled_left - taken)
+            if not self._spilled_left:  # every click of the spill files is stored
+                for path in self._spilled:
+                    path.unlink(missing_ok=True)
+                self._spilled = []
 
     async def _set_aside(self, click: Click, exc: Exception) -> None:
         """The one click that fails alone goes to the dead letters, with the reason."""
@@ -146,11 +162,32 @@ class ClickRecorder:
                 log.exception("writing %d clicks failed; will retry", self.pending)
 
     def start(self) -> None:
+        if self.db.path != ":memory:":
+            self._spilled, rows = click_spill.claim(self.db.path)
+            clicks = [Click(*row) for row in rows if len(row) == len(Click._fields)]
+            self._buffer.extendleft(reversed(clicks))
+            self._spilled_left = len(clicks)
+            if clicks:
+                log.info("%d clicks a stop could not write are written now", len(clicks))
+                self._wake.set()
+            else:  # nothing readable in them
+                for path in self._spilled:
+                    path.unlink(missing_ok=True)
+                self._spilled = []
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
+        """Writes what waits; when the store refuses it, what waits goes to a spill file for the next start."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        await self.flush()
+        try:
+            await self.flush()
+        except Exception:
+            if self.db.path == ":memory:" or not self._buffer:
+                raise
+            path = click_spill.spill(self.db.path, list(self._buffer))
+            log.exception("the store refused %d clicks at stop; kept in %s for the next start", self.pending, path)
+            for claimed in self._spilled:  # their clicks are in the new file
+                claimed.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ import sqlite3
 import time
 import zlib
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,8 @@ from linksvc.settings import Settings
 from storage.db import fetch_all
 from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import ADMIN_TOKEN, A, B, ids, two_accounts
+from tests.http.test_storage_locked import held_write_lock
+from tests.processes import wait_for
 from tests.rawhttp import Reply, exchange, request
 
 EVENTS = "/api/storefront/v1/behavior/events"
@@ -241,3 +244,29 @@ async def test_clicks_buffered_at_shutdown_are_written(tmp_path: Any, settings: 
     await client.close()  # a clean stop
     with sqlite3.connect(settings.db_path) as conn:
         assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 3
+
+
+async def test_clicks_the_store_refuses_at_stop_are_written_by_the_next_start(settings: Settings,
+                                                                             aiohttp_client: Any) -> None:
+    app = create_app(replace(settings, click_flush_seconds=3600))
+    client = await aiohttp_client(service_server(app))
+    await load_seed(app[DB], two_accounts(), allow_private=True)
+    for ua in (b"UA \xff", b"UA ok"):
+        assert (await raw(client, request("GET", f"/lnk{A[:4]}", [("User-Agent", ua)]))).status == 302
+    with held_write_lock(settings.db_path):  # another process holds the write lock while the service stops
+        await client.close()
+    spilled = list(Path(settings.db_path).parent.glob("*.spill.jsonl"))
+    assert len(spilled) == 1
+    with sqlite3.connect(settings.db_path) as conn:
+        assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
+
+    def stored(query: str) -> list[Any]:
+        with sqlite3.connect(settings.db_path) as conn:
+            return conn.execute(query).fetchall()
+
+    restarted = await aiohttp_client(service_server(create_app(settings)))
+    assert await asyncio.to_thread(wait_for, lambda: stored("SELECT count(*) FROM clicks")[0][0] == 2, 10)
+    agents = {row[0] for row in stored("SELECT user_agent FROM clicks")}
+    assert agents == {"UA \ufffd", "UA ok"}
+    assert not list(Path(settings.db_path).parent.glob("*.spill.jsonl*"))  # written, then gone
+    await restarted.close()
