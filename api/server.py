@@ -96,7 +96,9 @@ class ServiceRequestHandler(RequestHandler):
     def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
         status, details = describe_fault(exc, status)
-        if status >= 500:
+        if isinstance(exc, ConnectionError):  # the client went away mid-request: nobody to answer, no fault here
+            log.info("a client closed its connection before its request was answered: %s", type(exc).__name__)
+        elif status >= 500:
             log.error("unhandled error from %s: %s", request.remote, type(exc).__name__)
         else:  # a client's fault: one line, the kind of fault and never the bytes (they may hold credentials)
             log.info("refused a malformed request from %s: %s", request.remote, type(exc).__name__)

@@ -283,6 +283,41 @@ def test_a_body_that_stops_coming_is_408_at_the_deadline(service: Service) -> No
         assert time.monotonic() - started < 5
 
 
+ADMIN_LINE = f"Authorization: Bearer {ADMIN_TOKEN}\r\n".encode()
+ACCOUNTS = b"/api/admin/v1/accounts"
+# Requests that are not HTTP/1.1 as it should be: smuggling shapes, other protocols, framing out of range.
+PROTOCOL = {
+    "content-length and chunked": b"POST " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE
+                                  + b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "folded header": b"GET " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE + b"X-A: 1\r\n  folded\r\n\r\n",
+    "http/2 preface": b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    "tls client hello": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40,
+    "bare line feeds": b"GET /healthz HTTP/1.1\nHost: x\n\n",
+    "http/9.9": b"GET " + ACCOUNTS + b" HTTP/9.9\r\nHost: x\r\n" + ADMIN_LINE + b"\r\n",
+    "negative length": b"POST " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE + b"Content-Length: -1\r\n\r\n{}",
+    "length beyond 64 bits": b"POST " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE
+                             + b"Content-Length: 99999999999999999999999\r\n\r\n{}",
+    "chunk size beyond 64 bits": b"POST " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE
+                                 + b"Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n",
+    "empty header name": b"GET /healthz HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n",
+    "websocket upgrade": b"GET " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE + b"Upgrade: websocket\r\n"
+                         b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                         b"Sec-WebSocket-Version: 13\r\n\r\n",
+    "expect 100 then gone": b"POST " + ACCOUNTS + b" HTTP/1.1\r\nHost: x\r\n" + ADMIN_LINE
+                            + b"Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 500\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", PROTOCOL)
+def test_requests_that_are_not_proper_http(service: Service, name: str) -> None:
+    reply = exchange(service.port, PROTOCOL[name], timeout=8, half_close=name == "expect 100 then gone")
+    assert reply.status < 500, reply.raw[:300]
+    if reply.status == 400:
+        assert set(json.loads(reply.body)) == {"error", "details"}
+    assert ADMIN_TOKEN.encode() not in reply.raw
+    assert ready(service.base)
+
+
 def test_no_secret_reaches_the_log(service: Service) -> None:
     if not service.replies:
         test_hostile_bytes_at_every_route(service)
