@@ -87,6 +87,22 @@ def backoff_delay(tries: int, base: float, retry_after: float | None) -> float:
     return min(MAX_DELAY_SECONDS, max(delay, retry_after or 0.0))
 
 
+MAX_RESPONSE_BYTES = 1024 * 1024
+
+
+async def read_bounded(response: aiohttp.ClientResponse, limit: int = MAX_RESPONSE_BYTES) -> bytes:
+    """At most ``limit`` bytes of a destination's answer: an endless or huge body (a misbehaving or hostile
+    endpoint) must not fill the memory. Beyond the limit the connection is dropped instead of drained."""
+    body = bytearray()
+    while len(body) <= limit:
+        chunk = await response.content.read(64 * 1024)
+        if not chunk:
+            return bytes(body)
+        body += chunk
+    response.close()
+    return bytes(body[:limit])
+
+
 class Dispatcher:
     def __init__(self, db: Database, concurrency: int = 16, max_tries: int = 8, backoff: float = 1.0,
                  timeout: float = 10.0, allow_private: bool = False) -> None:
@@ -147,7 +163,7 @@ class Dispatcher:
                 check_literal_host(request.url)  # names are checked by the session's resolver
             async with self._session.request(request.method, request.url, headers=request.headers,
                                              data=request.body, allow_redirects=False) as response:
-                await response.read()
+                await read_bounded(response)
                 status = response.status
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"), now)
         except RefusedDestination as exc:

@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from linksvc.forwarding.dispatcher import MAX_RESPONSE_BYTES
 from tests.conftest import ADMIN, bearer, token_for
 from tests.factories import A
 from tests.http.test_forwarding import SECRET, connect, deliveries, settled
@@ -91,3 +92,41 @@ async def test_a_bad_destination_slows_nothing_and_loses_nothing(service: TestCl
                 assert response.status == 200
                 await settled(service, event_id, seconds=30)
     assert set(destination.accepted) >= set(accepted)
+
+
+async def test_an_endless_answer_is_not_read_to_its_end(service: TestClient) -> None:
+    """A destination that answers 200 with a body that never ends: the delivery counts, the dispatcher reads
+    at most MAX_RESPONSE_BYTES of it and drops the connection, and the next delivery goes out as usual."""
+    sent: list[int] = []
+    done = asyncio.Event()
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        response = web.StreamResponse(status=200)
+        await response.prepare(request)
+        chunk = b"x" * 65536
+        try:
+            for _ in range(100_000):  # 6.5 GB if it were all read
+                await response.write(chunk)
+                sent.append(len(chunk))
+        except (ConnectionError, RuntimeError):
+            pass
+        finally:
+            done.set()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/hook", endless)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        await connect(service, "webhook", {"endpoint_url": str(server.make_url("/hook")), "secret": SECRET},
+                      event_types=["page_view"])
+        accepted = await _events(service, 2)
+        for event_id in accepted:
+            found = await settled(service, event_id, seconds=30)
+            assert [d["state"] for d in found] == ["delivered"]
+        await asyncio.wait_for(done.wait(), 30)
+        assert sum(sent) < 64 * MAX_RESPONSE_BYTES  # the writer was cut off long before its end
+    finally:
+        await server.close()
