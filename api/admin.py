@@ -266,8 +266,8 @@ class DeliveryView(BaseModel):
     event_id: str
     trigger: str = Field(description="event or reversal")
     kind: str
-    state: str = Field(description="pending, delivered, filtered, failed or dead")
-    reason: str | None = Field(description="why it was filtered")
+    state: str = Field(description="pending, delivered, filtered, skipped, failed or dead")
+    reason: str | None = Field(description="why it was filtered or skipped")
     tries: int
     next_attempt_at: str
     last_status: int | None
@@ -278,7 +278,7 @@ class DeliveryView(BaseModel):
 
 
 class DeliveriesQuery(Paging):
-    state: str | None = Field(default=None, pattern="^(pending|delivered|filtered|failed|dead)$")
+    state: str | None = Field(default=None, pattern="^(pending|delivered|filtered|skipped|failed|dead)$")
 
 
 async def event_deliveries(request: web.Request) -> web.Response:
@@ -298,6 +298,20 @@ async def retry_delivery(request: web.Request) -> web.Response:
     view = await deliveries.retry(request.app[DB], account_id, delivery_id)
     request.app[DISPATCHER].wake()
     return data(view)
+
+
+class ConnectionTest(BaseModel):
+    outcome: str = Field(description="delivered (the vendor accepted the test event), failed (it refused it: see "
+                                     "message), retry (it could not be reached or asked to try later) or not_sent "
+                                     "(the destination has no test mode, or the connection lacks a setting)")
+    status: int | None = Field(description="the vendor's HTTP status")
+    message: str | None = Field(description="the vendor's own code and message")
+
+
+async def test_connection(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await deliveries.test_connection(request.app[DB], account_id, connection_id,
+                                                 request.app[DISPATCHER].test))
 
 
 class DeadLetterView(BaseModel):
@@ -362,6 +376,9 @@ ENDPOINTS = [
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again", "deliveries", response=Envelope[DeliveryView],
              security="admin", errors=(401, 404, 409)),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/test", test_connection,
+             "Send one synthetic event the vendor's own way of testing (nothing is counted) and answer what the "
+             "vendor said", "deliveries", response=Envelope[ConnectionTest], security="admin", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/dead-letters", list_dead_letters,
              "Writes set aside because they failed alone (a click that could not be stored), newest first",
              "dead-letters", query=Paging, response=Page[DeadLetterView], security="admin", errors=(401, 404)),

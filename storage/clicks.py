@@ -52,3 +52,15 @@ async def app_settings(conn: Conn) -> list[Row]:
         "SELECT json_extract(body, '$.android') AS android, json_extract(body, '$.ios') AS ios FROM links "
         "WHERE json_type(body, '$.android') = 'object' OR json_type(body, '$.ios') = 'object'",
     )
+
+
+async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> Row | None:
+    """The latest click of the account that carried ``tracking_id``, with its link's stored destination."""
+    return await fetch_one(
+        conn,
+        "SELECT c.user_agent, c.referer, c.clicked_at, c.platform, c.bot, c.link_id, l.code, "
+        "json_extract(l.body, '$.destination_url') AS destination_url FROM clicks c "
+        "LEFT JOIN links l ON l.id = c.link_id WHERE c.tracking_id = ? AND c.account_id = ? "
+        "ORDER BY c.id DESC LIMIT 1",
+        (tracking_id, account_id),
+    )

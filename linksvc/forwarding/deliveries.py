@@ -1,12 +1,16 @@
-"""What the admin API shows of forwarding: deliveries per event and per connection, and a retry by hand."""
+"""What the admin API shows of forwarding: deliveries per event and per connection, a retry by hand, and the
+test of a connection."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
+from linksvc.jsoncodec import loads
 from storage import deliveries as repo
+from storage import documents
 from storage import events as event_repo
 from storage.db import Database
 
@@ -39,3 +43,12 @@ async def retry(db: Database, account_id: str, delivery_id: str) -> dict[str, An
             raise Conflict("Not retryable", "only failed or dead deliveries can be retried")
     row = await repo.by_id(db.reader, account_id, delivery_id)
     return _view(row)
+
+
+async def test_connection(db: Database, account_id: str, connection_id: str,
+                          send_test: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """The connection's own test (``send_test`` is the dispatcher's): 404 unless the account's connection."""
+    row = await documents.get(db.reader, "connections", account_id, connection_id)
+    if row is None:
+        raise NotFound("Connection not found", f"no connection with id {connection_id} in this account")
+    return await send_test(loads(row["body"]))

@@ -6,14 +6,22 @@ pending one of its connection and customer (a customer's deliveries reach a conn
 never overtakes its purchase). Each is mapped by its destination's pure builder at send time (so a rotated
 secret or a new endpoint applies to retries) and sent; outcomes are recorded in batches:
 
-    2xx                                delivered
+    the vendor accepted it             delivered (2xx, and the body says so: see
+                                       :mod:`linksvc.forwarding.verdicts` and each destination's ``judge``)
     the builder filters it             filtered, with the reason
-    network error, timeout, 408, 429, 5xx
+    the vendor would drop it silently  skipped, with the reason (too old, a name it refuses)
+    network error, timeout, 408, 429, 5xx, or the body says "later"
                                        retried after ``backoff`` × 2^(tries-1) with jitter, at least the
                                        ``Retry-After`` given; after ``max_tries``: dead
-    any other status, 3xx included     failed (not retried; the admin API can retry it by hand)
+    401 from an OAuth destination      a fresh access token once, and sent again at once
+    the vendor refused the data        failed, with the vendor's code and message (not retried; the admin
+                                       API can retry it by hand); any other status, 3xx included, too
     an address that is not public      failed, with the refusal as the last error (unless private
                                        destinations are allowed; see :mod:`linksvc.forwarding.guard`)
+
+Before the builder runs, the event gets the click behind its ``tracking_id`` (``event["click"]``: user agent,
+referer, time, the link's destination) for the destinations that ask for them (Meta's website events), and
+an OAuth connection gets a current access token (:mod:`linksvc.forwarding.oauth`).
 
 Redirects are never followed: a destination cannot send the request on to another host (or past the guard).
 An error kept as a delivery's ``last_error`` (and shown by the admin API) never holds the credentials of the
@@ -27,18 +35,21 @@ import contextlib
 import logging
 import random
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
 
 from linksvc.clock import iso, utcnow
-from linksvc.forwarding.destinations import build
-from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination, check_literal_host
-from linksvc.forwarding.outgoing import Filtered
+from linksvc.forwarding.destinations import build, build_test, judge
+from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
+from linksvc.forwarding.oauth import TokenCache, TokenError
+from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
+from linksvc.forwarding.sender import Answer, send
+from linksvc.forwarding.verdicts import DELIVERED, FAILED, Verdict
 from linksvc.jsoncodec import loads
 from linksvc.redaction import mask_url_credentials, redact_error
+from storage import clicks as click_repo
 from storage import customers as customer_repo
 from storage import deliveries as repo
 from storage import documents
@@ -46,7 +57,6 @@ from storage import events as event_repo
 from storage.db import Database, Row
 
 log = logging.getLogger("linksvc.forwarding")
-RETRYABLE = frozenset({408, 429})
 MAX_DELAY_SECONDS = 3600.0
 POLL_SECONDS = 0.5
 
@@ -62,45 +72,12 @@ class Outcome:
     reason: str | None = None
 
 
-def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """``Retry-After`` as seconds (a number, or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
-
-
 def backoff_delay(tries: int, base: float, retry_after: float | None) -> float:
     """Exponential with equal jitter (half fixed, half random), never shorter than ``Retry-After``."""
     # The exponent stops growing once the cap is reached (2 ** 1024 would not fit a float).
     ceiling = min(MAX_DELAY_SECONDS, base * 2.0 ** min(max(0, tries - 1), 64))
     delay = ceiling / 2 + random.uniform(0, ceiling / 2)
     return min(MAX_DELAY_SECONDS, max(delay, retry_after or 0.0))
-
-
-MAX_RESPONSE_BYTES = 1024 * 1024
-
-
-async def read_bounded(response: aiohttp.ClientResponse, limit: int = MAX_RESPONSE_BYTES) -> bytes:
-    """At most ``limit`` bytes of a destination's answer: an endless or huge body (a misbehaving or hostile
-    endpoint) must not fill the memory. Beyond the limit the connection is dropped instead of drained."""
-    body = bytearray()
-    while len(body) <= limit:
-        chunk = await response.content.read(64 * 1024)
-        if not chunk:
-            return bytes(body)
-        body += chunk
-    response.close()
-    return bytes(body[:limit])
 
 
 class Dispatcher:
@@ -119,6 +96,7 @@ class Dispatcher:
         self._session: aiohttp.ClientSession | None = None
         self._resolver: PublicOnlyResolver | None = None
         self._stopping = False
+        self.tokens = TokenCache(allow_private)
         self.sent = 0
 
     def wake(self) -> None:
@@ -153,32 +131,76 @@ class Dispatcher:
         if event_row["customer_id"]:
             customer_row = await customer_repo.customer_by(reader, row["account_id"], "id", event_row["customer_id"])
             customer = loads(customer_row["body"]) if customer_row is not None else None
-        request = build(row["destination"], row["kind"], event, customer, connection, row["id"], now,
-                        trigger=row["trigger"])
-        if isinstance(request, Filtered):
-            return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason=request.reason)
+        event["click"] = await self._click_of(row["account_id"], event["body"])
         assert self._session is not None
+        destination = row["destination"]
+        request: Outgoing | Filtered | None = None
         try:
-            if not self.allow_private:
-                check_literal_host(request.url)  # names are checked by the session's resolver
-            async with self._session.request(request.method, request.url, headers=request.headers,
-                                             data=request.body, allow_redirects=False) as response:
-                await read_bounded(response)
-                status = response.status
-                retry_after = retry_after_seconds(response.headers.get("Retry-After"), now)
+            for fresh_token in (False, True):
+                if fresh_token:
+                    self.tokens.invalidate(connection)
+                current = await self.tokens.with_token(self._session, connection)
+                request = build(destination, row["kind"], event, customer, current, row["id"], now,
+                                trigger=row["trigger"])
+                if isinstance(request, Skipped):
+                    return Outcome(row["seq"], "skipped", row["tries"], iso(now), reason=request.reason)
+                if isinstance(request, Filtered):
+                    return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason=request.reason)
+                answer = await send(self._session, request, self.allow_private, now)
+                verdict = judge(destination, answer.status, answer.body, request)
+                if not verdict.token_expired:
+                    break
+        except TokenError as exc:
+            if exc.retry:
+                return self._retry_or_dead(row, tries, now, None, str(exc))
+            return Outcome(row["seq"], "failed", tries, iso(now), None, str(exc))
         except RefusedDestination as exc:
-            refusal = redact_error(str(exc), request.url)
+            url = request.url if isinstance(request, Outgoing) else ""
+            refusal = redact_error(str(exc), url)
             log.warning("delivery %s %s", row["id"], refusal)
             return Outcome(row["seq"], "failed", tries, iso(now), None, refusal)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            error = redact_error(f"{type(exc).__name__}: {exc}", request.url)
+            url = request.url if isinstance(request, Outgoing) else ""
+            error = redact_error(f"{type(exc).__name__}: {exc}", url)
             return self._retry_or_dead(row, tries, now, None, error[:500])
-        if 200 <= status < 300:
+        return self._outcome_of(row, tries, now, answer, verdict)
+
+    def _outcome_of(self, row: Row, tries: int, now: datetime, answer: Answer, verdict: Verdict) -> Outcome:
+        if verdict.outcome == DELIVERED:
             self.sent += 1
-            return Outcome(row["seq"], "delivered", tries, iso(now), status)
-        if status in RETRYABLE or status >= 500:
-            return self._retry_or_dead(row, tries, now, status, f"HTTP {status}", retry_after)
-        return Outcome(row["seq"], "failed", tries, iso(now), status, f"HTTP {status}")
+            return Outcome(row["seq"], "delivered", tries, iso(now), answer.status, verdict.message)
+        error = verdict.message or f"HTTP {answer.status}"
+        if verdict.outcome == FAILED:
+            return Outcome(row["seq"], "failed", tries, iso(now), answer.status, error)
+        return self._retry_or_dead(row, tries, now, answer.status, error, answer.retry_after)
+
+    async def test(self, connection: dict[str, Any]) -> dict[str, Any]:
+        """Sends one synthetic event the vendor's own way of testing and says what the vendor answered."""
+        if self._session is None:
+            raise RuntimeError("the dispatcher is not running")
+        now = utcnow()
+        destination = str(connection.get("destination"))
+        try:
+            current = await self.tokens.with_token(self._session, connection)
+            request = build_test(destination, current, now)
+            if isinstance(request, Filtered):
+                return {"outcome": "not_sent", "status": None, "message": request.reason}
+            answer = await send(self._session, request, self.allow_private, now)
+        except TokenError as exc:
+            return {"outcome": "retry" if exc.retry else FAILED, "status": None, "message": str(exc)}
+        except (RefusedDestination, aiohttp.ClientError, TimeoutError, OSError) as exc:
+            url = request.url if isinstance(request, Outgoing) else ""
+            return {"outcome": "retry", "status": None, "message": redact_error(f"{type(exc).__name__}: {exc}", url)}
+        verdict = judge(destination, answer.status, answer.body, request)
+        return {"outcome": verdict.outcome, "status": answer.status, "message": verdict.message}
+
+    async def _click_of(self, account_id: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The click behind the event's tracking_id, if the service recorded it."""
+        tracking_id = (body.get("attribution") or {}).get("tracking_id")
+        if not isinstance(tracking_id, str) or not tracking_id:
+            return None
+        found = await click_repo.click_by_tracking_id(self.db.reader, account_id, tracking_id)
+        return dict(found) if found is not None else None
 
     async def _deliver(self, row: Row) -> None:
         try:

@@ -27,6 +27,7 @@ from linksvc.forwarding.outgoing import (
     setting,
 )
 from linksvc.forwarding.rules import REVERSAL_REFUSED
+from linksvc.forwarding.verdicts import RETRY, Verdict, by_status
 
 DEFAULT_BASE = "https://googleads.googleapis.com"
 DEFAULT_VERSION = "v17"
@@ -73,3 +74,10 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
     version = setting(connection, "api_version") or DEFAULT_VERSION
     url = f"{base_url(connection, DEFAULT_BASE)}/{version}/customers/{customer_id}:uploadClickConversions"
     return post_json(url, {"conversions": [conversion], "partialFailure": True}, headers)
+
+
+def judge(status: int, body: bytes, sent: Outgoing) -> Verdict:
+    """401: the access token expired (or was revoked): a fresh one, then the upload again."""
+    if status == 401:
+        return Verdict(RETRY, "HTTP 401: the access token was refused", token_expired=True)
+    return by_status(status)

@@ -45,6 +45,12 @@ class Filtered:
     reason: str
 
 
+@dataclass(frozen=True)
+class Skipped(Filtered):
+    """Not sent because the vendor would drop it without a word (too old, a name it refuses): the delivery
+    is ``skipped`` with the reason, apart from what the connection's rules filter."""
+
+
 def kinds_for(destination: str, trigger: str, effects: dict[str, Any]) -> list[str]:
     """The deliveries one trigger (``"event"`` or ``"reversal"``) makes for a destination. ``effects`` is
     the event's ``effects`` for an event and its ``reversal`` for a reversal."""

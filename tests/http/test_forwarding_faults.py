@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from linksvc.forwarding.dispatcher import MAX_RESPONSE_BYTES
+from linksvc.forwarding.sender import MAX_RESPONSE_BYTES
 from tests.conftest import ADMIN, bearer, token_for
 from tests.factories import A
 from tests.http.test_forwarding import SECRET, connect, deliveries, settled

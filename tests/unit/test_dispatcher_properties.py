@@ -11,7 +11,8 @@ from unittest import mock
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from linksvc.forwarding.dispatcher import MAX_DELAY_SECONDS, backoff_delay, retry_after_seconds
+from linksvc.forwarding.dispatcher import MAX_DELAY_SECONDS, backoff_delay
+from linksvc.forwarding.sender import retry_after_seconds
 
 FAST = settings(max_examples=100, deadline=None)
 NOW = datetime(2024, 5, 2, 8, 0, tzinfo=UTC)

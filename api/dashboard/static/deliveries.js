@@ -1,14 +1,14 @@
-// Deliveries of forwarded events, per connection: their state (delivered, filtered with its reason,
-// failed, dead, or still pending) and a retry for the failed and dead ones.
+// Deliveries of forwarded events, per connection: their state (delivered, filtered or skipped with its
+// reason, failed, dead, or still pending), a retry for the failed and dead ones, and a test of the connection.
 
 import { admin, inAccount, query } from './api.js';
 import { badge, field, h, table, toast, when } from './dom.js';
 
 const PAGE = 50;
-const STATES = ['pending', 'delivered', 'filtered', 'failed', 'dead'];
+const STATES = ['pending', 'delivered', 'filtered', 'skipped', 'failed', 'dead'];
 
 function outcome(d) {
-  if (d.state === 'filtered') return d.reason || 'filtered';
+  if (d.state === 'filtered' || d.state === 'skipped') return d.reason || d.state;
   const status = d.last_status ? `HTTP ${d.last_status}` : null;
   if (d.last_error && status && d.last_error.includes(String(d.last_status))) return d.last_error;
   if (d.last_error || status) return [status, d.last_error].filter(Boolean).join(': ');
@@ -32,6 +32,20 @@ export async function deliveriesView(ctx) {
     field('Connection', connection), field('State', stateSelect));
   form.addEventListener('change', () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: connection.value,
     state: stateSelect.value })}`));
+
+  const testButton = h('button', { type: 'button', class: 'small' }, 'Test connection');
+  const testResult = h('p', { class: 'muted', role: 'status' });
+  testButton.addEventListener('click', async () => {
+    testButton.disabled = true;
+    testResult.textContent = 'Sending a test event…';
+    try {
+      const answer = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/test`), { method: 'POST' })).data;
+      testResult.textContent = [answer.outcome, answer.status ? `HTTP ${answer.status}` : null, answer.message]
+        .filter(Boolean).join(': ');
+    } finally {
+      testButton.disabled = false;
+    }
+  });
 
   const results = h('div', { class: 'results' });
   const shown = [];
@@ -76,5 +90,5 @@ export async function deliveriesView(ctx) {
   return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
     h('p', { class: 'muted' }, 'Events forwarded to each connection: delivered, filtered (with the reason), failed '
       + '(refused by the destination), dead (retries exhausted) or pending.'),
-    form, results);
+    form, h('div', { class: 'toolbar' }, testButton, testResult), results);
 }
