@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from datetime import date
 from pathlib import Path
 
 from aiohttp import web
@@ -20,6 +21,7 @@ from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.client_address import parse_networks
 from linksvc.dashboard_sessions import delete_void_sessions
+from linksvc.forwarding.deliveries import connections_near_sunset, version_gauge
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
 from linksvc.resolver.clicks import ClickRecorder
@@ -43,10 +45,19 @@ async def load_demo_if_empty(db: Database, settings: Settings) -> None:
             log.warning("demo file %s not found; starting with an empty database", settings.demo_file)
 
 
+def warn_about_api_versions(db: Database) -> None:
+    for found in connections_near_sunset(db, date.today()):
+        log.warning("connection %s (%s, account %s) uses API version %s, which %s", found["id"],
+                    found["destination"], found["account_id"], found["api_version"],
+                    f"ends in {found['days_left']} days" if found["days_left"] >= 0
+                    else f"ended {-found['days_left']} days ago", extra={"connection_id": found["id"]})
+
+
 async def _database(app: web.Application) -> AsyncIterator[None]:
     db = app[DB]
     await db.open()
     await load_demo_if_empty(db, app[SETTINGS])
+    warn_about_api_versions(db)
     # Sessions opened under another admin token (a rotation) or expired are deleted, not only refused.
     await delete_void_sessions(db, app[SETTINGS].admin_token)
     yield
@@ -117,6 +128,11 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_deliveries", "Deliveries in the outbox, by destination and state", ("destination", "state"),
         lambda: delivery_repo.counts_by_state(db.reader),
+    ))
+    app[METRICS_KEY].registry.register(StoreGauge(
+        "linksvc_connection_api_version_days_left",
+        "Days until the vendor retires the API version a connection uses (shown within 60 days of it; negative "
+        "once retired)", ("connection_id", "destination", "api_version"), lambda: version_gauge(db),
     ))
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_dead_letters", "Writes set aside because they failed alone (a poison row), by kind", ("kind",),

@@ -156,3 +156,10 @@ async def referred_by(conn: Conn, table: str, account_id: str, doc_id: str) -> l
         if row is not None:
             found.append(referring)
     return found
+
+
+def every_body(conn: Any, table: str) -> list[tuple[str, str, str]]:
+    """(id, account_id, body) of every document of ``table`` in every account; a plain sqlite3 connection
+    (called at start-up and from a metrics scrape)."""
+    _known(table)
+    return [(r[0], r[1], r[2]) for r in conn.execute(f"SELECT id, account_id, body FROM {table}")]

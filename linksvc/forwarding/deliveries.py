@@ -4,10 +4,12 @@ test of a connection."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import date
 from typing import Any
 
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
+from linksvc.forwarding import versions
 from linksvc.jsoncodec import loads
 from storage import deliveries as repo
 from storage import documents
@@ -52,3 +54,16 @@ async def test_connection(db: Database, account_id: str, connection_id: str,
     if row is None:
         raise NotFound("Connection not found", f"no connection with id {connection_id} in this account")
     return await send_test(loads(row["body"]))
+
+
+def connections_near_sunset(db: Database, today: date) -> list[dict[str, Any]]:
+    """Every connection whose vendor API version ends within the warning window (or has ended)."""
+    connections = [{**loads(body), "id": doc_id, "account_id": account_id}
+                   for doc_id, account_id, body in documents.every_body(db.reader, "connections")]
+    return versions.near_sunset(connections, today)
+
+
+def version_gauge(db: Database) -> list[tuple[str, str, str, int]]:
+    """(connection_id, destination, api_version, days left) for the metrics, read at scrape time."""
+    return [(c["id"], c["destination"], c["api_version"], c["days_left"])
+            for c in connections_near_sunset(db, date.today())]
