@@ -26,23 +26,34 @@ class ApiVersion:
 # Newest first per destination; the first is the default. Dates from the vendors' own pages (see
 # docs/operations.md and fixtures/vendors/README.md).
 KNOWN: dict[str, tuple[ApiVersion, ...]] = {
+    # Graph API versions (the Conversions API follows the Graph API's schedule), "available until".
     "meta": (
-        ApiVersion("v24.0", date(2025, 10, 8), None),
-        ApiVersion("v23.0", date(2025, 5, 29), None),
-        ApiVersion("v22.0", date(2025, 1, 21), None),
-        ApiVersion("v21.0", date(2024, 10, 2), None),
+        ApiVersion("v26.0", date(2026, 7, 29), None),
+        ApiVersion("v25.0", date(2026, 2, 18), date(2028, 7, 29)),
+        ApiVersion("v24.0", date(2025, 10, 8), date(2028, 2, 18)),
+        ApiVersion("v23.0", date(2025, 5, 29), date(2027, 10, 8)),
+        ApiVersion("v22.0", date(2025, 1, 21), date(2027, 5, 20)),
+        ApiVersion("v21.0", date(2024, 10, 2), date(2027, 1, 21)),
         ApiVersion("v20.0", date(2024, 5, 21), date(2026, 9, 24)),
         ApiVersion("v19.0", date(2024, 1, 23), date(2026, 5, 21)),
+        ApiVersion("v18.0", date(2023, 9, 12), date(2026, 1, 26)),
+        ApiVersion("v17.0", date(2023, 5, 23), date(2025, 9, 12)),
     ),
+    # Google Ads API sunsets as Google's sunset reminders give them; v23 to v26 have only projected months
+    # (February, May, August and November 2027), not dates: none is set until Google publishes one.
     "google_ads": (
-        ApiVersion("v22", date(2025, 10, 15), None),
-        ApiVersion("v21", date(2025, 8, 6), None),
-        ApiVersion("v20", date(2025, 6, 4), None),
-        ApiVersion("v19", date(2025, 2, 26), None),
-        ApiVersion("v18", date(2024, 10, 16), date(2025, 9, 24)),
-        ApiVersion("v17", date(2024, 6, 5), date(2025, 6, 4)),
+        ApiVersion("v26", date(2026, 10, 14), None),
+        ApiVersion("v25", date(2026, 7, 22), None),
+        ApiVersion("v24", None, None),
+        ApiVersion("v23", None, None),
+        ApiVersion("v22", None, date(2026, 10, 7)),
+        ApiVersion("v21", None, date(2026, 8, 5)),
+        ApiVersion("v20", date(2025, 6, 4), date(2026, 6, 10)),
+        ApiVersion("v19", date(2025, 2, 26), date(2026, 2, 11)),
+        ApiVersion("v18", date(2024, 10, 16), date(2025, 8, 20)),
+        ApiVersion("v17", None, date(2025, 6, 4)),
     ),
-    "tiktok": (ApiVersion("v1.3", None, None),),
+    "tiktok": (ApiVersion("v1.3", None, None),),  # no end published
 }
 
 

@@ -31,5 +31,6 @@ def test_the_warning_window() -> None:
     found = {c["id"]: c["days_left"] for c in near_sunset(connections, today)}
     assert found == {"old": (date(2026, 5, 21) - today).days, "soon": (date(2026, 9, 24) - today).days,
                      "ads": (date(2025, 6, 4) - today).days}
+    assert default_version("meta") == "v26.0" and default_version("google_ads") == "v26"
     assert days_left("meta", "v20.0", date(2026, 7, 1)) == 85
     assert "soon" not in {c["id"] for c in near_sunset(connections, date(2026, 7, 1))}
