@@ -18,7 +18,7 @@ from tests.conftest import ADMIN, service_server
 from tests.factories import ADMIN_TOKEN, A, B, ids
 
 API = "/api/admin/v1"
-WHSEC = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="
+WHSEC = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="
 BAD_OP = [[{"type": "Order Value", "operator": "about", "value": 1}]]
 
 # (resource segment, body, the field that details.field must name)
