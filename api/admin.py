@@ -314,6 +314,17 @@ async def test_connection(request: web.Request) -> web.Response:
                                                  request.app[DISPATCHER].test))
 
 
+class SecretRotated(BaseModel):
+    secret: str = Field(description="the new whsec_ signing secret: shown only in this response")
+    previous_secret_expires_at: str | None = Field(
+        description="until when the replaced secret also signs every delivery (24 hours from now)")
+
+
+async def rotate_secret(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await request.app[RESOURCES].rotate_webhook_secret(account_id, connection_id))
+
+
 class DeadLetterView(BaseModel):
     id: int
     kind: str = Field(description="what was set aside: click")
@@ -373,6 +384,10 @@ ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries", connection_deliveries,
              "Deliveries to a connection, newest first, optionally of one state", "deliveries",
              query=DeliveriesQuery, response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/rotate-secret", rotate_secret,
+             "Give a webhook connection a new signing secret, shown once; for 24 hours every delivery is "
+             "signed with the new and the old secret", "connections", response=Envelope[SecretRotated],
+             security="admin", errors=(400, 401, 404)),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again", "deliveries", response=Envelope[DeliveryView],
              security="admin", errors=(401, 404, 409)),

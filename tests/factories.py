@@ -48,7 +48,7 @@ def account_doc(account_id: str, environment: str) -> dict[str, Any]:
         "custom_event_types": [{"id": _uuid(account_id, 6), "name": "page_view"}],
         "connections": [{"id": _uuid(account_id, 7), "destination": "webhook", "enabled": False,
                          "config": {"endpoint_url": "https://hooks.example.com/in",
-                                    "secret": "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="}}],
+                                    "secret": "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="}}],
         "links": [{"id": _uuid(account_id, 8), "code": f"lnk{account_id[:4]}", "kind": "email",
                    "destination_url": "https://shop.example/p?x=1#top"}],
     }

@@ -4,14 +4,16 @@ the specification's Behavior events, rules 8 and 9; https://www.standardwebhooks
 The body is ``{"type", "timestamp", "data"}``. ``webhook-id`` is the delivery id (stable across retries,
 so a receiver drops duplicates), ``webhook-timestamp`` the sending time in Unix seconds, and
 ``webhook-signature`` ``v1,`` + base64 of HMAC-SHA256 over ``{id}.{timestamp}.{body}``, keyed by the
-base64 part of the connection's ``whsec_`` secret. A purchase reversal carries the purchase's original
-resolved attribution (UTM kept); reward and tier kinds go out only when the event or reversal really did it.
+base64 part of the connection's ``whsec_`` secret. For 24 hours after a rotation the header holds two such
+signatures, space-separated, the new secret's first (:mod:`linksvc.forwarding.webhook_secrets`); a delivery
+is signed when it is sent, so a retry follows the secrets of its own moment. A purchase reversal carries the
+purchase's original resolved attribution (UTM kept); reward and tier kinds go out only when the event or
+reversal really did it.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 from datetime import UTC, datetime
@@ -30,23 +32,11 @@ from linksvc.forwarding.outgoing import (
     required,
     unix_seconds,
 )
+from linksvc.forwarding.webhook_secrets import secret_key, signing_secrets
 from linksvc.jsoncodec import dumpb
 
-SECRET_PREFIX = "whsec_"
 ACCEPTED_FIELDS = ("id", "type", "customer_id", "issued_at", "order_id", "value", "currency", "products",
                    "properties", "attribution", "attribution_original", "analytics", "click_ids")
-
-
-def secret_key(secret: str) -> bytes:
-    """The HMAC key of a ``whsec_`` secret: its base64 part decoded (padding may be left off)."""
-    encoded = secret.removeprefix(SECRET_PREFIX)
-    try:
-        key = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("the webhook secret is not a whsec_ followed by base64") from None
-    if not key:
-        raise ValueError("the webhook secret is empty")
-    return key
 
 
 def signature(key: bytes, msg_id: str, timestamp: int, body: bytes) -> str:
@@ -122,16 +112,18 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
         key = secret_key(secret)
     except ValueError as exc:
         return Filtered(f"the connection's config secret is unusable: {exc}")
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    # The current secret first; the one it replaced beside it while the rotation's overlap lasts.
+    keys = [key, *(secret_key(previous) for previous in signing_secrets(connection.get("config") or {}, now)[1:])]
     data = data_of(kind, event, trigger)
     if isinstance(data, Filtered):
         return data
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
     body = dumpb({"type": kind, "timestamp": iso(now), "data": data})
     timestamp = unix_seconds(now)
     return Outgoing("POST", url, {
         "content-type": "application/json",
         "webhook-id": delivery_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": signature(key, delivery_id, timestamp, body),
+        "webhook-signature": " ".join(signature(k, delivery_id, timestamp, body) for k in keys),
     }, body)

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, InvalidField
+from linksvc.forwarding.webhook_secrets import check_secrets, new_secret
 from linksvc.loyalty.status import campaign_status
 from linksvc.loyalty.wallet import load_wallet
 from linksvc.redaction import SECRET_MASK as SECRET_MASK  # where the tests and older callers look for it
@@ -80,6 +81,11 @@ class Kind:
     def restore_hidden(self, stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
         """An update body with the values :meth:`public` hid put back as they were stored."""
         return given
+
+    def generated(self, data: Any) -> tuple[Any, dict[str, Any]]:
+        """A create body with the values the service makes when they are left out, and those values as they
+        are shown once, in the create response (a webhook's signing secret)."""
+        return data, {}
 
 
 class BrandKind(Kind):
@@ -255,6 +261,15 @@ class ConnectionKind(Kind):
             return {**given, "config": unmask_config(given["config"], stored.get("config"))}
         return given
 
+    def generated(self, data: Any) -> tuple[Any, dict[str, Any]]:
+        config = data.get("config") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("destination") != "webhook" or not isinstance(config or {}, dict):
+            return data, {}
+        if (config or {}).get("secret") is not None:
+            return data, {}
+        secret = new_secret()
+        return {**data, "config": {**(config or {}), "secret": secret}}, {"config": {"secret": secret}}
+
     async def prepare(self, ctx: SaveContext, item: models.Connection) -> models.Connection:
         endpoint = item.config.get("endpoint_url")
         if endpoint is not None:
@@ -262,9 +277,9 @@ class ConnectionKind(Kind):
                 raise InvalidField(ctx.path("config.endpoint_url"), "must be a string URL")
             check_destination_url(endpoint, ctx.path("config.endpoint_url"), ctx.allow_private_destinations)
         if item.destination == "webhook":
-            secret = item.config.get("secret")
-            if not isinstance(secret, str) or not secret.startswith("whsec_") or len(secret) < 16:
-                raise InvalidField(ctx.path("config.secret"), "a webhook needs a whsec_ signing secret")
+            before = ctx.existing or {}
+            check_secrets(item.config, before.get("config") if before.get("destination") == "webhook" else None,
+                          ctx.path)
             if endpoint is None:
                 raise InvalidField(ctx.path("config.endpoint_url"), "a webhook needs an endpoint URL")
         return item

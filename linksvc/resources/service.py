@@ -10,7 +10,8 @@ from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
-from linksvc.errors import Conflict, NotFound
+from linksvc.errors import Conflict, InvalidField, NotFound
+from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps, loads
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
 from storage import documents
@@ -76,10 +77,15 @@ class Resources:
 
     async def create(self, account_id: str, kind_name: str, data: Any) -> dict[str, Any]:
         kind = kind_of(kind_name)
+        data, shown_once = kind.generated(data)
         async with self.db.transaction() as tx:
             await get_account(tx, account_id)
             doc_id, _ = await save(tx, kind, account_id, data, allow_private=self.allow_private, must_exist=False)
-            return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+            created = await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+        for key, value in shown_once.items():
+            both_objects = isinstance(value, dict) and isinstance(created.get(key), dict)
+            created[key] = {**created[key], **value} if both_objects else value
+        return created
 
     async def get(self, account_id: str, kind_name: str, doc_id: str) -> dict[str, Any]:
         kind = kind_of(kind_name)
@@ -107,6 +113,21 @@ class Resources:
             merged["id"] = doc_id
             await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+
+    async def rotate_webhook_secret(self, account_id: str, doc_id: str) -> dict[str, Any]:
+        """Give a webhook connection a new signing secret; the one it replaces signs beside it for 24 hours.
+        Returns the new secret (shown only here) and when the old one stops signing."""
+        kind = kind_of("connections")
+        async with self.db.transaction() as tx:
+            stored = loads((await self._get_row(tx, kind, account_id, doc_id))["body"])
+            if stored.get("destination") != "webhook":
+                raise InvalidField("destination", f"a {stored.get('destination')} connection has no signing secret "
+                                                  "to rotate; only webhook connections do")
+            config = webhook_secrets.rotated(stored.get("config") or {}, utcnow())
+            await save(tx, kind, account_id, {**stored, "config": config}, allow_private=self.allow_private,
+                       must_exist=True)
+        return {"secret": config[webhook_secrets.SECRET],
+                "previous_secret_expires_at": config.get(webhook_secrets.PREVIOUS_EXPIRES)}
 
     async def delete(self, account_id: str, kind_name: str, doc_id: str) -> None:
         kind = kind_of(kind_name)

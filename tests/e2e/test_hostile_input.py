@@ -29,7 +29,7 @@ from tests.processes import call, free_port, ready, stop, wait_for
 from tests.rawhttp import Reply, exchange
 
 URL_PASSWORD = "pa55-in-the-url-9f8e7d"
-WEBHOOK_SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="
+WEBHOOK_SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="
 UUID_NOWHERE = "00000000-0000-4000-8000-00000000dead"
 
 

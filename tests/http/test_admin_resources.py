@@ -242,7 +242,7 @@ async def test_a_chosen_link_code_is_kept(seeded: TestClient) -> None:
 
 # --- connections: secrets -----------------------------------------------------------------------------
 
-SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="
+SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="
 
 
 async def stored_connection(client: TestClient, account: str, doc_id: str) -> dict[str, Any]:
@@ -280,7 +280,7 @@ async def test_patch_sending_the_mask_back_keeps_the_stored_secret(seeded: TestC
 
 async def test_patch_with_a_new_secret_replaces_it(seeded: TestClient) -> None:
     doc_id = ids(A)["connections"]
-    new_secret = "whsec_bmV3c2VjcmV0bmV3c2VjcmV0"
+    new_secret = "whsec_bmV3c2VjcmV0bmV3c2VjcmV0bmV3c2VjcmV0bmV3MTI="
     config = {"endpoint_url": "https://hooks.example.com/in", "secret": new_secret}
     response = await seeded.patch(f"{API}/accounts/{A}/connections/{doc_id}", json={"config": config},
                                   headers=ADMIN)

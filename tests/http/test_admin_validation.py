@@ -18,7 +18,8 @@ from tests.conftest import ADMIN, service_server
 from tests.factories import ADMIN_TOKEN, A, B, ids
 
 API = "/api/admin/v1"
-WHSEC = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="
+WHSEC = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="
+SHORT_WHSEC = "whsec_MTIzNDU2Nzg5MDEyMzQ1Ng=="  # 16 bytes: below the 24 a signing secret needs
 BAD_OP = [[{"type": "Order Value", "operator": "about", "value": 1}]]
 
 # (resource segment, body, the field that details.field must name)
@@ -55,7 +56,13 @@ BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
     ("rewards", {"name": "R", "attributes": {"conversion_factor": -1}}, "attributes.conversion_factor"),
     ("contacts", {"dob": "yesterday"}, "dob"),
     ("connections", {"destination": "slack"}, "destination"),
-    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/"}}, "config.secret"),
+    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/",
+                                                          "secret": SHORT_WHSEC}}, "config.secret"),
+    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/",
+                                                          "secret": "whsec_not base64!"}}, "config.secret"),
+    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/", "secret": WHSEC,
+                                                          "previous_secret": WHSEC}},
+     "config.previous_secret_expires_at"),
     ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/",
                                                           "secret": "not-a-whsec-secret"}}, "config.secret"),
     ("connections", {"destination": "webhook", "config": {"secret": WHSEC}}, "config.endpoint_url"),

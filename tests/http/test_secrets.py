@@ -45,7 +45,7 @@ from tests.http.conftest import Receiver
 
 STOREFRONT = "/api/storefront/v1"
 ADMIN_API = "/api/admin/v1"
-SEEDED_WEBHOOK_SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ="  # tests.factories.account_doc
+SEEDED_WEBHOOK_SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="  # tests.factories.account_doc
 DESKTOP = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
 
 
