@@ -12,8 +12,8 @@ TikTok answers HTTP 200 to a refused event too: the body's ``code`` says what ha
 is delivered; anything else never is:
 
     40100 (too many requests), 5xxxx (TikTok's own errors)   retry
-    40001, 40102, 40104, 40105 (permission, expired, missing,  failed: a person must replace the access
-        incorrect or revoked access token)                    token or grant the scope, then retry by hand
+    40001 (the token lacks a permission), 40105 (the access   failed: a person must replace the access
+        token is incorrect or revoked)                        token or grant the scope, then retry by hand
     any other code (40002 invalid parameter...)               failed: TikTok refused the data
 
 The message is TikTok's own code, message and ``request_id`` (what TikTok's support asks for). A body
@@ -51,7 +51,7 @@ from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY, Verdict, by_st
 DEFAULT_BASE = "https://business-api.tiktok.com"
 PATH = "/open_api/v1.3/event/track/"
 RATE_LIMITED = frozenset({40100})
-CREDENTIAL_CODES = frozenset({40001, 40102, 40104, 40105})
+CREDENTIAL_CODES = frozenset({40001, 40105})
 PERSON_MUST_FIX = ("a person must replace the connection's access_token (or grant it the permission), "
                    "then retry the delivery")
 

@@ -51,7 +51,6 @@ def test_the_fixtures_cover_each_outcome() -> None:
     (200, {"code": 50000, "message": "System error"}, RETRY, "50000"),
     (200, {"code": 51004, "message": "?"}, RETRY, "51004"),
     (200, {"code": 40105, "message": "Access token is incorrect"}, FAILED, "a person must replace"),
-    (200, {"code": 40102, "message": "Access token expired"}, FAILED, "a person must replace"),
     (200, {"code": 40001, "message": "Permission error"}, FAILED, "a person must replace"),
     (200, {"code": 40006, "message": "no permission"}, FAILED, "40006"),
     (200, {"code": "0"}, DELIVERED, None),  # not TikTok's envelope: the status decides
