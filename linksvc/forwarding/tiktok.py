@@ -6,6 +6,19 @@ POST ``{endpoint_url or https://business-api.tiktok.com}/open_api/v1.3/event/tra
 custom event: its type), the same ``event_id`` rule as Meta's (deduplication with the pixel), email, phone
 and customer id hashed, and ``ttclid`` only when the client sent it. Reversals are never sent (TikTok would
 count one more payment). Custom events' free-form properties are not forwarded (no unhashed personal data).
+
+TikTok answers HTTP 200 to a refused event too: the body's ``code`` says what happened (``{"code", "message",
+"request_id", "data"}``; https://github.com/stape-io/tiktok-tag/issues/10 shows a real refusal). ``code`` 0
+is delivered; anything else never is:
+
+    40100 (too many requests), 5xxxx (TikTok's own errors)   retry
+    40001 (the token lacks a permission), 40105 (the access   failed: a person must replace the access
+        token is incorrect or revoked)                        token or grant the scope, then retry by hand
+    any other code (40002 invalid parameter...)               failed: TikTok refused the data
+
+The message is TikTok's own code, message and ``request_id`` (what TikTok's support asks for). A body
+without a ``code`` (a proxy's page, a 5xx) is judged by its status. The connection test sends one synthetic
+payment with the connection's ``test_event_code``.
 """
 
 from __future__ import annotations
@@ -33,9 +46,27 @@ from linksvc.forwarding.outgoing import (
     unix_seconds,
 )
 from linksvc.forwarding.rules import REVERSAL_REFUSED
+from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY, Verdict, by_status, json_body
 
 DEFAULT_BASE = "https://business-api.tiktok.com"
 PATH = "/open_api/v1.3/event/track/"
+RATE_LIMITED = frozenset({40100})
+CREDENTIAL_CODES = frozenset({40001, 40105})
+PERSON_MUST_FIX = ("a person must replace the connection's access_token (or grant it the permission), "
+                   "then retry the delivery")
+
+
+def verdict(code: int, message: Any, request_id: Any) -> Verdict:
+    """What TikTok's ``code`` means (the table in the module docstring)."""
+    said = f"TikTok code {code}" + (f": {message}" if message else "") + (
+        f" (request_id {request_id})" if request_id else "")
+    if code == 0:
+        return Verdict(DELIVERED)
+    if code in RATE_LIMITED or 50000 <= code < 60000:
+        return Verdict(RETRY, said)
+    if code in CREDENTIAL_CODES:
+        return Verdict(FAILED, f"{said}; {PERSON_MUST_FIX}")
+    return Verdict(FAILED, said)
 
 
 def user(event: dict[str, Any], customer: dict[str, Any] | None) -> dict[str, Any]:
@@ -86,3 +117,25 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
     if test_code:
         payload["test_event_code"] = test_code
     return post_json(base_url(connection, DEFAULT_BASE) + PATH, payload, {"Access-Token": token})
+
+
+def build_test(connection: dict[str, Any], now: datetime) -> Outgoing | Filtered:
+    """A synthetic ``CompletePayment`` with the connection's ``test_event_code``: TikTok shows it under Test
+    Events and does not count it. Without a code nothing is sent (it would count as a real payment)."""
+    if setting(connection, "test_event_code") is None:
+        return Filtered("the connection's config has no test_event_code (TikTok Events Manager > Test events)")
+    moment = now.isoformat()
+    event = {"id": f"connection-test-{unix_seconds(now)}", "type": PURCHASE, "customer_id": None,
+             "issued_at": moment, "body": {"issued_at": moment, "currency": "USD", "value": 1,
+                                           "products": [{"sku": "connection-test", "quantity": 1, "price": 1}]}}
+    return build(EVENT, event, None, connection, "connection-test", now)
+
+
+def judge(status: int, body: bytes, sent: Outgoing) -> Verdict:
+    """TikTok's ``code`` decides whatever the status (it answers 200 to a refused event): see :func:`verdict`."""
+    answer = json_body(body)
+    code = answer.get("code") if isinstance(answer, dict) else None
+    if isinstance(code, bool) or not isinstance(code, int):
+        text = answer.get("message") if isinstance(answer, dict) else None
+        return by_status(status, f"{code}: {text}" if code is not None and text else None)
+    return verdict(code, answer.get("message"), answer.get("request_id"))
