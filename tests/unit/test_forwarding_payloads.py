@@ -182,7 +182,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
           "events": [{"name": "refund", "params": {"transaction_id": "A-100", "currency": "COP", "value": 125000.5,
                                                   "items": ITEMS, **CAMPAIGN}}]})),
     ("google_ads purchase with gclid", "google_ads", "event", purchase(), CUSTOMER, ADS, (
-        "POST", f"{LOCAL}/ads/v17/customers/1234567890:uploadClickConversions",
+        "POST", f"{LOCAL}/ads/v26/customers/1234567890:uploadClickConversions",
         {**JSON, "Authorization": "Bearer ya29.tok", "developer-token": "dev-1", "login-customer-id": "9990001111"},
         {"conversions": [{"gclid": "Cj0KCQ-gclid", "conversionAction": "customers/1234567890/conversionActions/555",
                           "conversionDateTime": "2024-05-01 12:30:45+00:00", "conversionValue": 125000.5,
@@ -191,7 +191,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
     ("google_ads public endpoint, no login customer", "google_ads", "event",
      purchase(click_ids={"gclid": "G1", "gbraid": "B1"}, value=None), None,
      {"customer_id": "1", "conversion_action_id": "2", "access_token": "a", "developer_token": "d"}, (
-         "POST", "https://googleads.googleapis.com/v17/customers/1:uploadClickConversions",
+         "POST", "https://googleads.googleapis.com/v26/customers/1:uploadClickConversions",
          {**JSON, "Authorization": "Bearer a", "developer-token": "d"},
          {"conversions": [{"gclid": "G1", "conversionAction": "customers/1/conversionActions/2",
                            "conversionDateTime": "2024-05-01 12:30:45+00:00", "currencyCode": "COP",
@@ -286,8 +286,6 @@ NOT_SENT = [
      "no native gclid: Google Ads click conversions need one"),
     ("google_ads with wbraid only", "google_ads", "event", purchase(click_ids={"wbraid": "W", "gclid": ""}), ADS,
      "no native gclid: Google Ads click conversions need one"),
-    ("google_ads without developer token", "google_ads", "event", purchase(), {**ADS, "developer_token": " "},
-     "the connection's config has no developer_token"),
     ("meta without pixel", "meta", "event", purchase(), {"access_token": "t"},
      "the connection's config has no pixel_id"),
     ("tiktok without token", "tiktok", "event", purchase(), {"pixel_code": "P"},

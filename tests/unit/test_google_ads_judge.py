@@ -21,10 +21,6 @@ TEST = post_json("https://googleads.googleapis.com/v26/customers/1:uploadClickCo
                  {"conversions": [{"gclid": "G"}], "partialFailure": True, "validateOnly": True})
 # Answers of the token endpoint, judged by linksvc.forwarding.oauth, not by the upload's judge.
 TOKEN_ENDPOINT = {"oauth_token_success.json", "oauth_invalid_grant.json"}
-# Where the judge departs from the fixture's outcome, and why. The fixtures call a 403 "retry once the
-# permission is fixed"; a delivery cannot know when that is, and backoff would only run its tries out to
-# dead: it fails at once with Google's code, and the admin retries it by hand once access is granted.
-DEPARTS = {"permission_denied_developer_token_403.json": FAILED, "permission_denied_user_403.json": FAILED}
 # The codes each fixture's message must carry.
 CODES = {
     "upload_success.json": [],
@@ -54,7 +50,7 @@ def test_every_upload_fixture_has_its_expected_codes() -> None:
 def test_each_documented_answer(path: Path) -> None:
     fixture = json.loads(path.read_text())
     verdict = judge(fixture["status"], json.dumps(fixture["body"]).encode(), UPLOAD)
-    assert verdict.outcome == DEPARTS.get(path.name, fixture["outcome"])
+    assert verdict.outcome == fixture["outcome"]
     assert verdict.token_expired == (fixture["status"] == 401)
     for code in CODES[path.name]:
         assert code in (verdict.message or "")

@@ -15,9 +15,6 @@ from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vendors" / "tiktok"
 SENT = Outgoing("POST", "https://business-api.tiktok.com/open_api/v1.3/event/track/", {}, b"{}")
-# Where this module disagrees with a recorded fixture's outcome, and why (docs/decisions.md, TikTok):
-# an incorrect or revoked token does not mend itself between retries; a person replaces it, then retries.
-DISAGREES = {"auth_access_token_invalid_40105.json": FAILED}
 
 
 def fixture_cases() -> list[tuple[str, dict[str, Any]]]:
@@ -31,7 +28,7 @@ def body_bytes(body: Any) -> bytes:
 @pytest.mark.parametrize(("name", "case"), fixture_cases(), ids=[n for n, _ in fixture_cases()])
 def test_every_recorded_answer(name: str, case: dict[str, Any]) -> None:
     verdict = tiktok.judge(case["status"], body_bytes(case["body"]), SENT)
-    assert verdict.outcome == DISAGREES.get(name, case["outcome"])
+    assert verdict.outcome == case["outcome"]
     code = case["body"].get("code")
     if verdict.outcome != DELIVERED:  # the vendor's own code, message and request id, for a person to read
         assert verdict.message is not None and str(code) in verdict.message
