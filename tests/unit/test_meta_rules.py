@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from linksvc.forwarding.meta_rules import action_source, browser_of, e164_digits, judge, too_old
 from linksvc.forwarding.outgoing import post_json
@@ -158,3 +160,33 @@ def test_an_invalid_token_fails_and_says_a_person_must_replace_it() -> None:
     assert outcome == FAILED and message is not None
     assert message.startswith("(#190) Something [code 190, subcode 463, fbtrace_id T1]")
     assert "a person must put a new system-user token" in message
+
+
+NATIONAL = st.text("123456789", min_size=1, max_size=1).flatmap(
+    lambda first: st.text("0123456789", min_size=6, max_size=9).map(lambda rest: first + rest))
+CODES = st.sampled_from(["1", "44", "52", "57", "351"])
+NOISE = st.lists(st.sampled_from([" ", "-", ".", "(", ")"]), max_size=3)
+
+
+def typed(digits: str, noise: list[str]) -> str:
+    """The digits as a person might type them: groups of three split by the noise."""
+    groups = [digits[i:i + 3] for i in range(0, len(digits), 3)]
+    return "".join(group + (noise[i % len(noise)] if noise else "") for i, group in enumerate(groups))
+
+
+@settings(max_examples=200, deadline=None)
+@given(CODES, NATIONAL, NOISE, st.sampled_from(["+", "00", "+ ", "00 "]))
+def test_an_international_number_is_its_digits_however_typed(code: str, national: str, noise: list[str],
+                                                             prefix: str) -> None:
+    expected = code + national
+    assert e164_digits(prefix + typed(expected, noise), None) == expected
+    assert e164_digits(prefix + typed(expected, noise), "57") == expected  # the default never applies
+
+
+@settings(max_examples=200, deadline=None)
+@given(CODES, NATIONAL, NOISE)
+def test_a_national_number_gets_the_default_code_once(code: str, national: str, noise: list[str]) -> None:
+    assume(not national.startswith(code) or len(national) <= 10)
+    assert e164_digits(typed(national, noise), code) == code + national
+    if len(code + national) > 10:  # stored already with the code (no +): not prefixed twice
+        assert e164_digits(code + national, code) == code + national
