@@ -81,9 +81,9 @@ def server_event(event: dict[str, Any], customer: dict[str, Any] | None,
                  connection: dict[str, Any]) -> dict[str, Any]:
     body = event.get("body") or {}
     is_purchase = event["type"] == PURCHASE
-    source = action_source(setting(connection, "action_source"), browser_of(event.get("click")),
-                           body.get("store_id"))
-    browser = browser_of(event.get("click")) if source == "website" else None
+    clicked = browser_of(event.get("click"))
+    source = action_source(setting(connection, "action_source"), clicked, body.get("store_id"))
+    browser = clicked if source == "website" else None  # only a website event says which browser
     return {
         **compact({
             "event_name": "Purchase" if is_purchase else event["type"],
