@@ -189,7 +189,9 @@ EMAILS = st.builds(lambda user, host: f"{user}@{host}.example", st.text("abcxyz0
 
 @FAST
 @given(EMAILS.flatmap(lambda e: st.tuples(st.just(e), variants(e), variants(e))),
-       st.text("0123456789", min_size=7, max_size=12), st.lists(st.sampled_from(" -.()+"), max_size=4))
+       # A leading 00 is an international prefix to Meta (tests/unit/test_meta_rules.py): not generated here.
+       st.text("0123456789", min_size=7, max_size=12).filter(lambda d: not d.startswith("00")),
+       st.lists(st.sampled_from(" -.()+"), max_size=4))
 def test_the_same_person_hashes_the_same_everywhere(emails: tuple[str, str, str], digits: str,
                                                     noise: list[str]) -> None:
     canonical, one, other = emails

@@ -14,6 +14,7 @@ from standardwebhooks.webhooks import Webhook
 
 from linksvc.forwarding.destinations import build
 from linksvc.forwarding.outgoing import Filtered, Outgoing
+from linksvc.forwarding.versions import default_version
 
 EVENT_ID = "0b6f3c1e-3f0a-4a52-9c51-1d3c1f7a0001"
 ISSUED = "2024-05-01T12:30:45.123456Z"  # 1714566645.123456
@@ -21,6 +22,7 @@ ISSUED_S, ISSUED_US = 1714566645, 1714566645123456
 REVERSED = "2024-05-03T09:15:00.000000Z"  # 1714727700
 NOW = datetime(2024, 5, 2, 8, 0, 0, tzinfo=UTC)  # 1714636800
 LOCAL = "http://127.0.0.1:8765"
+META_VERSION = default_version("meta")
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 JSON = {"Content-Type": "application/json"}
 
@@ -119,9 +121,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
                         "reason": "returned by the customer", "reversed_at": REVERSED, "original_event_id": EVENT_ID},
          "attribution": ATTRIBUTION})),
     ("meta purchase", "meta", "event", purchase(), CUSTOMER, META, (
-        "POST", f"{LOCAL}/graph/1234567890/events?access_token=EAAB+tok", JSON,
+        "POST", f"{LOCAL}/graph/{META_VERSION}/1234567890/events?access_token=EAAB+tok", JSON,
         {"data": [{"event_name": "Purchase", "event_time": ISSUED_S, "event_id": "order-A-100",
-                   "action_source": "website",
+                   "action_source": "physical_store",  # no click behind it, a store_id: not a website event
                    "user_data": {"em": [EMAIL_HASH], "ph": [PHONE_HASH], "external_id": [CUSTOMER_HASH],
                                  "fbc": "fb.1.1714560000.AbC", "fbp": "fb.1.1714559000.99"},
                    "custom_data": {"currency": "COP", "value": 125000.5, "order_id": "A-100",
@@ -132,9 +134,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
     ("meta purchase, no click ids: no fbc made from fbclid or UTM; public endpoint by default", "meta", "event",
      purchase(click_ids={"fbclid": "IwAR-fbclid"}, email="Bob@Example.com", phone=None), None,
      {"pixel_id": "42", "access_token": "t"}, (
-         "POST", "https://graph.facebook.com/v19.0/42/events?access_token=t", JSON,
+         "POST", f"https://graph.facebook.com/{META_VERSION}/42/events?access_token=t", JSON,
          {"data": [{"event_name": "Purchase", "event_time": ISSUED_S, "event_id": "order-A-100",
-                    "action_source": "website",
+                    "action_source": "physical_store",
                     "user_data": {"em": [hashlib.sha256(b"bob@example.com").hexdigest()],
                                   "external_id": [CUSTOMER_HASH]},
                     "custom_data": {"currency": "COP", "value": 125000.5, "order_id": "A-100",
@@ -143,9 +145,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
                                     "content_type": "product"}}]})),
     ("meta custom event: its type, its event id, no properties", "meta", "event", custom_event(), CUSTOMER,
      {**META, "test_event_code": None}, (
-         "POST", f"{LOCAL}/graph/1234567890/events?access_token=EAAB+tok", JSON,
+         "POST", f"{LOCAL}/graph/{META_VERSION}/1234567890/events?access_token=EAAB+tok", JSON,
          {"data": [{"event_name": "ADD_TO_CART", "event_time": ISSUED_S, "event_id": EVENT_ID,
-                    "action_source": "website",
+                    "action_source": "other",  # no click behind it, no store
                     "user_data": {"em": [EMAIL_HASH], "ph": [PHONE_HASH], "external_id": [CUSTOMER_HASH]}}]})),
     ("tiktok purchase", "tiktok", "event", purchase(), CUSTOMER, TIKTOK, (
         "POST", f"{LOCAL}/tt/open_api/v1.3/event/track/", {**JSON, "Access-Token": "tt-token"},
