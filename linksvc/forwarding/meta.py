@@ -117,9 +117,8 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
     if too_old(issued, now):
         return Skipped(f"the event happened more than 7 days ago ({issued}): Meta refuses such events")
     payload: dict[str, Any] = {"data": [server_event(event, customer, connection)]}
-    test_code = setting(connection, "test_event_code")
-    if test_code:
-        payload["test_event_code"] = test_code
+    # config.test_event_code is for the connection's test only: on a real delivery it would make the vendor
+    # show the event as a test and count it nowhere.
     return post_json(events_url(connection, pixel_id, token), payload)
 
 

@@ -126,14 +126,15 @@ def judge_error(status: int, error: dict[str, Any]) -> Verdict:
 def judge(status: int, body: bytes, sent: Outgoing) -> Verdict:
     """Delivered only when Meta received every event sent; see the module's docstring."""
     answer = json_body(body)
-    if not isinstance(answer, dict):
-        return by_status(status, excerpt(body) if body else None)
-    error = answer.get("error")
+    error = answer.get("error") if isinstance(answer, dict) else None
     if isinstance(error, dict):
         return judge_error(status, error)
-    received = answer.get("events_received")
+    received = answer.get("events_received") if isinstance(answer, dict) else None
+    if 200 <= status < 300 and not isinstance(received, int):
+        # Meta always says how many events it received: this answer is someone else's (a proxy, a portal)
+        return Verdict(RETRY, f"HTTP {status} without events_received: not an answer of the Conversions API")
     if not 200 <= status < 300 or not isinstance(received, int):
-        return by_status(status, None if 200 <= status < 300 else excerpt(body))
+        return by_status(status, excerpt(body) if body else None)
     trace = f", fbtrace_id {answer['fbtrace_id']}" if answer.get("fbtrace_id") else ""
     expected = events_sent(sent)
     if received >= expected:

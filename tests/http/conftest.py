@@ -33,6 +33,20 @@ class Receiver:
         return str(self.server.make_url(path))
 
 
+def vendor_answer(path: str, body: bytes) -> dict[str, Any]:
+    """A success the way each vendor's API words it (fixtures/vendors), so that a judge that reads the answer
+    sees what the real API sends: TikTok's ``code``, Meta's ``events_received``, Google Ads' ``results``."""
+    if path.endswith("/event/track/"):
+        return {"code": 0, "message": "OK", "request_id": "20261123000000TEST", "data": {}}
+    if path.endswith("/events"):
+        sent = loads(body).get("data") if body else None
+        return {"events_received": len(sent) if isinstance(sent, list) else 0, "messages": [],
+                "fbtrace_id": "AbCdEfGhIjK"}
+    if path.endswith(":uploadClickConversions"):
+        return {"results": [{"gclid": "g", "conversionAction": "customers/1/conversionActions/2"}]}
+    return {}
+
+
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
     holder: list[Receiver] = []
@@ -43,7 +57,8 @@ async def receiver() -> AsyncIterator[Receiver]:
         recv.received.append({"path": request.path, "query": dict(request.query), "headers": dict(request.headers),
                               "body": body, "json": loads(body) if body else None})
         status, headers = recv.script.pop(0) if recv.script else (200, {})
-        return web.Response(status=status, headers=headers, text="{}")
+        return web.json_response(vendor_answer(request.path, body) if status < 300 else {}, status=status,
+                                 headers=headers)
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handle)

@@ -129,8 +129,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
                    "custom_data": {"currency": "COP", "value": 125000.5, "order_id": "A-100",
                                    "contents": [{"id": "SKU-1", "quantity": 2, "item_price": 50000},
                                                 {"id": "SKU-2", "quantity": 1, "item_price": 25000.5}],
-                                   "content_type": "product"}}],
-         "test_event_code": "T1"})),
+                                   "content_type": "product"}}]})),  # test_event_code: only for the test
     ("meta purchase, no click ids: no fbc made from fbclid or UTM; public endpoint by default", "meta", "event",
      purchase(click_ids={"fbclid": "IwAR-fbclid"}, email="Bob@Example.com", phone=None), None,
      {"pixel_id": "42", "access_token": "t"}, (
@@ -163,7 +162,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str
     ("tiktok custom event without ttclid, public endpoint", "tiktok", "event", custom_event(), None,
      {"pixel_code": "P", "access_token": "a", "test_event_code": "TEST1"}, (
          "POST", "https://business-api.tiktok.com/open_api/v1.3/event/track/", {**JSON, "Access-Token": "a"},
-         {"event_source": "web", "event_source_id": "P", "test_event_code": "TEST1",
+         {"event_source": "web", "event_source_id": "P",  # test_event_code: only for the connection test
           "data": [{"event": "ADD_TO_CART", "event_time": ISSUED_S, "event_id": EVENT_ID,
                     "user": {"external_id": CUSTOMER_HASH}}]})),
     ("ga4 web purchase", "ga4", "event", purchase(), CUSTOMER, GA4, (

@@ -50,12 +50,12 @@ def test_the_fixtures_cover_each_outcome() -> None:
     (200, {"code": 40105, "message": "Access token is incorrect"}, FAILED, "a person must replace"),
     (200, {"code": 40001, "message": "Permission error"}, FAILED, "a person must replace"),
     (200, {"code": 40006, "message": "no permission"}, FAILED, "40006"),
-    (200, {"code": "0"}, DELIVERED, None),  # not TikTok's envelope: the status decides
-    (200, {}, DELIVERED, None),
+    (200, {"code": "0"}, RETRY, "without TikTok's code"),  # not TikTok's envelope: someone else answered
+    (200, {}, RETRY, "without TikTok's code"),
     (502, "<html>Bad gateway</html>", RETRY, "HTTP 502"),
     (429, "", RETRY, "HTTP 429"),
     (400, {"code": "invalid_params", "message": "bad"}, FAILED, "invalid_params: bad"),
-    (200, {"code": True, "message": "odd"}, DELIVERED, None),
+    (200, {"code": True, "message": "odd"}, RETRY, "without TikTok's code"),
 ])
 def test_codes_and_statuses(status: int, body: Any, outcome: str, in_message: str | None) -> None:
     verdict = tiktok.judge(status, body_bytes(body), SENT)
