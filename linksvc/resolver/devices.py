@@ -28,8 +28,15 @@ Decisions:
   Android WebViews (the "; wv)" token) are treated alike, with ``in_app`` = "webview".
 - Firefox on Android (Gecko, no Chrome token) is not chromium. Android UAs with no known browser token
   are not chromium either: the fallback always works, a wrong intent URL does not.
-- iPadOS Safari sends a macOS string by default ("Macintosh; Intel Mac OS X"); nothing in the string tells
-  it from a Mac, so it is desktop. Likewise Chrome's "request desktop site" on Android is desktop Linux.
+- iPadOS Safari sends a macOS string by default ("Macintosh; Intel Mac OS X"); nothing in Safari's string
+  tells it from a Mac, so it is desktop. Chrome, Edge and Firefox on iPadOS keep their tokens (CriOS,
+  EdgiOS, FxiOS) and in-app browsers keep "Mobile/": those are ios. Chrome's "request desktop site" on
+  Android is desktop Linux.
+- iOS apps' own HTTP clients send "Name/1.0 CFNetwork/... Darwin/..." and are ios; macOS apps add their
+  CPU ("(x86_64)", "(arm64)") and stay desktop.
+- Windows Phone (whose strings also name Android or iPhone), KaiOS and HarmonyOS NEXT (OpenHarmony, no
+  Android) have neither Google Play nor the App Store: unknown, so they get the web page. Amazon Silk is
+  android without intents (Fire devices have Amazon's store).
 """
 
 from __future__ import annotations
@@ -75,7 +82,9 @@ _BOT_NAMES = (
     "applebot",
     "pinterestbot",
 )
-_FETCHER_NAMES = ("facebookexternalhit", "whatsapp", "slack-imgproxy", "skypeuripreview")
+_FETCHER_NAMES = ("facebookexternalhit", "meta-externalagent", "whatsapp", "slack-imgproxy", "skypeuripreview",
+                  "google-inspectiontool", "chrome-lighthouse", "vkshare", "embedly", "iframely", "flipboardproxy",
+                  "bluesky cardyb", "curl/", "wget/", "python-requests/", "http.rb/", "go-http-client/")
 _CRAWLER_WORDS = ("crawler", "spider", "preview")
 _FACEBOOK_TOKENS = ("fban/", "fbav/", "fb_iab", "fbios")
 _TIKTOK_TOKENS = ("musical_ly", "bytedancewebview", "tiktok", " trill_")
@@ -94,12 +103,14 @@ def classify_uncached(user_agent: str) -> Device:
     bot = _bot_name(ua)
     if bot is not None:
         return _device("unknown", bot, False, True, None)
+    if "windows phone" in ua or "kaios" in ua or "openharmony" in ua or ("harmonyos" in ua and "android" not in ua):
+        return UNKNOWN
     in_app = _in_app(ua)
-    if "iphone" in ua or "ipad" in ua or "ipod" in ua:
+    if "iphone" in ua or "ipad" in ua or "ipod" in ua or _ipados_desktop(ua) or _ios_app_client(ua):
         return _device("ios", _ios_browser(ua, in_app), False, False, in_app)
-    if "android" in ua:
+    if "android" in ua or "silk/" in ua:
         return _android(ua, in_app)
-    if "windows" in ua or "macintosh" in ua or "x11" in ua or "linux" in ua or "; cros " in ua:
+    if "windows" in ua or "macintosh" in ua or "x11" in ua or "linux" in ua or "; cros " in ua or "darwin/" in ua:
         return _device("desktop", _desktop_browser(ua), False, False, None)
     return UNKNOWN
 
@@ -143,6 +154,16 @@ def _has_bot_word(ua: str) -> bool:
     return False
 
 
+def _ipados_desktop(ua: str) -> bool:
+    """iPadOS asking for the desktop site: a Mac string with an iOS browser's token or the Mobile/ build."""
+    return "macintosh" in ua and ("crios/" in ua or "fxios/" in ua or "edgios/" in ua or " mobile/" in ua)
+
+
+def _ios_app_client(ua: str) -> bool:
+    """An app's own HTTP client on iOS ("App/1.2 CFNetwork/1490 Darwin/23.2.0"); macOS adds its CPU."""
+    return "cfnetwork/" in ua and "darwin/" in ua and "(x86_64)" not in ua and "(arm64)" not in ua
+
+
 def _in_app(ua: str) -> str | None:
     # Instagram first: its strings are the more specific of the two Meta apps.
     if "instagram" in ua:
@@ -161,6 +182,8 @@ def _android(ua: str, in_app: str | None) -> Device:
         in_app = "webview"
     if in_app is not None:
         return _device("android", "webview", False, False, in_app)
+    if "silk/" in ua:  # Amazon Fire: Amazon's store, not Google Play, so no intent URL
+        return _device("android", "silk", False, False, None)
     if "chrome/" in ua:
         if "samsungbrowser/" in ua:
             browser = "samsung"
