@@ -77,7 +77,7 @@ async def measure(rounds: int) -> dict[str, list[tuple[float, float]]]:
                 recorder = ClickRecorder(db, details=cache)
                 batch = clicks(unseen_agents(BATCH))
 
-                async def flush() -> None:
+                async def flush(recorder: ClickRecorder = recorder, batch: list[Click] = batch) -> None:
                     for click in batch:
                         recorder.record(click)
                     await recorder.flush()
@@ -88,7 +88,7 @@ async def measure(rounds: int) -> dict[str, list[tuple[float, float]]]:
 
                 agents = unseen_agents(BATCH)
 
-                async def on_loop() -> None:
+                async def on_loop(agents: list[str] = agents) -> None:
                     DetailsCache().parse_all(agents)
 
                 results["on_loop"].append(await loop_block(on_loop))
