@@ -250,6 +250,9 @@ class LinkClicks(BaseModel):
     by_day: list[CountSplit]
     by_platform: list[CountSplit]
     by_utm_source: list[CountSplit]
+    by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
+    by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
+    by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
 
 
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:

@@ -8,10 +8,11 @@ from typing import Any
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
-           "referer", "utm", "utm_source")
+           "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
+           "device_brand", "device_model")
 
 
-ROWS_PER_STATEMENT = 1000  # 11,000 parameters: under SQLite's limit of 32,766
+ROWS_PER_STATEMENT = 1000  # 17,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
@@ -32,10 +33,24 @@ async def link_by_code(conn: Conn, code: str) -> Row | None:
     return await fetch_one(conn, "SELECT id, account_id, body FROM links WHERE code = ?", (code,))
 
 
+def _major(column: str) -> str:
+    """The part of a dotted version before its first dot."""
+    return f"CASE WHEN instr({column}, '.') > 0 THEN substr({column}, 1, instr({column}, '.') - 1) ELSE {column} END"
+
+
 async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[Row]]:
-    """Clicks of a link since ``since``: by day and bot, by platform and bot, by utm_source and bot."""
+    """Clicks of a link since ``since``, each split with bot: by day, platform, utm_source, browser family and
+    major version, OS family and major version, device brand and model (the most clicked first)."""
     where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
+    most = "ORDER BY sum(n) OVER (PARTITION BY k, v) DESC, k, v"
     return {
+        "browser": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT browser_family AS k, "
+                                         f"{_major('browser_version')} AS v, bot, count(*) AS n {where} "
+                                         f"GROUP BY k, v, bot) {most}", (link_id, since)),
+        "os": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT os_family AS k, {_major('os_version')} AS v, "
+                                    f"bot, count(*) AS n {where} GROUP BY k, v, bot) {most}", (link_id, since)),
+        "device": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT device_brand AS k, device_model AS v, "
+                                        f"bot, count(*) AS n {where} GROUP BY k, v, bot) {most}", (link_id, since)),
         "day": await fetch_all(conn, f"SELECT substr(clicked_at, 1, 10) AS k, bot, count(*) AS n {where} "
                                      "GROUP BY k, bot ORDER BY k", (link_id, since)),
         "platform": await fetch_all(conn, f"SELECT platform AS k, bot, count(*) AS n {where} GROUP BY k, bot",

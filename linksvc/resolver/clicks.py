@@ -15,7 +15,10 @@ A clean stop writes what waits; should the store refuse it then, the clicks go t
 database that the next start writes (:mod:`linksvc.resolver.click_spill`): nothing buffered is lost.
 
 The request path only appends a tuple of what it already has (a :class:`Click`); turning it into the
-stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time.
+stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time. So does
+the full parse of the user agent (browser, OS, device: :mod:`linksvc.resolver.click_details`), in a
+worker thread and through a cache, never on the request; a spilled or dead-lettered click is the same
+tuple, and its details are parsed again when it is written.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, NamedTuple
 from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.resolver import click_spill
+from linksvc.resolver.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters
@@ -52,14 +56,20 @@ class Click(NamedTuple):
     utm: dict[str, str]
 
 
-def stored_row(click: Click) -> tuple[Any, ...]:
-    """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL."""
+def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:
+    """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
+    then the user agent's details (NULL where unknown)."""
     utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
     return (
         click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
-        click.platform, int(click.bot), click.answer, safe_text(click.user_agent, 1000),
-        safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"),
+        click.platform, int(click.bot), click.answer, stored_user_agent(click.user_agent),
+        safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"), *details,
     )
+
+
+def _agent(click: Click) -> str:
+    # a click from a spill file or a buggy caller may hold anything: it gets no details, not an error
+    return stored_user_agent(click.user_agent) if isinstance(click.user_agent, str) else ""
 
 
 def dead_letter_payload(click: Click) -> str:
@@ -71,8 +81,10 @@ def dead_letter_payload(click: Click) -> str:
 
 
 class ClickRecorder:
-    def __init__(self, db: Database, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000) -> None:
+    def __init__(self, db: Database, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000,
+                 details: DetailsCache | None = None) -> None:
         self.db = db
+        self.details = details if details is not None else DetailsCache()
         self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
         self._spilled_left = 0
         self.batch = batch
@@ -104,11 +116,12 @@ class ClickRecorder:
             if not clicks:
                 return 0
             written = 0
+            details = await self.details.details_of_batch(_agent(click) for click in clicks)
             pieces = [clicks]
             while pieces:  # depth first, in order: the buffer's head is always the next piece's head
                 piece = pieces.pop()
                 try:
-                    rows = [stored_row(click) for click in piece]
+                    rows = [stored_row(click, details.get(_agent(click), NO_DETAILS)) for click in piece]
                     async with self.db.transaction() as tx:
                         await repo.insert_clicks(tx, rows)
                 except sqlite3.OperationalError:

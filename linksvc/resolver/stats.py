@@ -1,4 +1,6 @@
-"""Clicks of a link as the admin API shows them: by day (human and bot apart), platform, utm_source."""
+"""Clicks of a link as the admin API shows them, human and bot apart: by day, platform, utm_source, and by
+the user agent's full parse: browser family and major version, OS family and major version, device brand
+and model (null where the parse knew nothing, and for clicks recorded before it existed)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,15 @@ def _split(rows: Sequence[Row], name: str) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
+def _split_two(rows: Sequence[Row], name: str, second: str) -> list[dict[str, Any]]:
+    """Rows of (k, v, bot, n) as [{name: k, second: v, human, bot}] in first-seen order."""
+    merged: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for row in rows:
+        entry = merged.setdefault((row["k"], row["v"]), {name: row["k"], second: row["v"], "human": 0, "bot": 0})
+        entry["bot" if row["bot"] else "human"] += row["n"]
+    return list(merged.values())
+
+
 async def link_clicks(conn: Conn, link_id: str, days: int) -> dict[str, Any]:
     since = iso(utcnow() - timedelta(days=days))
     counts = await repo.click_counts(conn, link_id, since)
@@ -32,4 +43,7 @@ async def link_clicks(conn: Conn, link_id: str, days: int) -> dict[str, Any]:
         "by_day": by_day,
         "by_platform": _split(counts["platform"], "platform"),
         "by_utm_source": _split(counts["utm_source"], "utm_source"),
+        "by_browser": _split_two(counts["browser"], "browser", "major"),
+        "by_os": _split_two(counts["os"], "os", "major"),
+        "by_device": _split_two(counts["device"], "brand", "model"),
     }

@@ -1,5 +1,6 @@
-// Clicks of one link: a bar chart by day (people and bots apart), and the counts by platform and by
-// utm_source. The counts are the admin API's (GET .../links/{id}/clicks); the chart only draws them.
+// Clicks of one link: a bar chart by day (people and bots apart), the counts by platform and by
+// utm_source, by browser, operating system and device (the user agent's full parse), and the bots by name
+// on their own. The counts are the admin API's (GET .../links/{id}/clicks); the chart only draws them.
 
 import { admin, inAccount, query } from './api.js';
 import { field, h, s, table } from './dom.js';
@@ -68,6 +69,17 @@ function breakdown(caption, rows, key, label) {
   ], rows.map((item) => ({ item })), { empty: 'No clicks in this period.', cards: false });
 }
 
+// "Chrome Mobile 120", "Samsung SM-S918B"; null parts are unknown (or clicks recorded before the parse).
+const named = (first, second) => (first ? [first, second].filter(Boolean).join(' ') : 'Unknown');
+
+function bots(byBrowser) {
+  const rows = byBrowser.filter((r) => r.bot > 0);
+  return table('Bots', [
+    { label: 'Bot', cell: (r) => named(r.browser, r.major) },
+    { label: 'Clicks', class: 'num', cell: (r) => String(r.bot) },
+  ], rows.map((item) => ({ item })), { empty: 'No bot clicks in this period.', cards: false });
+}
+
 export async function clicksView(ctx) {
   const [linkId] = ctx.params;
   const days = RANGES.includes(Number(ctx.search.get('days'))) ? Number(ctx.search.get('days')) : 30;
@@ -112,5 +124,13 @@ export async function clicksView(ctx) {
       h('section', {}, h('h2', {}, 'By platform'),
         breakdown('Platform', stats.by_platform, 'platform', (p) => PLATFORMS[p] || p)),
       h('section', {}, h('h2', {}, 'By utm_source'),
-        breakdown('utm_source', stats.by_utm_source, 'utm_source', (u) => u || '(none)'))));
+        breakdown('utm_source', stats.by_utm_source, 'utm_source', (u) => u || '(none)')),
+      h('section', {}, h('h2', {}, 'By browser'),
+        breakdown('Browser', stats.by_browser.map((r) => ({ ...r, name: named(r.browser, r.major) })), 'name', (n) => n)),
+      h('section', {}, h('h2', {}, 'By operating system'),
+        breakdown('Operating system', stats.by_os.map((r) => ({ ...r, name: named(r.os, r.major) })), 'name', (n) => n)),
+      h('section', {}, h('h2', {}, 'By device'),
+        breakdown('Device', stats.by_device.map((r) => ({ ...r, name: named(r.brand, r.model) })), 'name', (n) => n)),
+      h('section', { 'data-section': 'bots' }, h('h2', {}, 'Bots (crawlers and link previews)'),
+        bots(stats.by_browser))));
 }
