@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from linksvc.clock import parse_iso
 from linksvc.resolver.appstores import intent_url, play_store_url
 from linksvc.resolver.urls import with_query
 from linksvc.resolver.utm import default_utm, resolve_utm
-from linksvc.clock import parse_iso
 from linksvc.resources.link_urls import URL_TEXT, usable_link
 
 APP_STORE = "https://apps.apple.com/app/id{}"
@@ -62,7 +62,7 @@ class Trace:
     """What :func:`decide` did, recorded only when one is passed in."""
 
     route: str = ""  # the branch of step 4: see ROUTES in linksvc.resolver.explain
-    fallback_from: str | None = None  # the link field the selected fallback came from; None when generated
+    fallback_from: str | None = None  # the link field of the selected fallback, or "play" / "app_store"
     utm_from: dict[str, str] = field(default_factory=dict)  # field -> a name of utm.UTM_SOURCES
     tracking_id_kept: bool = False  # the query carried a tracking_id
 
@@ -127,8 +127,8 @@ def _decide(
     defaults = default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id"))
     utm = resolve_utm(query, link["destination_url"], fallback, defaults,
                       None if trace is None else trace.utm_from)
-    if trace is not None:
-        trace.fallback_from = fallback_from
+    if trace is not None:  # a generated fallback is named by its kind
+        trace.fallback_from = fallback_from or (None if fallback_kind == "fallback" else fallback_kind)
     carried = {**utm, "tracking_id": tracking_id}
     # Only the URLs the chosen answer uses are built: this runs on every click.
 

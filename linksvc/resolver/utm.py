@@ -53,10 +53,11 @@ def resolve_utm(
 ) -> dict[str, str]:
     """The five fields in order of precedence; fields no source has are absent. Given ``origins``, it is
     filled with the name (from :data:`UTM_SOURCES`) of the source each resolved field came from."""
-    sources = (utm_of(incoming), utm_of_url(destination_url), utm_of_url(fallback_url), utm_of(defaults))
+    sources = (("query", utm_of(incoming)), ("destination", utm_of_url(destination_url)),
+               ("fallback", utm_of_url(fallback_url)), ("defaults", utm_of(defaults)))  # as UTM_SOURCES
     resolved: dict[str, str] = {}
     for field in UTM_FIELDS:
-        for name, source in zip(UTM_SOURCES, sources):
+        for name, source in sources:
             if field in source:
                 resolved[field] = source[field]
                 if origins is not None:
