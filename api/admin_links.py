@@ -57,6 +57,16 @@ class LinkPreviewIn(Link):
     utm: UtmEdit = Field(default_factory=UtmEdit)
 
 
+class RouteStep(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    step: str = Field(description="device, route, skipped, utm or tracking_id")
+    text: str = Field(description="the reason in words")
+    field: str | None = Field(default=None, description="utm steps: the UTM field")
+    value: str | None = Field(default=None, description="utm steps: its value, null when no source has it")
+    from_: str | None = Field(default=None, alias="from",
+                              description="utm steps: query, destination, fallback or defaults")
+
+
 class DevicePreview(BaseModel):
     device: str = Field(description="desktop, android or ios")
     label: str = Field(description="the browser whose user agent was used")
@@ -64,6 +74,8 @@ class DevicePreview(BaseModel):
     answer: str = Field(description="destination, intent, fallback, play or app_store")
     location: str | None = Field(description="the Location of the resolver's 302")
     utm: dict[str, str] = Field(description="the UTM fields the click carries")
+    explanation: list[RouteStep] = Field(description="why: the device, the route taken, each UTM field's source, "
+                                                     "the tracking id")
 
 
 class LinkPreview(BaseModel):

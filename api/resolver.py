@@ -18,11 +18,10 @@ from aiohttp import web
 
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.routing import json_response
-from linksvc.clock import parse_iso
 from linksvc.jsoncodec import dumpb, loads
 from linksvc.resolver import wellknown
 from linksvc.resolver.clicks import Click
-from linksvc.resolver.decide import decide
+from linksvc.resolver.decide import decide, unavailable
 from linksvc.resolver.devices import classify
 from storage.clicks import app_settings, link_by_code
 
@@ -38,10 +37,6 @@ def _page(status: int, title: str, text: str) -> web.Response:
     return web.Response(status=status, text=body, content_type="text/html", headers={"Cache-Control": NO_STORE})
 
 
-def _expired(expires_at: str | None, now: float) -> bool:
-    return expires_at is not None and parse_iso(expires_at).timestamp() <= now
-
-
 async def resolve(request: web.Request) -> web.StreamResponse:
     code = request.match_info["code"]
     row = await link_by_code(request.app[DB].reader, code)
@@ -49,7 +44,7 @@ async def resolve(request: web.Request) -> web.StreamResponse:
         return _page(404, "Link not found", "There is no link at this address.")
     link = loads(row["body"])
     now = time.time()
-    if link.get("disabled") or _expired(link.get("expires_at"), now):
+    if unavailable(link, now) is not None:
         return _page(410, "Link no longer available", "This link has been switched off or has expired.")
     settings = request.app[SETTINGS]
     headers = request.headers

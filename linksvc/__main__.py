@@ -1,4 +1,5 @@
-"""The command line: ``linksvc serve``, ``linksvc seed FILE`` (also ``python -m linksvc``)."""
+"""The command line: ``linksvc serve``, ``linksvc seed FILE``, ``linksvc export``, ``linksvc route CODE``
+(also ``python -m linksvc``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import asyncio
 import json
 import logging
 import sys
+import time
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
 
 import uvloop
 
@@ -17,6 +23,7 @@ from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import run_export
 from linksvc.logs import configure_logging
 from linksvc.redaction import mask_url_credentials
+from linksvc.resolver.overview import route_of_code
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
 from linksvc.workers import supervise
@@ -40,7 +47,54 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
     export.add_argument("--dir", help="local export folder [LINKSVC_EXPORT_DIR, exports beside the database]; "
                                       "ignored when LINKSVC_EXPORT_S3_BUCKET is set")
+    route = commands.add_parser("route", help="what the resolver would answer a click on a link, and why")
+    route.add_argument("code", help="the link's code")
+    route.add_argument("--user-agent", default="", help="the click's User-Agent header")
+    route.add_argument("--query", default="", help="the click's query string, e.g. utm_source=news&$app-found=true")
+    route.add_argument("--accept-json", action="store_true", help="the click sends Accept: application/json")
+    route.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    route.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
     return parser
+
+
+def _query_of(text: str) -> dict[str, str]:
+    """The click's query as the resolver reads it: the first value of each name."""
+    query: dict[str, str] = {}
+    for key, value in parse_qsl(text.removeprefix("?"), keep_blank_values=True):
+        query.setdefault(key, value)
+    return query
+
+
+def _route_text(answer: dict[str, Any]) -> str:
+    lines = [f"{answer['status']} {HTTPStatus(answer['status']).phrase}"]
+    if answer["location"] is not None:
+        lines.append(f"Location: {answer['location']}")
+    if answer["body"] is not None:
+        lines.append(json.dumps(answer["body"]))
+    labels = {"device": "why", "route": "route", "skipped": "skipped", "tracking_id": "tracking_id"}
+    for step in answer["explanation"]:
+        label = labels.get(step["step"])
+        lines.append(f"{label}: {step['text']}" if label else step["text"])
+    return "\n".join(lines)
+
+
+async def _route(settings: Settings, args: argparse.Namespace) -> int:
+    if settings.db_path != ":memory:" and not Path(settings.db_path).is_file():
+        print(f"error: there is no database at {settings.db_path}", file=sys.stderr)
+        return 1
+    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
+    await db.open()
+    try:
+        answer = await route_of_code(db.reader, args.code, args.user_agent, _query_of(args.query), args.accept_json,
+                                     settings.public_url, settings.service_label, time.time())
+    finally:
+        await db.close()
+    if answer is None:
+        print(f"error: no link has the code {args.code!r} in {settings.db_path} (the resolver answers 404)",
+              file=sys.stderr)
+        return 1
+    print(json.dumps(answer, indent=2) if args.json else _route_text(answer))
+    return 0
 
 
 async def _export(settings: Settings) -> int:
@@ -110,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(settings)
     if args.command == "export":
         return asyncio.run(_export(settings))
+    if args.command == "route":
+        return asyncio.run(_route(settings, args))
     return asyncio.run(_seed(settings, args.file))
 
 

@@ -14,14 +14,19 @@ rules of :mod:`linksvc.resources.link_urls` is read through them: a deeplink or 
 skipped as if absent, and a refused destination makes the answer ``broken`` (status 502, no location), as
 does, in the last resort, a location that is not an RFC 3986 URL (a header with a control character in it
 would make the server drop the connection instead of answering).
+
+Given a :class:`Trace`, :func:`decide` also records which branch it took, where the fallback and each UTM
+value came from and whether the tracking id was kept; :mod:`linksvc.resolver.explain` turns that into
+sentences. The click path passes none, so it pays for no recording.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from linksvc.clock import parse_iso
 from linksvc.resolver.appstores import intent_url, play_store_url
 from linksvc.resolver.urls import with_query
 from linksvc.resolver.utm import default_utm, resolve_utm
@@ -52,47 +57,87 @@ class Decision:
     skipped: tuple[str, ...] = ()  # stored URLs the link rules refuse, as "field: problem"
 
 
-def _fallback_for(link: Mapping[str, Any], device: DeviceLike) -> tuple[str, str | None]:
-    """The fallback step 4 picks for this device, and what kind it is (``play`` when generated)."""
+@dataclass
+class Trace:
+    """What :func:`decide` did, recorded only when one is passed in."""
+
+    route: str = ""  # the branch of step 4: see ROUTES in linksvc.resolver.explain
+    fallback_from: str | None = None  # the link field of the selected fallback, or "play" / "app_store"
+    utm_from: dict[str, str] = field(default_factory=dict)  # field -> a name of utm.UTM_SOURCES
+    tracking_id_kept: bool = False  # the query carried a tracking_id
+
+
+def unavailable(link: Mapping[str, Any], now: float) -> str | None:
+    """Why a stored link answers 410 at ``now`` (a Unix time): "disabled", "expired at ...", or None."""
+    if link.get("disabled"):
+        return "disabled"
+    expires_at = link.get("expires_at")
+    if expires_at is not None and parse_iso(expires_at).timestamp() <= now:
+        return f"expired at {expires_at}"
+    return None
+
+
+def _fallback_for(link: Mapping[str, Any], device: DeviceLike) -> tuple[str, str | None, str | None]:
+    """The fallback step 4 picks for this device, what kind it is (``play`` or ``app_store`` when
+    generated) and the link field it came from."""
     android, ios = link.get("android"), link.get("ios")
     if not device.bot and device.platform == "android" and android:
-        chosen = android.get("fallback_url") or link.get("fallback_url")
-        return ("fallback", chosen) if chosen else ("play", None)
+        if android.get("fallback_url"):
+            return "fallback", android["fallback_url"], "android.fallback_url"
+        if link.get("fallback_url"):
+            return "fallback", link["fallback_url"], "fallback_url"
+        return "play", None, None
     if not device.bot and device.platform == "ios" and ios:
-        chosen = ios.get("fallback_url") or link.get("fallback_url")
-        return ("fallback", chosen) if chosen else ("app_store", None)
-    return ("fallback", link.get("fallback_url"))
+        if ios.get("fallback_url"):
+            return "fallback", ios["fallback_url"], "ios.fallback_url"
+        if link.get("fallback_url"):
+            return "fallback", link["fallback_url"], "fallback_url"
+        return "app_store", None, None
+    chosen = link.get("fallback_url")
+    return "fallback", chosen, "fallback_url" if chosen else None
 
 
 def decide(
     link: Mapping[str, Any], device: DeviceLike, query: Mapping[str, str], accepts_json: bool,
-    short_url: str, new_tracking_id: str, service_label: str,
+    short_url: str, new_tracking_id: str, service_label: str, trace: Trace | None = None,
 ) -> Decision:
-    tracking_id = (query.get("tracking_id", "").strip() or new_tracking_id) if query else new_tracking_id
+    kept = query.get("tracking_id", "").strip() if query else ""
+    tracking_id = kept or new_tracking_id
+    if trace is not None:
+        trace.tracking_id_kept = bool(kept)
     usable, skipped = usable_link(link)
     if usable is None:
+        if trace is not None:
+            trace.route = "broken"
         return Decision(502, None, None, "broken", {}, tracking_id, tuple(skipped))
-    decision = _decide(usable, device, query, accepts_json, short_url, tracking_id, service_label)
+    decision = _decide(usable, device, query, accepts_json, short_url, tracking_id, service_label, trace)
     if decision.location is not None and not URL_TEXT.fullmatch(decision.location):
         skipped.append("location: is not an RFC 3986 URL")
+        if trace is not None:
+            trace.route = "broken"
         return Decision(502, None, None, "broken", decision.utm, tracking_id, tuple(skipped))
     return replace(decision, skipped=tuple(skipped)) if skipped else decision
 
 
 def _decide(
     link: Mapping[str, Any], device: DeviceLike, query: Mapping[str, str], accepts_json: bool,
-    short_url: str, tracking_id: str, service_label: str,
+    short_url: str, tracking_id: str, service_label: str, trace: Trace | None,
 ) -> Decision:
-    fallback_kind, fallback = _fallback_for(link, device)
+    fallback_kind, fallback, fallback_from = _fallback_for(link, device)
     defaults = default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id"))
-    utm = resolve_utm(query, link["destination_url"], fallback, defaults)
+    utm = resolve_utm(query, link["destination_url"], fallback, defaults,
+                      None if trace is None else trace.utm_from)
+    if trace is not None:  # a generated fallback is named by its kind
+        trace.fallback_from = fallback_from or (None if fallback_kind == "fallback" else fallback_kind)
     carried = {**utm, "tracking_id": tracking_id}
     # Only the URLs the chosen answer uses are built: this runs on every click.
 
     def tagged(url: str) -> str:
         return with_query(url, carried)
 
-    def redirect(location: str, answer: str) -> Decision:
+    def redirect(location: str, answer: str, route: str) -> Decision:
+        if trace is not None:
+            trace.route = route
         return Decision(302, location, None, answer, utm, tracking_id)
 
     if query.get("$app-found") == "true" and not device.bot:
@@ -101,11 +146,17 @@ def _decide(
         if accepts_json:
             body = {"deeplink": deeplink, "destination_url": destination, "utm": utm, "tracking_id": tracking_id,
                     "link_id": link["id"], "campaign_id": link.get("campaign_id")}
+            if trace is not None:
+                trace.route = "app_found_json"
             return Decision(200, None, {"data": body}, "deeplink", utm, tracking_id)
-        return redirect(deeplink or destination, "deeplink" if deeplink else "destination")
+        if deeplink:
+            return redirect(deeplink, "deeplink", "app_found")
+        return redirect(destination, "destination", "app_found_no_deeplink")
     platform = device.platform
-    if device.bot or platform not in ("android", "ios"):
-        return redirect(tagged(link["destination_url"]), "destination")
+    if device.bot:
+        return redirect(tagged(link["destination_url"]), "destination", "bot")
+    if platform not in ("android", "ios"):
+        return redirect(tagged(link["destination_url"]), "destination", "desktop")
     if platform == "android" and link.get("android"):
         package = link["android"]["package"]
         if fallback_kind == "play":
@@ -115,13 +166,16 @@ def _decide(
             escape = _tag_store_or_url(fallback or link["destination_url"], package, carried, short_url)
         if device.chromium and not device.in_app:
             target = tagged(link.get("deeplink") or link["destination_url"])
-            return redirect(intent_url(target, package, escape), "intent")
-        return redirect(escape, fallback_kind if fallback_kind == "play" else "fallback")
+            return redirect(intent_url(target, package, escape), "intent", "android_intent")
+        return redirect(escape, fallback_kind if fallback_kind == "play" else "fallback",
+                        "android_in_app" if device.in_app else "android_other_browser")
     if platform == "ios" and link.get("ios"):
         if fallback_kind == "app_store" and link["ios"].get("app_store_id"):
-            return redirect(tagged(APP_STORE.format(link["ios"]["app_store_id"])), "app_store")
-        return redirect(tagged(fallback or link["destination_url"]), "fallback")
-    return redirect(tagged(link["destination_url"]), "destination")
+            return redirect(tagged(APP_STORE.format(link["ios"]["app_store_id"])), "app_store", "ios")
+        if trace is not None and not fallback:
+            trace.fallback_from = "destination_url"
+        return redirect(tagged(fallback or link["destination_url"]), "fallback", "ios")
+    return redirect(tagged(link["destination_url"]), "destination", f"{platform}_no_app")
 
 
 def _tag_store_or_url(url: str, package: str, carried: Mapping[str, str], short_url: str) -> str:

@@ -4,7 +4,9 @@ The preview runs the resolver's own rules (:func:`linksvc.resolver.decide.decide
 :func:`linksvc.resolver.devices.classify` made from a real user agent), so what the UTM builder shows is
 what a click will get. A click's ``tracking_id`` is new each time; the preview puts :data:`TRACKING_ID`
 in its place, a word of URL-safe characters that reads the same at every level of encoding (inside an
-intent URL or a Play referrer too), so the page can mark every place it stands.
+intent URL or a Play referrer too), so the page can mark every place it stands. Each device's answer comes
+with its explanation (:func:`linksvc.resolver.explain.explain`), and :func:`route_of_code` explains the
+answer to one click on a stored link, for ``linksvc route``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from typing import Any
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import loads
-from linksvc.resolver.decide import decide
+from linksvc.resolver.decide import unavailable
 from linksvc.resolver.devices import classify
+from linksvc.resolver.explain import describe_device, explain
 from linksvc.resolver.urls import query_values
 from linksvc.resolver.utm import default_utm, edit_utm, utm_of
 from storage import link_overview as repo
+from storage.clicks import link_by_code
 from storage.db import Conn
 
 CLICK_DAYS = 7
@@ -78,9 +82,9 @@ def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], publ
     short_url = f"{public_url}/{link.get('code') or NEW_CODE}"
     devices = []
     for device_name, label, user_agent in PREVIEW_DEVICES:
-        decision = decide(edited, classify(user_agent), {}, False, short_url, TRACKING_ID, service_label)
+        decision, steps = explain(edited, classify(user_agent), {}, False, short_url, TRACKING_ID, service_label)
         devices.append({"device": device_name, "label": label, "user_agent": user_agent, "answer": decision.answer,
-                        "location": decision.location, "utm": decision.utm})
+                        "location": decision.location, "utm": decision.utm, "explanation": steps})
     return {
         "destination_url": destination,
         "destination_utm": utm_of(query_values(destination)),
@@ -89,3 +93,24 @@ def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], publ
         "tracking_id": TRACKING_ID,
         "devices": devices,
     }
+
+
+async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[str, str], accepts_json: bool,
+                        public_url: str, service_label: str, now: float) -> dict[str, Any] | None:
+    """What ``GET /{code}`` would answer this click and why; None for an unknown code. The tracking id a
+    click would get is :data:`TRACKING_ID` here."""
+    row = await link_by_code(conn, code)
+    if row is None:
+        return None
+    link = loads(row["body"])
+    device = classify(user_agent)
+    answer: dict[str, Any] = {"code": code, "link_id": row["id"], "account_id": row["account_id"]}
+    reason = unavailable(link, now)
+    if reason is not None:
+        return {**answer, "status": 410, "location": None, "answer": "gone", "body": None, "utm": {},
+                "tracking_id": None, "explanation": [
+                    {"step": "device", "text": describe_device(device)},
+                    {"step": "route", "text": f"the link is {reason}: 410 and a small page"}]}
+    decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
+    return {**answer, "status": decision.status, "location": decision.location, "answer": decision.answer,
+            "body": decision.body, "utm": decision.utm, "tracking_id": decision.tracking_id, "explanation": steps}

@@ -3,7 +3,8 @@
 Per field, the first non-empty value wins: the click's own query, then the stored destination, then the
 selected fallback URL (including the campaign fields inside a Play ``referrer``), then the defaults of
 internal ``email``, ``push`` and ``whatsapp`` links. ``in_app``, ``news_feed`` and ``external`` links
-get no defaults. Nothing here rewrites a stored link.
+get no defaults. Nothing here rewrites a stored link. :func:`resolve_utm` can also say which source each
+value came from (the names in :data:`UTM_SOURCES`), for the explanation of a route.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from linksvc.resolver.urls import query_values, with_query
 
 UTM_FIELDS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
 DEFAULTED_KINDS = ("email", "push", "whatsapp")
+UTM_SOURCES = ("query", "destination", "fallback", "defaults")
+"""The sources in order of precedence, as :func:`resolve_utm` names them when asked."""
 
 
 def utm_of(values: Mapping[str, str]) -> dict[str, str]:
@@ -45,15 +48,20 @@ def default_utm(kind: str, service_label: str, campaign_id: str | None, template
 
 
 def resolve_utm(
-    incoming: Mapping[str, str], destination_url: str, fallback_url: str | None, defaults: Mapping[str, str]
+    incoming: Mapping[str, str], destination_url: str, fallback_url: str | None, defaults: Mapping[str, str],
+    origins: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The five fields in order of precedence; fields no source has are absent."""
-    sources = (utm_of(incoming), utm_of_url(destination_url), utm_of_url(fallback_url), utm_of(defaults))
+    """The five fields in order of precedence; fields no source has are absent. Given ``origins``, it is
+    filled with the name (from :data:`UTM_SOURCES`) of the source each resolved field came from."""
+    sources = (("query", utm_of(incoming)), ("destination", utm_of_url(destination_url)),
+               ("fallback", utm_of_url(fallback_url)), ("defaults", utm_of(defaults)))  # as UTM_SOURCES
     resolved: dict[str, str] = {}
     for field in UTM_FIELDS:
-        for source in sources:
+        for name, source in sources:
             if field in source:
                 resolved[field] = source[field]
+                if origins is not None:
+                    origins[field] = name
                 break
     return resolved
 

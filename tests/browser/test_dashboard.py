@@ -40,6 +40,9 @@ def test_create_edit_follow_and_count_a_link(watched: Watched, scene: Scene, tmp
         page.get_by_label(label, exact=True).fill(value)
     page.locator('.device[data-device="desktop"] .location').filter(has_text="utm_content=hero").wait_for()
     assert _desktop_preview(watched).endswith("#frag")
+    why = page.locator('.device[data-device="desktop"] .why')
+    assert why.locator('[data-step="route"]').inner_text() == "desktop and unknown platforms get the destination"
+    assert "utm_content=hero (from the stored destination)" in why.inner_text()
     page.get_by_role("button", name="Create link").click()
     page.get_by_role("heading", name="latte-launch").wait_for()
     link_id = page.url.rsplit("/", 1)[1]

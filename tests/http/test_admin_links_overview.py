@@ -127,6 +127,26 @@ async def test_preview_is_what_the_resolver_answers_each_device(seeded: TestClie
                                  "utm_campaign": ids(A)["campaigns"]}
 
 
+async def test_preview_explains_each_device(seeded: TestClient) -> None:
+    status, body = await preview(seeded, {**APP_LINK, "utm": {"utm_source": "news"}})
+    assert status == 200
+    explained = {d["device"]: d["explanation"] for d in body["data"]["devices"]}
+    routes = {device: next(s["text"] for s in steps if s["step"] == "route") for device, steps in explained.items()}
+    assert routes == {
+        "desktop": "desktop and unknown platforms get the destination",
+        "android": "link has android.package and the browser honours intent URLs -> intent URL; "
+                   "fallback: the Play page with the install referrer",
+        "ios": "link has ios settings and no fallback -> the App Store page",
+    }
+    assert explained["android"][0] == {"step": "device",
+                                       "text": "Android, chrome (honours intent URLs), not a bot, not in an app"}
+    sources = {s["field"]: (s["value"], s["from"]) for s in explained["desktop"] if s["step"] == "utm"}
+    assert sources == {"utm_source": ("news", "destination"), "utm_medium": ("push", "defaults"),
+                       "utm_campaign": (ids(A)["campaigns"], "defaults"), "utm_term": ("old", "destination"),
+                       "utm_content": (None, None)}
+    assert explained["ios"][-1] == {"step": "tracking_id", "text": "new (none in the query)"}
+
+
 async def test_preview_of_a_link_without_code_or_defaults(seeded: TestClient) -> None:
     status, body = await preview(seeded, {"kind": "external", "destination_url": "https://x.example/?y=2"})
     assert status == 200

@@ -75,6 +75,13 @@ function marked(url, placeholder) {
   return out;
 }
 
+// Why the resolver answers a device so: its own explanation steps, UTM fields no source has left out.
+function whyList(steps) {
+  const shown = steps.filter((step) => step.step !== 'utm' || step.value != null);
+  return h('ul', { class: 'why', 'aria-label': 'why' },
+    ...shown.map((step) => h('li', { 'data-step': step.step }, step.text)));
+}
+
 export function previewPanel() {
   const status = h('p', { class: 'muted preview-status', 'aria-live': 'polite' }, 'The preview appears once the '
     + 'destination is a valid https URL.');
@@ -88,7 +95,8 @@ export function previewPanel() {
       list.replaceChildren(...preview.devices.map((d) => h('article', { class: 'device', 'data-device': d.device },
         h('h3', {}, DEVICE_NAMES[d.device] || d.device, ' ', h('span', { class: 'muted' }, `(${d.label})`)),
         h('p', { class: 'answer' }, ANSWERS[d.answer] || d.answer),
-        h('code', { class: 'location' }, marked(d.location || '', preview.tracking_id)))));
+        h('code', { class: 'location' }, marked(d.location || '', preview.tracking_id)),
+        whyList(d.explanation || []))));
     },
     stale(message) {
       status.textContent = message;

@@ -1,0 +1,94 @@
+"""``python -m linksvc route CODE``: what the resolver would answer a click and why, against a seeded database."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.factories import A, two_accounts
+
+CHROME_ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/116.0.0.0 "
+                  "Mobile Safari/537.36")
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def linksvc(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "linksvc", *args], capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    folder = tmp_path_factory.mktemp("route")
+    seed = two_accounts()
+    account = next(a for a in seed["accounts"] if a["id"] == A)
+    base: dict[str, Any] = account["links"][0]
+    account["links"] += [
+        {**base, "id": "aaaaaaaa-0108-4000-8000-000000000108", "code": "appaaaa", "deeplink": "democoffee://menu",
+         "android": {"package": "com.democoffee.app", "fallback_url": "https://shop.example/android"}},
+        {**base, "id": "aaaaaaaa-0109-4000-8000-000000000109", "code": "offaaaa", "disabled": True},
+        {**base, "id": "aaaaaaaa-0110-4000-8000-000000000110", "code": "oldaaaa",
+         "expires_at": "2020-01-01T00:00:00Z"},
+    ]
+    (folder / "seed.json").write_text(json.dumps(seed))
+    path = str(folder / "svc.db")
+    loaded = linksvc("seed", str(folder / "seed.json"), "--db", path)
+    assert loaded.returncode == 0, loaded.stderr
+    return path
+
+
+def test_android_chrome_gets_an_intent_url_and_the_reasons(db: str) -> None:
+    run = linksvc("route", "appaaaa", "--user-agent", CHROME_ANDROID, "--query", "utm_source=newsletter", "--db", db)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "302 Found"
+    assert lines[1].startswith("Location: intent://menu?utm_source=newsletter&utm_medium=email&tracking_id=")
+    assert ";package=com.democoffee.app;" in lines[1]
+    assert "why: Android, chrome (honours intent URLs), not a bot, not in an app" in lines
+    assert ("route: link has android.package and the browser honours intent URLs -> intent URL; "
+            "fallback: android.fallback_url") in lines
+    assert "utm_source=newsletter (from the click's query)" in lines
+    assert "utm_medium=email (from the defaults of this kind of link)" in lines
+    assert "tracking_id: new (none in the query)" in lines
+
+
+def test_a_bot_gets_the_destination(db: str) -> None:
+    run = linksvc("route", "appaaaa", "--user-agent", GOOGLEBOT, "--query", "tracking_id=t-1", "--db", db)
+    lines = run.stdout.splitlines()
+    assert lines[:2] == ["302 Found", "Location: https://shop.example/p?x=1&utm_source=linksvc&utm_medium=email"
+                                      "&tracking_id=t-1#top"]
+    assert "route: bots always get the destination (recorded as a bot click)" in lines
+    assert "tracking_id: kept from the query" in lines
+
+
+def test_json_output(db: str) -> None:
+    run = linksvc("route", "appaaaa", "--user-agent", CHROME_ANDROID, "--json", "--db", db)
+    answer = json.loads(run.stdout)
+    assert answer["status"] == 302 and answer["answer"] == "intent"
+    assert answer["location"].startswith("intent://menu?")
+    steps = {step["step"] for step in answer["explanation"]}
+    assert steps == {"device", "route", "utm", "tracking_id"}
+    source = next(s for s in answer["explanation"] if s.get("field") == "utm_source")
+    assert (source["value"], source["from"]) == ("linksvc", "defaults")
+
+
+@pytest.mark.parametrize(("code", "why"), [("offaaaa", "the link is disabled"),
+                                           ("oldaaaa", "the link is expired at 2020-01-01")])
+def test_disabled_and_expired_say_410_and_why(db: str, code: str, why: str) -> None:
+    run = linksvc("route", code, "--user-agent", CHROME_ANDROID, "--db", db)
+    assert run.returncode == 0
+    assert run.stdout.splitlines()[0] == "410 Gone"
+    assert why in run.stdout
+
+
+def test_an_unknown_code_exits_1(db: str, tmp_path: Path) -> None:
+    run = linksvc("route", "nothere", "--db", db)
+    assert run.returncode == 1 and "no link has the code 'nothere'" in run.stderr and run.stdout == ""
+    missing = linksvc("route", "nothere", "--db", str(tmp_path / "none.db"))
+    assert missing.returncode == 1 and "no database" in missing.stderr
+    assert not (tmp_path / "none.db").exists()
