@@ -5,7 +5,6 @@ validateOnly upload."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +22,11 @@ from linksvc.settings import Settings
 from tests.conftest import ADMIN, service_server
 from tests.factories import ADMIN_TOKEN, two_accounts
 from tests.http.test_forwarding import ADMIN_API, connect, purchase, send, settled
+from tests.vendor_fixtures import answer
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vendors" / "google_ads"
 
-
-def _fixture(name: str) -> tuple[int, dict[str, Any]]:
-    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-    return int(fixture["status"]), fixture["body"]
+def _fixture(name: str) -> tuple[int, Any]:
+    return answer("google_ads", name)
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ import pytest
 from linksvc.forwarding import ga4
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY
+from tests.vendor_fixtures import body_bytes, fixture_cases
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vendors" / "ga4"
 COLLECT = Outgoing("POST", "https://www.google-analytics.com/mp/collect?measurement_id=G-1&api_secret=s", {}, b"{}")
 DEBUG = Outgoing("POST", "https://www.google-analytics.com/debug/mp/collect?measurement_id=G-1&api_secret=s", {},
                  b"{}")
@@ -22,15 +21,7 @@ CONNECTION = {"destination": "ga4", "config": {"endpoint_url": "http://127.0.0.1
                                                "api_secret": "s"}}
 
 
-def fixture_cases() -> list[tuple[str, dict[str, Any]]]:
-    return [(path.name, json.loads(path.read_text())) for path in sorted(FIXTURES.glob("*.json"))]
-
-
-def body_bytes(body: Any) -> bytes:
-    return body.encode() if isinstance(body, str) else json.dumps(body).encode()
-
-
-@pytest.mark.parametrize(("name", "case"), fixture_cases(), ids=[n for n, _ in fixture_cases()])
+@pytest.mark.parametrize(("name", "case"), fixture_cases("ga4"), ids=[n for n, _ in fixture_cases("ga4")])
 def test_every_recorded_answer(name: str, case: dict[str, Any]) -> None:
     sent = DEBUG if name.startswith("debug_") else COLLECT
     verdict = ga4.judge(case["status"], body_bytes(case["body"]), sent)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ from hypothesis import strategies as st
 from linksvc.forwarding.meta_rules import action_source, browser_of, e164_digits, judge, too_old
 from linksvc.forwarding.outgoing import post_json
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY
+from tests.vendor_fixtures import fixture_cases
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "vendors" / "meta"
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 ONE = post_json("http://127.0.0.1/v26.0/1/events", {"data": [{"event_name": "Purchase"}]})
 
@@ -92,13 +91,13 @@ def test_a_website_event_needs_its_click(configured: str | None, browser: tuple[
     assert action_source(configured, browser, store) == source
 
 
-def fixture_cases() -> list[Any]:
-    return [pytest.param(json.loads(path.read_text()), id=path.stem) for path in sorted(FIXTURES.glob("*.json"))]
+def meta_cases() -> list[Any]:
+    return [pytest.param(case, id=name.removesuffix(".json")) for name, case in fixture_cases("meta")]
 
 
 
 
-@pytest.mark.parametrize("case", fixture_cases())
+@pytest.mark.parametrize("case", meta_cases())
 def test_every_recorded_answer(case: dict[str, Any]) -> None:
     verdict = judge(case["status"], json.dumps(case["body"]).encode(), ONE)
     assert verdict.outcome == case["outcome"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,20 +11,12 @@ import pytest
 from linksvc.forwarding import tiktok
 from linksvc.forwarding.outgoing import Filtered, Outgoing
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY
+from tests.vendor_fixtures import body_bytes, fixture_cases
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vendors" / "tiktok"
 SENT = Outgoing("POST", "https://business-api.tiktok.com/open_api/v1.3/event/track/", {}, b"{}")
 
 
-def fixture_cases() -> list[tuple[str, dict[str, Any]]]:
-    return [(path.name, json.loads(path.read_text())) for path in sorted(FIXTURES.glob("*.json"))]
-
-
-def body_bytes(body: Any) -> bytes:
-    return body.encode() if isinstance(body, str) else json.dumps(body).encode()
-
-
-@pytest.mark.parametrize(("name", "case"), fixture_cases(), ids=[n for n, _ in fixture_cases()])
+@pytest.mark.parametrize(("name", "case"), fixture_cases("tiktok"), ids=[n for n, _ in fixture_cases("tiktok")])
 def test_every_recorded_answer(name: str, case: dict[str, Any]) -> None:
     verdict = tiktok.judge(case["status"], body_bytes(case["body"]), SENT)
     assert verdict.outcome == case["outcome"]
@@ -38,7 +29,7 @@ def test_every_recorded_answer(name: str, case: dict[str, Any]) -> None:
 
 
 def test_the_fixtures_cover_each_outcome() -> None:
-    assert {c["outcome"] for _, c in fixture_cases()} == {DELIVERED, RETRY, FAILED}
+    assert {c["outcome"] for _, c in fixture_cases("tiktok")} == {DELIVERED, RETRY, FAILED}
 
 
 @pytest.mark.parametrize(("status", "body", "outcome", "in_message"), [
