@@ -53,8 +53,8 @@ def test_real_user_agents(entry: dict[str, Any]) -> None:
         ("Googlebot smartphone", "googlebot"),
         ("TelegramBot", "telegrambot"),
         ("WhatsApp link preview (Android)", "whatsapp"),
-        ("YandexBot (generic bot word)", "bot"),
-        ("Baiduspider (generic spider word)", "spider"),
+        ("YandexBot (generic bot word)", "yandexbot"),
+        ("Baiduspider (generic spider word)", "baiduspider"),
     ],
 )
 def test_browser_names(name: str, browser: str) -> None:
