@@ -89,6 +89,10 @@ _MAX_SET = 16
 _MAX_WIDTH = 64
 """Patterns whose matches are at most this long are tried only next to the literals found."""
 
+_FEW_HITS = 8
+"""Beyond this many literals found in one string, each pattern found runs once over the whole string
+instead of once per place (a string made of one literal repeated costs a few scans, not hundreds of tries)."""
+
 
 class _Candidate(NamedTuple):
     """One pattern, as reached through one of its literals; candidates sort in the order they are tried."""
@@ -108,10 +112,11 @@ class BotMatcher:
         self.skipped: list[str] = []
         self._regexes: list[re.Pattern[str] | None] = []  # None: the pattern is exactly its literals
         self._widths: list[int | None] = []  # the longest match, if short: then only tried near a literal
+        self._chains: list[tuple[frozenset[str], ...]] = []  # literals every match holds, in this order
         literals: dict[str, list[_Candidate]] = {}
         always: list[_Candidate] = []
         for source, fixed, example, generic in entries:
-            cover, plain = required_literals(source)
+            cover, plain, chain, width = _analyse(source)
             try:
                 regex = None if plain else re.compile(source)
             except re.error as error:
@@ -121,7 +126,8 @@ class BotMatcher:
             index = len(self.sources)
             self.sources.append(source)
             self._regexes.append(regex)
-            self._widths.append(None if plain else _max_width(source))
+            self._widths.append(width)
+            self._chains.append(chain)
             for literal in sorted(cover or ()):
                 rank, name = _name(literal, example)
                 literals.setdefault(literal, []).append(_Candidate(2 if generic else rank, index, fixed or name))
@@ -144,24 +150,34 @@ class BotMatcher:
             return None
         if not hits and not self._always:  # the usual person: nothing found
             return None
+        if len(hits) > _FEW_HITS:  # many: each pattern found is run once over the string
+            owners = self._owners
+            found = {candidate for key in {hit[0] for hit in hits} for candidate in owners[key]}
+            found.update(self._always)
+            for candidate in sorted(found):
+                if self._confirm(candidate.pattern, text, None):
+                    return candidate.name
+            return None
         spans: dict[_Candidate, list[tuple[int, int]]] = {candidate: [] for candidate in self._always}
         for key, start, end in hits:
             for candidate in self._owners[key]:
                 spans.setdefault(candidate, []).append((start, end))
         for candidate in sorted(spans):
-            if self._confirm(candidate.pattern, text, spans[candidate]):
+            if self._confirm(candidate.pattern, text, spans[candidate] or None):
                 return candidate.name
         return None
 
-    def _confirm(self, index: int, text: str, spans: Iterable[tuple[int, int]]) -> bool:
-        """Whether pattern ``index`` matches, given where its literals were found. A pattern whose matches
-        are at most ``width`` long is tried only at the starts from which a match could hold a literal found,
-        so a string full of near-misses costs a few short tries, not a scan of the string per pattern."""
+    def _confirm(self, index: int, text: str, spans: Iterable[tuple[int, int]] | None) -> bool:
+        """Whether pattern ``index`` matches, given where its literals were found (None: not told). A
+        pattern whose matches are at most ``width`` long is tried only at the starts from which a match
+        could hold a literal found: a few short tries instead of a scan of the whole string."""
         regex = self._regexes[index]
         if regex is None:
             return True
         width = self._widths[index]
-        if width is None:
+        if width is None:  # a long match: first the literals it needs, in order (cheap), then the search
+            return _in_order(text, self._chains[index]) and regex.search(text) is not None
+        if spans is None:
             return regex.search(text) is not None
         match = regex.match
         for start, end in spans:
@@ -219,24 +235,46 @@ _ESCAPE = re.compile(r"\\(.)")
 def required_literals(source: str) -> tuple[frozenset[str] | None, bool]:
     """A set of literals at least one of which every match of ``source`` contains (None if there is none
     worth having), and whether the pattern matches exactly those literals and nothing else."""
+    cover, plain, _chain, _width = _analyse(source)
+    return cover, plain
+
+
+def _analyse(source: str) -> tuple[frozenset[str] | None, bool, tuple[frozenset[str], ...], int | None]:
+    """``required_literals``, then the literal sets every match holds one of each of, in this order and
+    without overlap, and the longest match if at most ``_MAX_WIDTH`` (lookarounds and anchors take none)."""
     if _LITERAL.fullmatch(source):  # most patterns: a name, perhaps with escaped punctuation
-        return frozenset({_ESCAPE.sub(r"\1", source)}), True
+        literal = _ESCAPE.sub(r"\1", source)
+        return frozenset({literal}), True, (frozenset({literal}),), len(literal)
     if _sre_parser is None:
-        return None, False
+        return None, False, (), None
     try:
         parsed = _sre_parser.parse(source)
+        high = int(parsed.getwidth()[1])
     except Exception:  # noqa: BLE001 - whatever the parser makes of it, the pattern is then run every time
-        return None, False
+        return None, False, (), None
     if parsed.state.flags & re.IGNORECASE:
-        return None, False
-    exact, cover = _walk(list(parsed))
+        return None, False, (), None
+    exact, cover, chain = _walk(list(parsed))
+    width = high if high <= _MAX_WIDTH else None
     if exact and "" not in exact and not _has_zero_width(list(parsed)):
-        return frozenset(exact), True  # it matches exactly these strings
-    return cover, False
+        return frozenset(exact), True, (frozenset(exact),), width  # it matches exactly these strings
+    return cover, False, tuple(chain), width
 
 
-def _walk(items: list[Any]) -> tuple[set[str] | None, frozenset[str] | None]:
-    """(the exact strings the sequence matches, or None; the best required-literal set, or None)."""
+def _in_order(text: str, chain: tuple[frozenset[str], ...]) -> bool:
+    """Whether ``text`` holds one literal of each set of ``chain``, each after the one before."""
+    at = 0
+    for literals in chain:
+        ends = [found + len(literal) for literal in literals if (found := text.find(literal, at)) >= 0]
+        if not ends:
+            return False
+        at = min(ends)
+    return True
+
+
+def _walk(items: list[Any]) -> tuple[set[str] | None, frozenset[str] | None, list[frozenset[str]]]:
+    """The exact strings the sequence matches (or None), the best required-literal set (or None), and every
+    required-literal set found, in the order their literals come in a match."""
     c = _sre_constants
     run: set[str] = {""}
     exact: set[str] | None = {""}
@@ -260,7 +298,7 @@ def _walk(items: list[Any]) -> tuple[set[str] | None, frozenset[str] | None]:
             if add_flags & re.IGNORECASE:
                 piece, inner_cover = None, None
             else:
-                piece, inner_cover = _walk(list(sub))
+                piece, inner_cover, _ = _walk(list(sub))
         elif op is c.BRANCH:
             piece, inner_cover = _branch(arg[1])
         elif op in (c.AT, c.ASSERT, c.ASSERT_NOT):
@@ -285,14 +323,14 @@ def _walk(items: list[Any]) -> tuple[set[str] | None, frozenset[str] | None]:
             candidates.append(inner_cover)
     close()
     best = max(candidates, key=_score, default=None)
-    return exact, best
+    return exact, best, candidates
 
 
 def _branch(alternatives: list[Any]) -> tuple[set[str] | None, frozenset[str] | None]:
     exact: set[str] | None = set()
     cover: set[str] | None = set()
     for alternative in alternatives:
-        alt_exact, alt_cover = _walk(list(alternative))
+        alt_exact, alt_cover, _ = _walk(list(alternative))
         if exact is not None and alt_exact is not None and len(exact) + len(alt_exact) <= _MAX_SET:
             exact |= alt_exact
         else:
@@ -306,18 +344,6 @@ def _branch(alternatives: list[Any]) -> tuple[set[str] | None, frozenset[str] | 
         else:
             cover = None
     return exact, (frozenset(cover) if cover else None)
-
-
-def _max_width(source: str) -> int | None:
-    """The longest text a match of ``source`` can span, if at most ``_MAX_WIDTH`` (lookarounds and anchors
-    take none), else None."""
-    if _sre_parser is None:
-        return None
-    try:
-        high = int(_sre_parser.parse(source).getwidth()[1])
-    except Exception:  # noqa: BLE001 - as for required_literals: then the pattern searches the whole string
-        return None
-    return high if high <= _MAX_WIDTH else None
 
 
 def _class_chars(items: list[Any]) -> set[str] | None:

@@ -235,3 +235,20 @@ def test_prefilter_answers_as_the_patterns_alone_on_every_example() -> None:
     for text in texts:
         assert (bots.bot_name(text) is not None) == any(regex.search(text) for regex in combined), text
 
+
+
+@pytest.mark.parametrize("repeat", [1, 3, 40])
+def test_prefilter_answers_as_the_patterns_alone_on_repeated_near_misses(repeat: int) -> None:
+    """Literals of the patterns that need a run, near-missed and repeated (few and many literals found)."""
+    units = ["xcurl ", "SogouMSE ", "ViewSonic ", "xPTST/ ", "Viber/ ", "Expanse) ", "TS1008/ ", "Cubot ",
+             "Spider 8 ", "AdsBot-Google-", "outcomes.net ", "ContextualBotx ", "Currentx ", "xsentry/ ",
+             "AP3A.240617.008 ", "SSL Labsx ", "GoogleAssociationServicex "]
+    for unit in units:
+        for tail in ("", " ContextualBot/1.0; +http://outcomes.net", " Sonic/1.0", " (compatible; PTST/1)"):
+            text = ((unit * repeat) + tail)[:MAX_EXAMINED]
+            assert (bots.bot_name(text) is not None) == _naive(text), text
+
+
+def test_a_long_gap_pattern_needs_its_literals_in_order() -> None:
+    assert bots.bot_name("Mozilla/5.0 (compatible; ContextualBot/1.0; +http://outcomes.net)") is not None
+    assert bots.bot_name("outcomes.net ContextualBotx ContextualBotx") is None
