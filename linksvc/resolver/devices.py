@@ -251,7 +251,7 @@ def _fire_tv(ua: str) -> bool:
 
 
 def _ios_word(ua: str) -> bool:
-    """ "iOS" as a word ("(iPad; iOS 17.0)", "App/2 iOS/16.1", "FBSN/iOS"): an iOS app's own client."""
+    """The word "iOS" ("(iPad; iOS 17.0)", "App/2 iOS/16.1", "FBSN/iOS"): an iOS app's own client."""
     at = ua.find("ios")
     while at >= 0:
         before = ua[at - 1 : at] if at > 0 else " "
