@@ -3,8 +3,10 @@
 Two sets, read from PyPI packages that carry them (``pip install -e '.[bench]'``); nothing is downloaded at
 run time, and either set is simply absent when its package is not installed:
 
-- fake-useragent 2.2.0, ``fake_useragent/data/browsers.jsonl``: 6,936 rows of real 2024-25 browser strings
-  (839 distinct), each labelled with the ``os`` the string was collected from.
+- fake-useragent 2.2.0, ``fake_useragent/data/browsers.jsonl``: 6,936 rows of 2024-25 browser strings
+  (839 distinct), each labelled with the ``os`` the string was collected from. About 476 distinct strings
+  (one row each) carry implausible versions ("Chrome/46.0.2184.1797" on an Android 8 Pixel 2), the
+  randomised shapes of ByteDance's crawler; they are kept, as the package ships them.
 - Matomo device-detector's test fixtures, shipped by the ``device_detector`` 6.5.1 package under
   ``device_detector/tests/fixtures/upstream/*.yml``: about 38,300 strings of real devices and apps, each
   labelled with the OS (name and family), device type and client; ``bots.yml`` holds the bots and is left

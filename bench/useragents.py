@@ -163,7 +163,10 @@ def main() -> None:
         "(real 2024-25 browser strings, each row an observation, labelled with the OS they came from) and "
         f"{MATOMO} (strings of real devices and apps labelled by OS, device type and client; bots.yml left "
         "out). Labels map to platforms as docs/decisions.md describes (\"User-agent platforms: how fidelity "
-        "is measured\"); the mapping and the meaning of \"browser-shaped\" are in bench/ua_sets.py.",
+        "is measured\", which also says why the remaining disagreements are left); the mapping and the "
+        "meaning of \"browser-shaped\" are in bench/ua_sets.py. About 476 of fake-useragent's 839 distinct "
+        "strings (one row each) carry implausible versions, the randomised shapes of ByteDance's crawler; "
+        "they are counted as they come.",
     ])
     print(body)
     write_section("useragents", body)
