@@ -79,9 +79,20 @@ GENERIC: tuple[tuple[str, str, str], ...] = (
     ("[Cc]rawler", "crawler", "SomeCrawler/1.0"),
     ("[Ss]pider(?! ?[0-9])", "spider", "Mozilla/5.0 (compatible; ExampleSpider/2.0)"),
     ("[Pp]review", "preview", "LinkPreview/1.5 (http://linkpreview.net)"),
+    ("[Ff]etcher|[Ss]canner|[Mm]onitor|[Cc]hecker|[Rr]obot(?!ic)|[Vv]alidator|[Ii]ndexer|[Aa]naly[sz]er|[Ee]xtractor"
+     "|[Hh]eadless|[Pp]rerender|[Aa]rchiver|[Ss]craper|[Hh]arvester|[Ss]itemap|SEO|[Hh]ealth ?[Cc]heck",
+     "tool", "Mozilla/5.0 (compatible; SiteScanner/2.1)"),
+    ("\\+https?://|\\+www\\.", "self-described", "Acme/1.0 (+https://acme.example/about)"),
+    ("^Mozilla/5\\.0 \\(compatible; [^;)]+(; \\+?https?://[^)]*)?\\)\\s*$", "compatible-only",
+     "Mozilla/5.0 (compatible; Qwertz/1.0)"),
+    ("\\$\\{", "probe", "${jndi:ldap://x.example/a}"),
 )
 """Words that mark a crawler no list knows yet (a word ending in "bot", except the Cubot phone brand; "Spider"
-but not the "Spider 8" tablet); they name a bot only when no listed pattern does."""
+but not the "Spider 8" tablet; the tools' words: scanner, monitor, checker, validator...), a "+http" address
+(the crawlers' convention for "about this bot"), a bare "Mozilla/5.0 (compatible; Name/1.0)" that names no
+system, and a template-injection probe ("${jndi:..."); they name a bot only when no listed pattern does. On
+Matomo's fixtures these add about 150 of its bots and 11 of its 36,923 non-bot strings (podcast players that
+give a "+http" address, phones named "Seoul" before "SEO" was made case-sensitive: none now)."""
 
 _MAX_SET = 16
 """Most strings one literal set may hold (a pattern's character classes multiply them)."""
