@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from linksvc.resources.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
@@ -147,7 +148,7 @@ class Campaign(Strict):
         seen: set[str] = set()
         for code in codes or []:
             if code.code in seen:
-                raise ValueError(f"code {code.code!r} appears more than once")
+                raise PydanticCustomError("duplicate", f"code {code.code!r} appears more than once")
             seen.add(code.code)
         return codes
 
@@ -165,7 +166,7 @@ class CustomEventType(Strict):
     @classmethod
     def _not_purchase(cls, name: str) -> str:
         if name.upper() == "PURCHASE":
-            raise ValueError("PURCHASE is built in and cannot be a custom event type")
+            raise PydanticCustomError("reserved", "PURCHASE is built in and cannot be a custom event type")
         return name
 
 
