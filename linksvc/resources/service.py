@@ -10,7 +10,7 @@ from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
-from linksvc.errors import Conflict, InvalidField, NotFound
+from linksvc.errors import Conflict, InvalidField, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps, loads
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
@@ -35,19 +35,27 @@ async def save(
     """Validate ``data`` and insert or update it. Returns (id, whether the document changed).
 
     ``must_exist``: True for update (404 when absent), False for create (409 when present), None for
-    upsert. An id held by another account is refused in every case.
+    upsert. An id held by another account is refused in every case. An invalid document is refused (400)
+    naming every problem: each field's, and those of the kind's own rules (:meth:`Kind.check`).
     """
-    item = parse(kind, data, prefix)
-    row = await documents.get(tx, kind.name, account_id, item.id)
+    issues = Issues()
+    item: Any = None
+    with issues.collect():
+        item = parse(kind, data, prefix)
+    doc_id = item.id if item is not None else data.get("id") if isinstance(data, dict) else None
+    row = await documents.get(tx, kind.name, account_id, doc_id) if isinstance(doc_id, str) else None
+    existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
+    now = iso(utcnow())
+    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now, issues)
+    if isinstance(data, dict):
+        await kind.check(ctx, data)
+    issues.raise_if_any("Invalid body")
     if row is None and await documents.owner(tx, kind.name, item.id) is not None:
         raise Conflict("Id in use", {"field": f"{prefix}.id" if prefix else "id", "message": "id is already in use"})
     if must_exist is True and row is None:
         raise NotFound(f"{kind.label.capitalize()} not found", f"no {kind.label} with id {item.id}")
     if must_exist is False and row is not None:
         raise Conflict("Id in use", {"field": "id", "message": f"a {kind.label} with this id exists"})
-    existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
-    now = iso(utcnow())
-    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now)
     item = await kind.prepare(ctx, item)
     body = item.model_dump(mode="json")
     if row is None:
