@@ -243,9 +243,18 @@ class MigrateBody(BaseModel):
     )
 
 
+class MigrateIssue(BaseModel):
+    path: str = Field(description="the field, as customers[2].email")
+    message: str
+    type: str = Field(description="the rule code (docs/decisions.md)")
+    accepted: list[str] | None = Field(default=None, description="the accepted values or fields, for closed sets")
+
+
 class MigrateFailure(BaseModel):
     index: int
-    error: str
+    error: str = Field(description="every problem of the customer, \"path: message\" joined by \"; \"")
+    issues: list[MigrateIssue] | None = Field(default=None, description="the same problems one by one, when the "
+                                                                       "customer's fields were refused")
 
 
 class MigrateResult(BaseModel):

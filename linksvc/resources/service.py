@@ -6,11 +6,12 @@ Every operation names its account; a resource of another account is "not found",
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
-from linksvc.errors import Conflict, InvalidField, Issues, NotFound
+from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps, loads
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
@@ -30,15 +31,17 @@ async def view(conn: Conn, kind: Kind, account_id: str, row: Row) -> dict[str, A
 
 async def save(
     tx: Tx, kind: Kind, account_id: str, data: Any, *, prefix: str = "",
-    allow_private: bool = False, must_exist: bool | None = None,
+    allow_private: bool = False, must_exist: bool | None = None, issues_found: Sequence[Issue] = (),
 ) -> tuple[str, bool]:
     """Validate ``data`` and insert or update it. Returns (id, whether the document changed).
 
     ``must_exist``: True for update (404 when absent), False for create (409 when present), None for
     upsert. An id held by another account is refused in every case. An invalid document is refused (400)
-    naming every problem: each field's, and those of the kind's own rules (:meth:`Kind.check`).
+    naming every problem: each field's, those of the kind's own rules (:meth:`Kind.check`) and
+    ``issues_found`` by the caller before (then nothing is written).
     """
     issues = Issues()
+    issues.extend(issues_found)
     item: Any = None
     with issues.collect():
         item = parse(kind, data, prefix)
