@@ -228,10 +228,12 @@ async def test_a_bad_file_changes_nothing_already_stored(db: Database) -> None:
 async def test_duplicate_customer_document_in_a_file_names_the_second(db: Database) -> None:
     doc = two_accounts()
     doc["accounts"][0]["customers"].append({"id": "cust-dup", "document_number": "CC100"})
-    with pytest.raises(ServiceError) as refused:
+    with pytest.raises(InvalidField) as refused:
         await load_seed(db, doc, allow_private=False)
-    assert refused.value.status == 409
-    assert bad_path(refused.value) == "accounts[0].customers[1].document_number"
+    # In a file a value held twice is one of its issues (every bad field is named), not a conflict apart.
+    assert refused.value.status == 400
+    assert [(i.path, i.type) for i in refused.value.issues] == [("accounts[0].customers[1].document_number",
+                                                                 "duplicate")]
     assert await count_accounts(db) == 0
 
 
