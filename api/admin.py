@@ -8,7 +8,7 @@ patch/delete behaviour and the same validation.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -26,7 +26,7 @@ from linksvc.resolver.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.resolver.qr import qr_image
 from linksvc.resolver.utm import edit_utm
 from linksvc.resources.kinds import KINDS, Kind
-from linksvc.resources.models import Account, ApiKeyIn, CouponCode
+from linksvc.resources.models import Account, ApiKeyIn, CouponCode, Environment, KeyKind
 from storage import accounts as account_repo
 
 PREFIX = "/api/admin/v1"
@@ -36,7 +36,7 @@ ERRORS = (400, 401, 404, 409)
 class AccountPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = Field(default=None, min_length=1, max_length=200)
-    environment: str | None = Field(default=None, pattern="^(production|sandbox)$")
+    environment: Environment | None = None
 
 
 class AccountView(Account):
@@ -46,7 +46,7 @@ class AccountView(Account):
 
 class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    kind: str = Field(pattern="^(SERVER|CLIENT)$")
+    kind: KeyKind
     name: str = Field(default="", max_length=200)
 
 
@@ -87,7 +87,7 @@ async def patch_account(request: web.Request, body: AccountPatch) -> web.Respons
     db = request.app[DB]
     current = accounts.account_view(await accounts.get_account(db.reader, request.match_info["account_id"]))
     merged = Account(id=current["id"], name=body.name or current["name"],
-                     environment=body.environment or current["environment"])  # type: ignore[arg-type]
+                     environment=body.environment or current["environment"])
     return data(await accounts.update_account(db, merged))
 
 
@@ -104,7 +104,7 @@ async def list_keys(request: web.Request) -> web.Response:
 
 
 async def create_key(request: web.Request, body: ApiKeyCreate) -> web.Response:
-    spec = ApiKeyIn(kind=body.kind, name=body.name)  # type: ignore[arg-type]
+    spec = ApiKeyIn(kind=body.kind, name=body.name)
     created = await accounts.create_key(request.app[DB], request.match_info["account_id"], spec)
     return data(created, status=201)
 
@@ -218,7 +218,7 @@ async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:
 
 
 class QrQuery(BaseModel):
-    format: str = Field(default="svg", pattern="^(svg|png)$")
+    format: Literal["svg", "png"] = "svg"
     scale: int = Field(default=8, ge=1, le=40, description="pixels per module")
 
 
@@ -280,8 +280,11 @@ class DeliveryView(BaseModel):
     delivered_at: str | None
 
 
+DeliveryState = Literal["pending", "delivered", "filtered", "skipped", "failed", "dead"]
+
+
 class DeliveriesQuery(Paging):
-    state: str | None = Field(default=None, pattern="^(pending|delivered|filtered|skipped|failed|dead)$")
+    state: DeliveryState | None = None
 
 
 async def event_deliveries(request: web.Request) -> web.Response:

@@ -12,12 +12,12 @@ from api.schemas import Wallet
 from linksvc.campaigns import range_problem
 from linksvc.customers import IDENTIFYING
 from linksvc.errors import Issue
+from linksvc.resources.models import CampaignStatus, CampaignType
 from linksvc.resources.people import Address, BillingRecord, Consent, PaymentMethod
 from linksvc.resources.types import Uuid, phone_digits
 from linksvc.resources.validation import one_of_required
 
-CampaignType = Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]
-Status = Literal["RUNNING", "PAUSED", "SCHEDULED", "FINISHED", "NOT FINISHED"]
+Status = CampaignStatus
 Text200 = Annotated[str, Field(min_length=1, max_length=200)]
 
 
