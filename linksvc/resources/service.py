@@ -114,15 +114,22 @@ class Resources:
         return [await view(conn, kind, account_id, row) for row in rows], total
 
     async def update(
-        self, account_id: str, kind_name: str, doc_id: str, data: dict[str, Any], *, partial: bool
+        self, account_id: str, kind_name: str, doc_id: str, data: Any, *, partial: bool
     ) -> dict[str, Any]:
+        """PUT (``partial`` False: ``data`` is the whole document) or PATCH (the fields to change; ``id`` is not
+        one). The id is the path's."""
         kind = kind_of(kind_name)
+        if not isinstance(data, dict):
+            raise InvalidField("body", f"must be a JSON object (a {kind.label})", "Invalid body", rule="type")
         async with self.db.transaction() as tx:
             row = await self._get_row(tx, kind, account_id, doc_id)
             stored = loads(row["body"])
             merged = kind.restore_hidden(stored, {**stored, **data} if partial else dict(data))
             merged["id"] = doc_id
-            await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True)
+            fixed_id = [Issue("id", "is not a field a PATCH can change", "unknown_field")] if partial and "id" in data \
+                else []
+            await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True,
+                       issues_found=fixed_id)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
 
     async def rotate_webhook_secret(self, account_id: str, doc_id: str) -> dict[str, Any]:
