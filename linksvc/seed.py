@@ -7,6 +7,7 @@ first). Loading the same file twice changes nothing.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,13 @@ def read_seed(path: str | Path) -> Any:
         raise BadRequest("Seed file is not JSON", f"{path}: {exc}") from None
 
 
+def _canonical(doc_id: str) -> str:
+    try:
+        return str(uuid.UUID(doc_id))
+    except ValueError:
+        return doc_id
+
+
 def _conflict_issue(issues: Issues, exc: Conflict, path: str) -> None:
     """A value another object holds (a duplicate document number, an id of another account), as an issue."""
     details = exc.details
@@ -78,6 +86,7 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
     seed = validate(SeedFile, data, where="seed file")
     changed = {"accounts": 0, "api_keys": 0, **{name: 0 for name in LOAD_ORDER}}
     issues = Issues()
+    refused: set[str] = set()  # ids of refused objects: references to them are not reported again
     async with db.transaction() as tx:
         for a, account in enumerate(seed.accounts):
             base = f"accounts[{a}]"
@@ -101,12 +110,15 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                     # transaction is rolled back otherwise), and a refused object writes nothing.
                     try:
                         _, did_change = await save(tx, kind, account.id, obj, prefix=prefix,
-                                                   allow_private=allow_private, issues_found=no_id)
-                    except InvalidField as exc:
-                        issues.extend(exc)
-                        continue
-                    except Conflict as exc:
-                        _conflict_issue(issues, exc, prefix)
+                                                   allow_private=allow_private, issues_found=no_id,
+                                                   refused=frozenset(refused))
+                    except (InvalidField, Conflict) as exc:
+                        if isinstance(exc, InvalidField):
+                            issues.extend(exc)
+                        else:
+                            _conflict_issue(issues, exc, prefix)
+                        if isinstance(obj.get("id"), str):
+                            refused.add(_canonical(obj["id"]))
                         continue
                     changed[name] += did_change
         issues.raise_if_any("Invalid seed file")

@@ -48,6 +48,8 @@ class SaveContext:
     existing: dict[str, Any] | None
     now: str
     issues: Issues = field(default_factory=Issues)
+    # Ids of objects refused earlier in the same seed file: a reference to one is not another problem.
+    refused: frozenset[str] = frozenset()
 
     def path(self, name: str) -> str:
         return f"{self.prefix}.{name}" if self.prefix else name
@@ -63,6 +65,8 @@ class SaveContext:
         try:
             doc_id = str(uuid.UUID(doc_id))
         except ValueError:
+            return
+        if doc_id in self.refused:
             return
         if not await documents.exists(self.tx, table, self.account_id, doc_id):
             self.add(name, f"no {label} with id {doc_id} in this account", "unknown_reference")

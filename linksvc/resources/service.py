@@ -32,13 +32,15 @@ async def view(conn: Conn, kind: Kind, account_id: str, row: Row) -> dict[str, A
 async def save(
     tx: Tx, kind: Kind, account_id: str, data: Any, *, prefix: str = "",
     allow_private: bool = False, must_exist: bool | None = None, issues_found: Sequence[Issue] = (),
+    refused: frozenset[str] = frozenset(),
 ) -> tuple[str, bool]:
     """Validate ``data`` and insert or update it. Returns (id, whether the document changed).
 
     ``must_exist``: True for update (404 when absent), False for create (409 when present), None for
     upsert. An id held by another account is refused in every case. An invalid document is refused (400)
     naming every problem: each field's, those of the kind's own rules (:meth:`Kind.check`) and
-    ``issues_found`` by the caller before (then nothing is written).
+    ``issues_found`` by the caller before (then nothing is written). References to ``refused`` ids (objects
+    of the same file refused already) are not checked.
     """
     issues = Issues()
     issues.extend(issues_found)
@@ -49,7 +51,7 @@ async def save(
     row = await documents.get(tx, kind.name, account_id, doc_id) if isinstance(doc_id, str) else None
     existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
     now = iso(utcnow())
-    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now, issues)
+    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now, issues, refused)
     if isinstance(data, dict):
         await kind.check(ctx, data)
     issues.raise_if_any("Invalid body")
