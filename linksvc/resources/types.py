@@ -15,6 +15,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from linksvc.clock import iso
+
 
 def _canonical_uuid(value: str) -> str:
     try:
@@ -68,8 +70,6 @@ def _to_utc(value: datetime) -> datetime:
         raise PydanticCustomError("range", "is outside the years 1 to 9999 in UTC") from None
 
 
-_UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 Uuid = Annotated[
     str,
     AfterValidator(_canonical_uuid),
@@ -87,7 +87,8 @@ Number = Annotated[
 UtcDateTime = Annotated[
     datetime,
     AfterValidator(_to_utc),
-    PlainSerializer(lambda v: v.strftime(_UTC_FORMAT), when_used="json"),
+    # iso, not strftime("%Y..."): strftime writes the year 514 as "514", which no ISO 8601 reader takes back.
+    PlainSerializer(iso, when_used="json"),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 
