@@ -8,8 +8,6 @@ before the resource endpoints: ``/links/overview`` must be matched before ``/lin
 
 from __future__ import annotations
 
-from typing import Literal
-
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +17,7 @@ from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.accounts import get_account
 from linksvc.loyalty.overview import campaign_overview
 from linksvc.resolver.overview import link_overview, preview
-from linksvc.resources.models import Link
+from linksvc.resources.models import CampaignStatus, CampaignType, Link
 from linksvc.resources.types import Uuid
 
 ERRORS = (401, 404)
@@ -92,10 +90,6 @@ async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Respon
     link = body.model_dump(mode="json", exclude={"utm"})
     settings = request.app[SETTINGS]
     return data(preview(link, body.utm.model_dump(exclude_unset=True), settings.public_url, settings.service_label))
-
-
-CampaignType = Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]
-CampaignStatus = Literal["RUNNING", "PAUSED", "SCHEDULED", "FINISHED", "NOT FINISHED"]
 
 
 class CampaignOverviewQuery(Paging):

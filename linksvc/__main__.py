@@ -136,7 +136,8 @@ async def _seed(settings: Settings, path: str) -> int:
     try:
         counts = await load_seed_file(db, path, allow_private=settings.allow_private_destinations)
     except InvalidField as exc:
-        print(f"error: {path}: {exc.path}: {exc.message}", file=sys.stderr)
+        for issue in exc.issues:  # every bad field, one a line
+            print(f"error: {path}: {issue.path}: {issue.message}", file=sys.stderr)
         return 1
     except ServiceError as exc:
         print(f"error: {path}: {exc.error}: {exc.details}", file=sys.stderr)

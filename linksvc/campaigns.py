@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from linksvc.clock import iso, parse_iso, utcnow
-from linksvc.errors import BadRequest, NotFound
+from linksvc.errors import InvalidField, NotFound
 from linksvc.jsoncodec import loads
 from linksvc.loyalty.status import campaign_status
 from storage import campaigns as repo
@@ -25,12 +25,20 @@ PURPOSE_OF_TYPE = {
 RESPONSE_FIELDS = ("id", "name", "type", "attributes", "stores", "channels", "products", "content", "template_id")
 
 
+def range_problem(start: int, end: int) -> str | None:
+    """What is wrong with the inclusive range ``start..end`` of campaigns, or None."""
+    if end < start:
+        return "to must not be less than from"
+    if end - start + 1 > MAX_RANGE:
+        return f"a range holds at most {MAX_RANGE} campaigns"
+    return None
+
+
 def page_bounds(start: int, end: int) -> tuple[int, int]:
     """Offset and limit of the inclusive range ``start..end``."""
-    if end < start:
-        raise BadRequest("Invalid query", {"field": "to", "message": "to must not be less than from"})
-    if end - start + 1 > MAX_RANGE:
-        raise BadRequest("Invalid query", {"field": "to", "message": f"a range holds at most {MAX_RANGE} campaigns"})
+    problem = range_problem(start, end)
+    if problem is not None:
+        raise InvalidField("to", problem, "Invalid query", rule="range")
     return start, end - start + 1
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
-from linksvc.errors import BadRequest, Conflict, NotFound
+from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, NotFound, ServiceError
 from linksvc.jsoncodec import loads
 from linksvc.loyalty.wallet import load_wallet
 from linksvc.resources.types import phone_digits
@@ -41,15 +43,30 @@ def contact_matches(contact: dict[str, Any], criteria: dict[str, str]) -> bool:
     return True
 
 
-def missing_identifier() -> BadRequest:
-    return BadRequest(
-        "Internal validation failed",
-        {"issues": [{
-            "code": "custom",
-            "message": "At least one of id, email or document_number is required",
-            "path": ["searchParams"],
-        }]},
-    )
+def _path_parts(path: str) -> list[str]:
+    """``a.b[0]`` -> ``["a", "b", "0"]``: the specification's issue path is an array of strings."""
+    return [part for part in re.split(r"[.\[\]]+", path) if part]
+
+
+def missing_identifier(others: Sequence[Issue] = ()) -> BadRequest:
+    """The specification's answer to a contact search without id, email or document_number: the error text
+    and issue it fixes, then every other problem of the query as an issue of the same shape (``code`` the
+    service's rule code)."""
+    issues = [{
+        "code": "custom",
+        "message": "At least one of id, email or document_number is required",
+        "path": ["searchParams"],
+    }]
+    issues += [{"code": issue.type, "message": issue.message, "path": _path_parts(issue.path)} for issue in others]
+    return BadRequest("Internal validation failed", {"issues": issues})
+
+
+def search_refused(invalid: InvalidField) -> ServiceError:
+    """How ``GET /contacts`` answers an invalid query: the specification's body when no identifying criterion
+    was given, else the issues (rendered as one string by the endpoint)."""
+    if not any(issue.type == "one_of_required" for issue in invalid.issues):
+        return invalid
+    return missing_identifier([issue for issue in invalid.issues if issue.type != "one_of_required"])
 
 
 async def search_contacts(conn: Conn, account_id: str, criteria: dict[str, str]) -> list[dict[str, Any]]:

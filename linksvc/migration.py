@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linksvc.errors import InvalidField, ServiceError
+from linksvc.errors import InvalidField, Issue, ServiceError
 from linksvc.jsoncodec import loads
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
@@ -18,23 +18,28 @@ from storage import customers as repo
 from storage.db import Database, Tx, savepoint
 
 MAX_CUSTOMERS = 500
+MATCH_KEYS = ("external_id", "document_number")
 
 
 async def _upsert(tx: Tx, account_id: str, index: int, raw: Any) -> str:
     prefix = f"customers[{index}]"
     if not isinstance(raw, dict):
-        raise InvalidField(prefix, "must be an object")
+        raise InvalidField(prefix, "must be an object", "Invalid customer", rule="type")
     if nesting_exceeds(raw, MAX_JSON_DEPTH):
-        raise InvalidField(prefix, f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels")
+        raise InvalidField(prefix, f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels",
+                           "Invalid customer", rule="too_deep")
     existing = None
-    for key in ("external_id", "document_number"):
+    unmatchable: list[Issue] = []
+    for key in MATCH_KEYS:
         if isinstance(raw.get(key), str) and raw[key]:
             existing = await repo.customer_by(tx, account_id, key, raw[key])
             break
     else:
-        raise InvalidField(prefix, "external_id or document_number is required to migrate a customer")
+        # Named beside the customer's other problems: save() checks everything and writes nothing.
+        unmatchable.append(Issue(prefix, "external_id or document_number is required to migrate a customer",
+                                 "one_of_required", MATCH_KEYS))
     data = dict(raw) if existing is None else {**loads(existing["body"]), **raw, "id": existing["id"]}
-    _, changed = await save(tx, KINDS["customers"], account_id, data, prefix=prefix)
+    _, changed = await save(tx, KINDS["customers"], account_id, data, prefix=prefix, issues_found=unmatchable)
     return "created" if existing is None else ("updated" if changed else "unchanged")
 
 
@@ -46,7 +51,10 @@ async def migrate(db: Database, account_id: str, customers: list[Any]) -> dict[s
                 async with savepoint(tx, "migrate_item"):
                     outcome = await _upsert(tx, account_id, index, raw)
             except ServiceError as exc:
-                result["failed"].append({"index": index, "error": exc.as_text()})
+                failure: dict[str, Any] = {"index": index, "error": exc.as_text()}
+                if isinstance(exc, InvalidField):
+                    failure["issues"] = [issue.as_dict() for issue in exc.issues]
+                result["failed"].append(failure)
             else:
                 result[outcome] += 1
     return result

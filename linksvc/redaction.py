@@ -98,7 +98,7 @@ def _restore_url(given: str, stored: Any, path: str) -> str:
             and new.group(1).lower() == old.group(1).lower() and new.group(3).lower() == old.group(3).lower()):
         return f"{new.group(1)}{old.group(2)}@{new.group(3)}{new.group(4)}"
     raise InvalidField(path, f"holds masked credentials ({SECRET_MASK}@) that can be kept only for the same "
-                             "scheme and host as stored; send the credentials again")
+                             "scheme and host as stored; send the credentials again", rule="url")
 
 
 def _has_masked_credentials(text: str) -> bool:

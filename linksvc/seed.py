@@ -1,19 +1,20 @@
 """Seed files (product decisions, section 12): accounts with their keys and resources, upserted by id.
 
 The whole file loads in one transaction through the same :func:`~linksvc.resources.service.save` as the
-admin API: any bad field refuses the whole file, with the path of the first bad field. Loading the same
-file twice changes nothing.
+admin API: any bad field refuses the whole file, naming every bad field with its path (the first bad field
+first). Loading the same file twice changes nothing.
 """
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from linksvc.accounts import add_key, upsert_account
-from linksvc.errors import BadRequest, Conflict, InvalidField
+from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, Issues
 from linksvc.jsoncodec import JSONDecodeError, loads
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Account, ApiKeyIn
@@ -63,10 +64,29 @@ def read_seed(path: str | Path) -> Any:
         raise BadRequest("Seed file is not JSON", f"{path}: {exc}") from None
 
 
+def _canonical(doc_id: str) -> str:
+    try:
+        return str(uuid.UUID(doc_id))
+    except ValueError:
+        return doc_id
+
+
+def _conflict_issue(issues: Issues, exc: Conflict, path: str) -> None:
+    """A value another object holds (a duplicate document number, an id of another account), as an issue."""
+    details = exc.details
+    if isinstance(details, dict) and "field" in details:
+        issues.add(str(details["field"]), str(details.get("message", exc.error)), "duplicate")
+    else:
+        issues.add(path, exc.as_text(), "duplicate")
+
+
 async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, int]:
-    """Load a parsed seed document. Returns how many objects were created or changed, by kind."""
+    """Load a parsed seed document. Returns how many objects were created or changed, by kind. A bad file is
+    refused whole (:class:`InvalidField`) naming every bad field of every object, the first bad one first."""
     seed = validate(SeedFile, data, where="seed file")
     changed = {"accounts": 0, "api_keys": 0, **{name: 0 for name in LOAD_ORDER}}
+    issues = Issues()
+    refused: set[str] = set()  # ids of refused objects: references to them are not reported again
     async with db.transaction() as tx:
         for a, account in enumerate(seed.accounts):
             base = f"accounts[{a}]"
@@ -77,19 +97,31 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                     _, _, created = await add_key(tx, account.id, key)
                 except Conflict as exc:
                     field = "kind" if exc.error == "Key kind is fixed" else "key"
-                    raise InvalidField(f"{base}.api_keys[{k}].{field}", exc.as_text()) from None
+                    issues.add(f"{base}.api_keys[{k}].{field}", exc.as_text(), "duplicate")
+                    continue
                 changed["api_keys"] += created
             for name in LOAD_ORDER:
                 kind = KINDS[name]
                 for i, obj in enumerate(getattr(account, name)):
                     prefix = f"{base}.{name}[{i}]"
-                    if "id" not in obj:
-                        raise InvalidField(f"{prefix}.id", "is required in seed files (loading upserts by id)",
-                                           error="Invalid seed file")
-                    _, did_change = await save(
-                        tx, kind, account.id, obj, prefix=prefix, allow_private=allow_private
-                    )
+                    no_id = [] if "id" in obj else [
+                        Issue(f"{prefix}.id", "is required in seed files (loading upserts by id)", "missing")]
+                    # Each object is checked even after a bad one; the file is stored only if none is bad (the
+                    # transaction is rolled back otherwise), and a refused object writes nothing.
+                    try:
+                        _, did_change = await save(tx, kind, account.id, obj, prefix=prefix,
+                                                   allow_private=allow_private, issues_found=no_id,
+                                                   refused=frozenset(refused))
+                    except (InvalidField, Conflict) as exc:
+                        if isinstance(exc, InvalidField):
+                            issues.extend(exc)
+                        else:
+                            _conflict_issue(issues, exc, prefix)
+                        if isinstance(obj.get("id"), str):
+                            refused.add(_canonical(obj["id"]))
+                        continue
                     changed[name] += did_change
+        issues.raise_if_any("Invalid seed file")
     return changed
 
 

@@ -59,6 +59,12 @@ async def active_custom_type(conn: Conn, account_id: str, name: str) -> bool:
     return row is not None and bool(row["active"])
 
 
+async def active_custom_type_names(conn: Conn, account_id: str, limit: int) -> list[str]:
+    rows = await fetch_all(conn, "SELECT name FROM custom_event_types WHERE account_id = ? AND active = 1 "
+                                 "ORDER BY name LIMIT ?", (account_id, limit))
+    return [str(row["name"]) for row in rows]
+
+
 async def set_customer_tier(tx: Tx, account_id: str, customer_id: str, tier_id: str | None, body: str,
                             now: str) -> None:
     await execute(tx, "UPDATE customers SET tier_id = ?, body = ?, updated_at = ? WHERE account_id = ? AND id = ?",

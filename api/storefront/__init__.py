@@ -23,6 +23,7 @@ from api.storefront.schemas import (
     TotpVerify,
 )
 from linksvc.behavior.models import Accepted, BulkIn, BulkResult, EventIn, Reversed, ReverseIn
+from linksvc.customers import search_refused
 from linksvc.resources.models import Brand, Tier
 
 PREFIX = "/api/storefront/v1"
@@ -49,7 +50,7 @@ ENDPOINTS = [
              errors=(401, 403)),
     Endpoint("GET", "/contacts", h.search_contacts, "Search contacts (id, email or document_number required)",
              "contacts", query=ContactsQuery, response=Envelope[list[ContactOut]], headers=(ACCOUNT_HEADER,),
-             errors=(401, 403, 404), string_details=True),
+             errors=(401, 403, 404), string_details=True, on_invalid=search_refused),
     Endpoint("GET", "/customers", h.lookup_customer, "Look up one customer by document number and/or phone",
              "customers", query=CustomersQuery, response=Envelope[CustomerLookup], require_kind="SERVER",
              errors=(401, 403, 404, 409), string_details=True),

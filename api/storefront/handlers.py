@@ -116,7 +116,7 @@ async def migrate_customers(request: web.Request, body: MigrateBody) -> web.Resp
 async def post_event(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
     now = utcnow()
-    prepared = events.prepare(body, who.kind, now)
+    prepared = await events.check(request.app[DB].reader, who.account_id, body, who.kind, now)
     event_id, _ = await request.app[EVENTS].run(lambda tx: events.apply(tx, who.account_id, prepared, now))
     request.app[DISPATCHER].wake()
     return data({"id": event_id, "status": "accepted"}, status=202)
@@ -132,7 +132,8 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
 
     async def one(index: int, raw: Any) -> dict[str, Any]:
         try:
-            prepared = events.prepare(raw, who.kind, now, prefix=f"events[{index}].")
+            prepared = await events.check(request.app[DB].reader, who.account_id, raw, who.kind, now,
+                                          prefix=f"events[{index}]")
             event_id, _ = await committer.run(lambda tx: events.apply(tx, who.account_id, prepared, now))
         except ServiceError as exc:
             return {"index": index, "status": exc.status, "error": exc.error, "details": exc.details}

@@ -6,13 +6,18 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from api.schemas import Wallet
+from linksvc.campaigns import range_problem
+from linksvc.customers import IDENTIFYING
+from linksvc.errors import Issue
+from linksvc.resources.models import CampaignStatus, CampaignType
 from linksvc.resources.people import Address, BillingRecord, Consent, PaymentMethod
 from linksvc.resources.types import Uuid, phone_digits
+from linksvc.resources.validation import one_of_required
 
-CampaignType = Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]
-Status = Literal["RUNNING", "PAUSED", "SCHEDULED", "FINISHED", "NOT FINISHED"]
+Status = CampaignStatus
 Text200 = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -27,10 +32,10 @@ _PHONE_CHARACTERS = frozenset("0123456789+- .()")
 
 def _phone(value: str) -> str:
     if any(ch not in _PHONE_CHARACTERS for ch in value):
-        raise ValueError("may hold only digits, spaces, dashes, dots, brackets and +")
+        raise PydanticCustomError("pattern", "may hold only digits, spaces, dashes, dots, brackets and +")
     digits = phone_digits(value) or ""
     if not 10 <= len(digits) <= 15:
-        raise ValueError(f"must have 10 to 15 digits, has {len(digits)}")
+        raise PydanticCustomError("range", f"must have 10 to 15 digits, has {len(digits)}")
     return value
 
 
@@ -55,6 +60,15 @@ class CampaignsQuery(Query):
     product_id: Text200 | None = None
     funded_by: Text200 | None = None
     includes: Literal["CODES_SUMMARY"] | None = None
+
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        try:
+            start, end = int(data["from"]), int(data["to"])
+        except (KeyError, TypeError, ValueError):
+            return []  # a missing or unreadable index is the field's own issue
+        problem = range_problem(start, end)
+        return [] if problem is None else [Issue("to", problem, "range")]
 
     def label_list(self) -> tuple[str, ...]:
         return tuple(label.strip() for label in (self.labels or "").split(",") if label.strip())
@@ -96,6 +110,10 @@ class ContactsQuery(Query):
     def _empty_is_absent(cls, data: Any) -> Any:
         # `email=` searches for nothing: it counts as not given.
         return {k: v for k, v in data.items() if v != ""} if isinstance(data, dict) else data
+
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        return one_of_required(data, IDENTIFYING)
 
     id: Text200 | None = None
     external_id: Text200 | None = None
@@ -156,11 +174,9 @@ class CustomersQuery(Query):
         default=None, description="10 to 15 digits; spaces, dashes, dots, brackets and + are ignored"
     )
 
-    @model_validator(mode="after")
-    def _one_given(self) -> CustomersQuery:
-        if self.document_number is None and self.phone is None:
-            raise ValueError("document_number or phone is required")
-        return self
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        return one_of_required(data, ("document_number", "phone"))
 
 
 class CustomerOut(BaseModel):
@@ -196,11 +212,9 @@ class TotpRequest(BaseModel):
     document_number: Annotated[str | None, Field(min_length=1, max_length=50)] = None
     phone: Phone | None = None
 
-    @model_validator(mode="after")
-    def _one_given(self) -> TotpRequest:
-        if self.customer_id is None and self.document_number is None and self.phone is None:
-            raise ValueError("customer_id, document_number or phone is required")
-        return self
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        return one_of_required(data, ("customer_id", "document_number", "phone"))
 
 
 class TotpCode(BaseModel):
@@ -229,9 +243,18 @@ class MigrateBody(BaseModel):
     )
 
 
+class MigrateIssue(BaseModel):
+    path: str = Field(description="the field, as customers[2].email")
+    message: str
+    type: str = Field(description="the rule code (docs/decisions.md)")
+    accepted: list[str] | None = Field(default=None, description="the accepted values or fields, for closed sets")
+
+
 class MigrateFailure(BaseModel):
     index: int
-    error: str
+    error: str = Field(description="every problem of the customer, \"path: message\" joined by \"; \"")
+    issues: list[MigrateIssue] | None = Field(default=None, description="the same problems one by one, when the "
+                                                                       "customer's fields were refused")
 
 
 class MigrateResult(BaseModel):

@@ -6,10 +6,12 @@ Unknown top-level fields are refused (a clear 400 beats a field silently dropped
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
+from linksvc.errors import Issue
 from linksvc.resources.models import Strict
 from linksvc.resources.types import Number, UtcDateTime, Uuid
 
@@ -35,13 +37,25 @@ class Attribution(BaseModel):
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
 
 
+def _session_id(value: Any) -> str | int:
+    # One rule instead of a union of str and int: a union reports a problem once per member.
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise PydanticCustomError("type", "must be a string or an integer")
+    if isinstance(value, str) and len(value) > 200:
+        raise PydanticCustomError("string_too_long", "must have at most 200 characters")
+    return value
+
+
+SessionId = Annotated[str | int, PlainValidator(_session_id), WithJsonSchema({"type": ["string", "integer"]})]
+
+
 class Analytics(BaseModel):
     """The analytics service's own identity and session, passed on as sent."""
 
     model_config = ConfigDict(extra="allow")
     client_id: str | None = Field(default=None, max_length=200)
     app_instance_id: str | None = Field(default=None, max_length=200)
-    session_id: str | int | None = None
+    session_id: SessionId | None = None
     session_number: int | None = Field(default=None, ge=0)
 
 
@@ -97,6 +111,22 @@ class EventIn(Strict):
     channel_id: str | None = Id
     brand_id: str | None = Id
     redeem: list[Redeem] | None = Field(default=None, max_length=100)
+
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        """The rules tying fields to the event's type: what a PURCHASE needs, what only a PURCHASE carries."""
+        kind = data.get("type")
+        if kind == PURCHASE:
+            found = [Issue(name, "is required for a PURCHASE event", "missing")
+                     for name in ("order_id", "currency", "products") if data.get(name) is None]
+            if data.get("products") == []:
+                found.append(Issue("products", "a PURCHASE event needs at least one product with a sku",
+                                   "too_few_items"))
+            return found
+        if not isinstance(kind, str):
+            return []
+        return [Issue(name, "only PURCHASE events carry this field", "not_allowed")
+                for name in PURCHASE_ONLY if data.get(name) is not None]
 
 
 class BulkIn(Strict):

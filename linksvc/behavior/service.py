@@ -18,23 +18,26 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
+from pydantic import TypeAdapter, ValidationError
 
 from linksvc.behavior import attribution
-from linksvc.behavior.models import PURCHASE, PURCHASE_ONLY, EventIn
+from linksvc.behavior.models import PURCHASE, EventIn
 from linksvc.clock import iso
-from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, NotFound
+from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, Issues, NotFound
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps, loads
 from linksvc.loyalty import rules
-from linksvc.resources.types import phone_digits
-from linksvc.resources.validation import validate
+from linksvc.resources.types import UtcDateTime, phone_digits
+from linksvc.resources.validation import field_path, validate
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customers as customer_repo
 from storage import events as repo
 from storage import wallet as wallet_repo
-from storage.db import Row, Tx
+from storage.db import Conn, Row, Tx
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
+MAX_TYPES_LISTED = 100  # an unknown type's issue lists the account's active custom types, up to this many
+_ISSUED_AT: TypeAdapter[datetime] = TypeAdapter(UtcDateTime)
 IDENTIFIERS = (("customer_id", "id"), ("external_id", "external_id"), ("document_number", "document_number"),
                ("phone", "phone_digits"), ("email", "email_lower"))
 
@@ -47,6 +50,10 @@ class Prepared:
     payload_hash: str
     issued_at: datetime
     attribution: dict[str, Any]
+    prefix: str = ""  # where the event is in the request (``events[3]`` in a bulk request)
+
+    def path(self, field: str) -> str:
+        return field_path((field,), self.prefix)
 
 
 @dataclass
@@ -65,32 +72,60 @@ def payload_hash(raw: dict[str, Any]) -> str:
 
 
 def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
-    """Checks that need no store. ``prefix`` names the event in a bulk request (``events[3].``)."""
+    """Checks that need no store, every problem named at once. ``prefix`` names the event in a bulk request
+    (``events[3]``)."""
     if not isinstance(raw, dict):
-        raise InvalidField(prefix.rstrip(".") or "body", "must be a JSON object (one event)")
+        raise InvalidField(prefix or "body", "must be a JSON object (one event)", "Invalid body", rule="type")
     if nesting_exceeds(raw, MAX_JSON_DEPTH):
-        raise InvalidField(prefix.rstrip(".") or "body",
-                           f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels")
-    event = validate(EventIn, raw, prefix=prefix)
-    if event.type == PURCHASE:
-        if key_kind != "SERVER":
-            raise Forbidden("SERVER key required", "PURCHASE events can be sent only with a SERVER API key's token")
-        for name in ("order_id", "currency"):
-            if getattr(event, name) is None:
-                raise InvalidField(f"{prefix}{name}", "is required for a PURCHASE event")
-        if not event.products:
-            raise InvalidField(f"{prefix}products", "a PURCHASE event needs at least one product with a sku")
-    else:
-        for name in PURCHASE_ONLY:
-            if getattr(event, name) is not None:
-                raise InvalidField(f"{prefix}{name}", "only PURCHASE events carry this field")
-    issued_at = event.issued_at or now
-    if issued_at > now + FUTURE_TOLERANCE:
-        raise InvalidField(f"{prefix}issued_at", "is more than 5 minutes in the future")
+        raise InvalidField(prefix or "body", f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels",
+                           "Invalid body", rule="too_deep")
+    if raw.get("type") == PURCHASE and key_kind != "SERVER":
+        raise Forbidden("SERVER key required", "PURCHASE events can be sent only with a SERVER API key's token")
+    issues = Issues()
+    event: EventIn | None = None
+    with issues.collect():
+        event = validate(EventIn, raw, prefix=prefix)
+    issued_path = field_path(("issued_at",), prefix)
+    issued_at: datetime | None = now
+    if event is not None:
+        issued_at = event.issued_at or now
+    elif not issues.covers(issued_path) and raw.get("issued_at") is not None:
+        try:
+            issued_at = _ISSUED_AT.validate_python(raw["issued_at"])
+        except ValidationError:  # cannot happen: the field's own issue would cover it
+            issued_at = None
+    if issued_at is not None and issued_at > now + FUTURE_TOLERANCE:
+        issues.add(issued_path, "is more than 5 minutes in the future", "range")
+    issues.raise_if_any("Invalid body")
+    assert event is not None and issued_at is not None
     original = raw.get("attribution") if isinstance(raw.get("attribution"), dict) else None
     properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else None
     return Prepared(event, raw, key_kind, payload_hash(raw), issued_at,
-                    attribution.resolve(raw, original, properties))
+                    attribution.resolve(raw, original, properties), prefix)
+
+
+async def _type_issue(conn: Conn, account_id: str, kind: str, path: str) -> InvalidField:
+    names = await repo.active_custom_type_names(conn, account_id, MAX_TYPES_LISTED)
+    return InvalidField(path, f"{kind!r} is neither PURCHASE nor an active custom event type of the account",
+                        "Invalid body", rule="enum", accepted=[PURCHASE, *names])
+
+
+async def check(conn: Conn, account_id: str, raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
+    """:func:`prepare`; when the event is refused anyway, its type is also looked up, so that the refusal names
+    an unknown type beside the other problems. (An event that passes is checked where it is written, in
+    :func:`apply`: this costs nothing on the way of a valid event.)"""
+    try:
+        return prepare(raw, key_kind, now, prefix)
+    except InvalidField as refused:
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        path = field_path(("type",), prefix)
+        if (not isinstance(kind, str) or kind == PURCHASE or any(i.path == path for i in refused.issues)
+                or await repo.active_custom_type(conn, account_id, kind)):
+            raise
+        issues = Issues()
+        issues.extend(refused)
+        issues.extend(await _type_issue(conn, account_id, kind, path))
+        raise InvalidField.of(issues.items, refused.error) from None
 
 
 async def _customer(tx: Tx, account_id: str, event: EventIn) -> Row | None:
@@ -139,15 +174,18 @@ async def _stats(tx: Tx, account_id: str, customer_id: str) -> Stats:
     return Stats(Decimal(row["purchase_total"]), int(row["purchase_count"]), Decimal(row["points"]))
 
 
-async def _redeem(tx: Tx, account_id: str, customer_id: str, event: EventIn, now: str, event_id: str,
+async def _redeem(tx: Tx, account_id: str, customer_id: str, prepared: Prepared, now: str, event_id: str,
                   effects: Effects) -> None:
-    """Spends each redeem entry from the reward's lines, earliest expiration first."""
-    for index, entry in enumerate(event.redeem or []):
+    """Spends each redeem entry from the reward's lines, earliest expiration first; an entry over the balance
+    is an issue, and every such entry is named (the caller rolls the event back)."""
+    issues = Issues()
+    for index, entry in enumerate(prepared.event.redeem or []):
         owned = await wallet_repo.open_lines_of_reward(tx, account_id, customer_id, entry.id, now)
         balance = sum((Decimal(line["amount"]) for line in owned), Decimal(0))
         if entry.amount > balance:
-            raise InvalidField(f"redeem[{index}].amount",
-                               f"is more than the customer's balance of that reward ({balance})")
+            issues.add(prepared.path(f"redeem[{index}].amount"),
+                       f"is more than the customer's balance of that reward ({balance})", "insufficient_balance")
+            continue
         remaining = entry.amount
         for line in owned:
             if remaining <= 0:
@@ -156,6 +194,7 @@ async def _redeem(tx: Tx, account_id: str, customer_id: str, event: EventIn, now
             await wallet_repo.change_line(tx, line, -take, "spend", event_id, now)
             remaining -= take
             effects.spent.append({"line_id": line["id"], "reward_id": entry.id, "amount": str(take)})
+    issues.raise_if_any("Invalid body")
 
 
 async def _retier(tx: Tx, account_id: str, customer: dict[str, Any], facts: rules.Facts, now: str) -> dict | None:
@@ -175,7 +214,7 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
     event = prepared.event
     now = iso(now_dt)
     if event.type != PURCHASE and not await repo.active_custom_type(tx, account_id, event.type):
-        raise InvalidField("type", f"{event.type!r} is neither PURCHASE nor an active custom event type of the account")
+        raise await _type_issue(tx, account_id, event.type, prepared.path("type"))
     if event.order_id is not None:
         earlier = await repo.by_order(tx, account_id, event.order_id)
         if earlier is not None:
@@ -193,7 +232,7 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
         stats = await _stats(tx, account_id, customer_id)
         await _expire(tx, account_id, customer_id, now, event_id, effects)
         if event.redeem:
-            await _redeem(tx, account_id, customer_id, event, now, event_id, effects)
+            await _redeem(tx, account_id, customer_id, prepared, now, event_id, effects)
         value = event.value or Decimal(0)
         total, count = stats.total, stats.count
         if event.type == PURCHASE:

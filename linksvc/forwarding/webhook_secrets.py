@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from linksvc.clock import iso, parse_iso
-from linksvc.errors import InvalidField
+from linksvc.errors import Issues
 
 SECRET_PREFIX = "whsec_"
 MIN_KEY_BYTES, MAX_KEY_BYTES, NEW_KEY_BYTES = 24, 64, 32
@@ -106,11 +106,12 @@ def signing_secrets(config: dict[str, Any], now: datetime) -> list[str]:
 
 
 def check_secrets(config: dict[str, Any], stored: dict[str, Any] | None, path: Callable[[str], str]) -> None:
-    """Refuse (400 naming the field) a webhook config whose secrets break the rules. ``stored`` is the config
-    saved before this edit: a secret already stored there (as ``secret`` or ``previous_secret``) is only
-    checked to be usable, so that a short secret saved before the rules can be edited around and rotated."""
+    """Refuse (400 naming every bad field) a webhook config whose secrets break the rules. ``stored`` is the
+    config saved before this edit: a secret already stored there (as ``secret`` or ``previous_secret``) is
+    only checked to be usable, so that a short secret saved before the rules can be edited around and rotated."""
     before = stored or {}
     kept = {before.get(SECRET), before.get(PREVIOUS_SECRET)} - {None}
+    issues = Issues()
     for name in (SECRET, PREVIOUS_SECRET):
         value = config.get(name)
         if name == PREVIOUS_SECRET and value is None:
@@ -120,13 +121,16 @@ def check_secrets(config: dict[str, Any], stored: dict[str, Any] | None, path: C
                 secret_key(value)
                 continue
             except ValueError as exc:
-                raise InvalidField(path(f"config.{name}"), str(exc)) from None
+                issues.add(path(f"config.{name}"), str(exc), "format")
+                continue
         problem = secret_problem(value)
         if problem is not None:
-            raise InvalidField(path(f"config.{name}"), problem)
+            issues.add(path(f"config.{name}"), problem, "missing" if value is None else "format")
     has_previous = config.get(PREVIOUS_SECRET) is not None
     if has_previous and previous_expiry(config) is None:
-        raise InvalidField(path(f"config.{PREVIOUS_EXPIRES}"),
-                           "is required beside previous_secret, as an ISO 8601 time (until when it also signs)")
+        rule = "missing" if config.get(PREVIOUS_EXPIRES) is None else "format"
+        issues.add(path(f"config.{PREVIOUS_EXPIRES}"),
+                   "is required beside previous_secret, as an ISO 8601 time (until when it also signs)", rule)
     if not has_previous and config.get(PREVIOUS_EXPIRES) is not None:
-        raise InvalidField(path(f"config.{PREVIOUS_EXPIRES}"), "has no previous_secret to end")
+        issues.add(path(f"config.{PREVIOUS_EXPIRES}"), "has no previous_secret to end", "not_allowed")
+    issues.raise_if_any()

@@ -9,13 +9,13 @@ from __future__ import annotations
 import secrets
 import string
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from linksvc.clock import iso, parse_iso, utcnow
-from linksvc.errors import Conflict, InvalidField
+from linksvc.errors import Conflict, Issues
 from linksvc.forwarding.webhook_secrets import check_secrets, new_secret
 from linksvc.loyalty.status import campaign_status
 from linksvc.loyalty.wallet import load_wallet
@@ -38,7 +38,8 @@ RESERVED_CODES = frozenset({"api", "healthz", "readyz", "metrics", "dashboard", 
 
 @dataclass
 class SaveContext:
-    """One save: the open write transaction, the account, and where errors point (seed paths)."""
+    """One save: the open write transaction, the account, where errors point (seed paths) and the issues
+    found so far (every check adds to them; the save is refused once, naming them all)."""
 
     tx: Tx
     account_id: str
@@ -46,13 +47,37 @@ class SaveContext:
     allow_private_destinations: bool
     existing: dict[str, Any] | None
     now: str
+    issues: Issues = field(default_factory=Issues)
+    # Ids of objects refused earlier in the same seed file: a reference to one is not another problem.
+    refused: frozenset[str] = frozenset()
 
-    def path(self, field: str) -> str:
-        return f"{self.prefix}.{field}" if self.prefix else field
+    def path(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
 
-    async def require(self, table: str, doc_id: str | None, field: str, label: str) -> None:
-        if doc_id is not None and not await documents.exists(self.tx, table, self.account_id, doc_id):
-            raise InvalidField(self.path(field), f"no {label} with id {doc_id} in this account")
+    def add(self, name: str, message: str, rule: str) -> None:
+        self.issues.add(self.path(name), message, rule)
+
+    async def require(self, table: str, doc_id: Any, name: str, label: str) -> None:
+        """A reference (a uuid of the account's ``table``) as sent: one that is not a uuid is its field's own
+        issue already, so only a well-formed id is looked up."""
+        if not isinstance(doc_id, str) or self.issues.covers(self.path(name)):
+            return
+        try:
+            doc_id = str(uuid.UUID(doc_id))
+        except ValueError:
+            return
+        if doc_id in self.refused:
+            return
+        if not await documents.exists(self.tx, table, self.account_id, doc_id):
+            self.add(name, f"no {label} with id {doc_id} in this account", "unknown_reference")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class Kind:
@@ -63,8 +88,12 @@ class Kind:
     def columns(self, item: Any) -> dict[str, Any]:
         return {}
 
+    async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        """The rules beyond each field's own (references, fields that depend on others), over the data as
+        sent, so that they run even when some field is invalid: each adds its issue to ``ctx.issues``."""
+
     async def prepare(self, ctx: SaveContext, item: Any) -> Any:
-        """Fill derived fields and check references; raise InvalidField or Conflict."""
+        """Fill derived fields of a valid item; raise Conflict for a value another document holds."""
         return item
 
     async def after_write(self, ctx: SaveContext, item: Any) -> None:
@@ -127,17 +156,19 @@ class CampaignKind(Kind):
             "products_any": int(item.products is None),
         }
 
-    async def prepare(self, ctx: SaveContext, item: models.Campaign) -> models.Campaign:
-        if item.codes is not None and item.type != "COUPONS":
-            raise InvalidField(ctx.path("codes"), "codes are only for COUPONS campaigns")
-        await ctx.require("brands", item.brand_id, "brand_id", "brand")
-        for i, tier_id in enumerate(item.tier_ids or []):
+    async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        if data.get("codes") is not None and kind in models.CAMPAIGN_TYPES and kind != "COUPONS":
+            ctx.add("codes", "codes are only for COUPONS campaigns", "not_allowed")
+        await ctx.require("brands", data.get("brand_id"), "brand_id", "brand")
+        for i, tier_id in enumerate(_list(data.get("tier_ids"))):
             await ctx.require("tiers", tier_id, f"tier_ids[{i}]", "tier")
-        if item.type == "BEHAVIOR":
+        attributes = data.get("attributes", {})
+        if kind == "BEHAVIOR" and isinstance(attributes, dict):
             # Conditions and amounts are checked now, so that a bad campaign is refused when saved.
-            earning = validate(models.BehaviorAttributes, item.attributes, prefix=ctx.path("attributes"))
-            await ctx.require("rewards", earning.reward_id, "attributes.reward_id", "reward")
-        return item
+            with ctx.issues.collect():
+                validate(models.BehaviorAttributes, attributes, prefix=ctx.path("attributes"))
+            await ctx.require("rewards", attributes.get("reward_id"), "attributes.reward_id", "reward")
 
     async def after_write(self, ctx: SaveContext, item: models.Campaign) -> None:
         for dimension, values in (("store", item.stores), ("channel", item.channels), ("product", item.products)):
@@ -182,8 +213,15 @@ class CustomerKind(Kind):
             "tier_id": item.tier_id,
         }
 
+    async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        await ctx.require("tiers", data.get("tier_id"), "tier_id", "tier")
+        for i, line in enumerate(_list(_dict(data.get("wallet")).get("lines"))):
+            at = f"wallet.lines[{i}]"
+            await ctx.require("rewards", _dict(line).get("reward_id"), f"{at}.reward_id", "reward")
+            await ctx.require("campaigns", _dict(line).get("campaign_id"), f"{at}.campaign_id", "campaign")
+            await ctx.require("brands", _dict(line).get("brand_id"), f"{at}.brand_id", "brand")
+
     async def prepare(self, ctx: SaveContext, item: people.Customer) -> people.Customer:
-        await ctx.require("tiers", item.tier_id, "tier_id", "tier")
         for column, value in (("external_id", item.external_id), ("document_number", item.document_number)):
             if value is None:
                 continue
@@ -196,11 +234,6 @@ class CustomerKind(Kind):
                 raise Conflict(
                     "Duplicate customer", {"field": ctx.path(column), "message": f"another customer has this {column}"}
                 )
-        for i, line in enumerate(item.wallet.lines if item.wallet else []):
-            at = f"wallet.lines[{i}]"
-            await ctx.require("rewards", line.reward_id, f"{at}.reward_id", "reward")
-            await ctx.require("campaigns", line.campaign_id, f"{at}.campaign_id", "campaign")
-            await ctx.require("brands", line.brand_id, f"{at}.brand_id", "brand")
         return item
 
     async def after_write(self, ctx: SaveContext, item: people.Customer) -> None:
@@ -270,19 +303,24 @@ class ConnectionKind(Kind):
         secret = new_secret()
         return {**data, "config": {**(config or {}), "secret": secret}}, {"config": {"secret": secret}}
 
-    async def prepare(self, ctx: SaveContext, item: models.Connection) -> models.Connection:
-        endpoint = item.config.get("endpoint_url")
+    async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        config = data.get("config", {})
+        if not isinstance(config, dict):
+            return  # the field's own issue
+        endpoint = config.get("endpoint_url")
         if endpoint is not None:
             if not isinstance(endpoint, str):
-                raise InvalidField(ctx.path("config.endpoint_url"), "must be a string URL")
-            check_destination_url(endpoint, ctx.path("config.endpoint_url"), ctx.allow_private_destinations)
-        if item.destination == "webhook":
+                ctx.add("config.endpoint_url", "must be a string URL", "type")
+            else:
+                with ctx.issues.collect():
+                    check_destination_url(endpoint, ctx.path("config.endpoint_url"), ctx.allow_private_destinations)
+        if data.get("destination") == "webhook":
             before = ctx.existing or {}
-            check_secrets(item.config, before.get("config") if before.get("destination") == "webhook" else None,
-                          ctx.path)
+            with ctx.issues.collect():
+                check_secrets(config, before.get("config") if before.get("destination") == "webhook" else None,
+                              ctx.path)
             if endpoint is None:
-                raise InvalidField(ctx.path("config.endpoint_url"), "a webhook needs an endpoint URL")
-        return item
+                ctx.add("config.endpoint_url", "a webhook needs an endpoint URL", "missing")
 
     def public(self, body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "config": mask_config(body.get("config", {}))}
@@ -294,14 +332,17 @@ class LinkKind(Kind):
     def columns(self, item: models.Link) -> dict[str, Any]:
         return {"code": item.code, "kind": item.kind, "campaign_id": item.campaign_id}
 
+    async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        # The URLs are checked with the fields (linksvc.resources.link_urls).
+        await ctx.require("campaigns", data.get("campaign_id"), "campaign_id", "campaign")
+        code = data.get("code")
+        if isinstance(code, str) and code.lower() in RESERVED_CODES:
+            ctx.add("code", "is reserved for the service's own paths", "reserved")
+
     async def prepare(self, ctx: SaveContext, item: models.Link) -> models.Link:
-        # The URLs were checked with the fields (linksvc.resources.link_urls), before this runs.
-        await ctx.require("campaigns", item.campaign_id, "campaign_id", "campaign")
         if item.code is None:
             code = ctx.existing["code"] if ctx.existing else await self._new_code(ctx.tx)
             return item.model_copy(update={"code": code})
-        if item.code.lower() in RESERVED_CODES:
-            raise InvalidField(ctx.path("code"), "is reserved for the service's own paths")
         row = await fetch_one(ctx.tx, "SELECT id FROM links WHERE code = ? AND id != ?", (item.code, item.id))
         if row is not None:
             raise Conflict("Code taken", {"field": ctx.path("code"), "message": "another link has this code"})

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
 from yarl import URL
 
 from linksvc.errors import InvalidField
@@ -109,7 +110,7 @@ def _rule(problem_of: Callable[[str], str | None]) -> Callable[[str], str]:
     def check(value: str) -> str:
         problem = problem_of(value)
         if problem is not None:
-            raise ValueError(problem)
+            raise PydanticCustomError("url", problem)
         return value
     return check
 

@@ -6,9 +6,10 @@ OpenAPI documents. Unknown fields are refused, so a typo names itself instead of
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from linksvc.resources.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
@@ -28,10 +29,20 @@ OPERATORS = (
     "less than or equal",
     "equal",
 )
-CAMPAIGN_TYPES = ("BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS")
-LINK_KINDS = ("campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external")
-DESTINATIONS = ("messaging", "meta", "tiktok", "ga4", "google_ads", "webhook", "s3_export")
-STATUS = Field(default="ACTIVE", min_length=1, max_length=40)
+# Closed sets of values, each written once: an unknown value is refused (400, rule ``enum``, naming them).
+CampaignType = Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]
+# The computed status of a campaign; NOT FINISHED is only a filter (every status but FINISHED).
+CampaignStatus = Literal["RUNNING", "PAUSED", "SCHEDULED", "FINISHED", "NOT FINISHED"]
+LinkKind = Literal["campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external"]
+Destination = Literal["messaging", "meta", "tiktok", "ga4", "google_ads", "webhook", "s3_export"]
+# The specification shows ACTIVE as an example status and leaves the sets open; these are the service's.
+Status = Literal["ACTIVE", "INACTIVE"]  # brands, tiers, rewards
+PersonStatus = Literal["ACTIVE", "INACTIVE", "BLOCKED", "DELETED"]  # contacts, customers
+Environment = Literal["production", "sandbox"]
+KeyKind = Literal["SERVER", "CLIENT"]
+CAMPAIGN_TYPES: tuple[str, ...] = get_args(CampaignType)
+LINK_KINDS: tuple[str, ...] = get_args(LinkKind)
+DESTINATIONS: tuple[str, ...] = get_args(Destination)
 
 
 class Condition(Strict):
@@ -49,11 +60,11 @@ Conditions = list[list[Condition]]
 class Account(Strict):
     id: Uuid = Field(default_factory=new_id)
     name: Name
-    environment: Literal["production", "sandbox"] = "sandbox"
+    environment: Environment = "sandbox"
 
 
 class ApiKeyIn(Strict):
-    kind: Literal["SERVER", "CLIENT"]
+    kind: KeyKind
     name: ShortText = ""
     # Only seed files carry a key; the admin API generates one and shows it once.
     key: str | None = Field(default=None, min_length=20, max_length=200, pattern=r"^[A-Za-z0-9_\-]+$")
@@ -62,14 +73,14 @@ class ApiKeyIn(Strict):
 class Brand(Strict):
     id: Uuid = Field(default_factory=new_id)
     name: Name
-    status: str = STATUS
+    status: Status = "ACTIVE"
 
 
 class Tier(Strict):
     id: Uuid = Field(default_factory=new_id)
     name: Name
     description: Text = ""
-    status: str = STATUS
+    status: Status = "ACTIVE"
     level: Number
     entry_conditions: Conditions = Field(default_factory=list)
     exit_conditions: Conditions = Field(default_factory=list)
@@ -84,7 +95,7 @@ class Reward(Strict):
     id: Uuid = Field(default_factory=new_id)
     template_id: Uuid | None = None
     brand_id: str | None = None
-    status: str = STATUS
+    status: Status = "ACTIVE"
     team_ids: list[str] = Field(default_factory=list)
     platforms: list[str] = Field(default_factory=list)
     labels: list[str] = Field(default_factory=list)
@@ -122,7 +133,7 @@ class BehaviorAttributes(BaseModel):
 class Campaign(Strict):
     id: Uuid = Field(default_factory=new_id)
     name: Name
-    type: Literal["BEHAVIOR", "COUPONS", "PUNCH_CARDS", "REFERRALS", "SCORE_STREAKS"]
+    type: CampaignType
     brand_id: Uuid | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
     stores: list[str] | None = None
@@ -147,7 +158,7 @@ class Campaign(Strict):
         seen: set[str] = set()
         for code in codes or []:
             if code.code in seen:
-                raise ValueError(f"code {code.code!r} appears more than once")
+                raise PydanticCustomError("duplicate", f"code {code.code!r} appears more than once")
             seen.add(code.code)
         return codes
 
@@ -165,14 +176,14 @@ class CustomEventType(Strict):
     @classmethod
     def _not_purchase(cls, name: str) -> str:
         if name.upper() == "PURCHASE":
-            raise ValueError("PURCHASE is built in and cannot be a custom event type")
+            raise PydanticCustomError("reserved", "PURCHASE is built in and cannot be a custom event type")
         return name
 
 
 class Connection(Strict):
     id: Uuid = Field(default_factory=new_id)
     name: ShortText = ""
-    destination: Literal["messaging", "meta", "tiktok", "ga4", "google_ads", "webhook", "s3_export"]
+    destination: Destination
     enabled: bool = True
     forward_events: bool = True
     forward_purchases: bool = True
@@ -202,7 +213,7 @@ LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
 class Link(Strict):
     id: Uuid = Field(default_factory=new_id)
     code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
-    kind: Literal["campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external"]
+    kind: LinkKind
     campaign_id: Uuid | None = None
     template_id: Uuid | None = None
     destination_url: HttpsUrl

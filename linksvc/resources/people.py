@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from linksvc.resources.models import STATUS, Strict
+from linksvc.resources.models import PersonStatus, Strict
 from linksvc.resources.types import Email, Number, UtcDateTime, Uuid, new_id
 
 
@@ -72,7 +72,7 @@ class Contact(Strict):
     phone: str | None = Field(default=None, max_length=40)
     source: str | None = Field(default=None, max_length=100)
     channel: str | None = Field(default=None, max_length=100)
-    status: str = STATUS
+    status: PersonStatus = "ACTIVE"
     tags: dict[str, Any] = Field(default_factory=dict)
     addresses: list[Address] = Field(default_factory=list)
     billing_info: list[BillingRecord] = Field(default_factory=list)
@@ -138,7 +138,7 @@ class Customer(Strict):
     name: str | None = Field(default=None, max_length=300)
     email: Email | None = None
     registration_date: UtcDateTime | None = None
-    status: str = STATUS
+    status: PersonStatus = "ACTIVE"
     is_anonymous: bool = False
     phone_verified: bool = False
     gender: str | None = Field(default=None, max_length=40)

@@ -6,11 +6,12 @@ Every operation names its account; a resource of another account is "not found",
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
-from linksvc.errors import Conflict, InvalidField, NotFound
+from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps, loads
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
@@ -30,24 +31,36 @@ async def view(conn: Conn, kind: Kind, account_id: str, row: Row) -> dict[str, A
 
 async def save(
     tx: Tx, kind: Kind, account_id: str, data: Any, *, prefix: str = "",
-    allow_private: bool = False, must_exist: bool | None = None,
+    allow_private: bool = False, must_exist: bool | None = None, issues_found: Sequence[Issue] = (),
+    refused: frozenset[str] = frozenset(),
 ) -> tuple[str, bool]:
     """Validate ``data`` and insert or update it. Returns (id, whether the document changed).
 
     ``must_exist``: True for update (404 when absent), False for create (409 when present), None for
-    upsert. An id held by another account is refused in every case.
+    upsert. An id held by another account is refused in every case. An invalid document is refused (400)
+    naming every problem: each field's, those of the kind's own rules (:meth:`Kind.check`) and
+    ``issues_found`` by the caller before (then nothing is written). References to ``refused`` ids (objects
+    of the same file refused already) are not checked.
     """
-    item = parse(kind, data, prefix)
-    row = await documents.get(tx, kind.name, account_id, item.id)
+    issues = Issues()
+    issues.extend(issues_found)
+    item: Any = None
+    with issues.collect():
+        item = parse(kind, data, prefix)
+    doc_id = item.id if item is not None else data.get("id") if isinstance(data, dict) else None
+    row = await documents.get(tx, kind.name, account_id, doc_id) if isinstance(doc_id, str) else None
+    existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
+    now = iso(utcnow())
+    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now, issues, refused)
+    if isinstance(data, dict):
+        await kind.check(ctx, data)
+    issues.raise_if_any("Invalid body")
     if row is None and await documents.owner(tx, kind.name, item.id) is not None:
         raise Conflict("Id in use", {"field": f"{prefix}.id" if prefix else "id", "message": "id is already in use"})
     if must_exist is True and row is None:
         raise NotFound(f"{kind.label.capitalize()} not found", f"no {kind.label} with id {item.id}")
     if must_exist is False and row is not None:
         raise Conflict("Id in use", {"field": "id", "message": f"a {kind.label} with this id exists"})
-    existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
-    now = iso(utcnow())
-    ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now)
     item = await kind.prepare(ctx, item)
     body = item.model_dump(mode="json")
     if row is None:
@@ -103,15 +116,22 @@ class Resources:
         return [await view(conn, kind, account_id, row) for row in rows], total
 
     async def update(
-        self, account_id: str, kind_name: str, doc_id: str, data: dict[str, Any], *, partial: bool
+        self, account_id: str, kind_name: str, doc_id: str, data: Any, *, partial: bool
     ) -> dict[str, Any]:
+        """PUT (``partial`` False: ``data`` is the whole document) or PATCH (the fields to change; ``id`` is not
+        one). The id is the path's."""
         kind = kind_of(kind_name)
+        if not isinstance(data, dict):
+            raise InvalidField("body", f"must be a JSON object (a {kind.label})", "Invalid body", rule="type")
         async with self.db.transaction() as tx:
             row = await self._get_row(tx, kind, account_id, doc_id)
             stored = loads(row["body"])
             merged = kind.restore_hidden(stored, {**stored, **data} if partial else dict(data))
             merged["id"] = doc_id
-            await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True)
+            fixed_id = [Issue("id", "is not a field a PATCH can change", "unknown_field")] if partial and "id" in data \
+                else []
+            await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True,
+                       issues_found=fixed_id)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
 
     async def rotate_webhook_secret(self, account_id: str, doc_id: str) -> dict[str, Any]:

@@ -13,19 +13,22 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from linksvc.clock import iso
 
 
 def _canonical_uuid(value: str) -> str:
     try:
         return str(uuid.UUID(value))
     except (ValueError, AttributeError, TypeError):
-        raise ValueError("must be a UUID") from None
+        raise PydanticCustomError("format", "must be a UUID") from None
 
 
 def _reject_bool(value: Any) -> Any:
     # pydantic would read true as 1; a flag is never a quantity.
     if isinstance(value, bool):
-        raise ValueError("must be a number, not a boolean")
+        raise PydanticCustomError("type", "must be a number, not a boolean")
     return value
 
 
@@ -48,14 +51,15 @@ def _bounded(value: Decimal) -> Decimal:
     # Bounds keep arithmetic and serialisation cheap: 1E+999999999 would otherwise become a
     # billion-digit integer on the way out. Checked on the exponent, without arithmetic.
     if not value.is_finite():
-        raise ValueError("must be a finite number")
+        raise PydanticCustomError("range", "must be a finite number")
     if value != 0 and value.adjusted() >= MAX_DIGITS_BEFORE_POINT:
-        raise ValueError("must be less than 10^15 in size")
+        raise PydanticCustomError("range", "must be less than 10^15 in size")
     exponent = value.as_tuple().exponent
     if value != 0 and isinstance(exponent, int) and exponent < -MAX_DECIMAL_PLACES:
-        raise ValueError("must have at most 12 decimal places")
+        raise PydanticCustomError("range", "must have at most 12 decimal places")
     if value != value.to_integral_value() and Decimal(repr(float(value))) != value:
-        raise ValueError("has more digits than a JSON number keeps exactly (about 15 significant digits)")
+        raise PydanticCustomError("range", "has more digits than a JSON number keeps exactly (about 15 significant "
+                                  "digits)")
     return value
 
 
@@ -63,10 +67,8 @@ def _to_utc(value: datetime) -> datetime:
     try:
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError:
-        raise ValueError("is outside the years 1 to 9999 in UTC") from None
+        raise PydanticCustomError("range", "is outside the years 1 to 9999 in UTC") from None
 
-
-_UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 Uuid = Annotated[
     str,
@@ -85,7 +87,8 @@ Number = Annotated[
 UtcDateTime = Annotated[
     datetime,
     AfterValidator(_to_utc),
-    PlainSerializer(lambda v: v.strftime(_UTC_FORMAT), when_used="json"),
+    # iso, not strftime("%Y..."): strftime writes the year 514 as "514", which no ISO 8601 reader takes back.
+    PlainSerializer(iso, when_used="json"),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 
@@ -97,7 +100,7 @@ EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 def _email(value: str) -> str:
     if not EMAIL.match(value):
-        raise ValueError("must be an e-mail address")
+        raise PydanticCustomError("format", "must be an e-mail address")
     return value
 
 

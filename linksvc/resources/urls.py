@@ -25,13 +25,13 @@ def check_web_url(value: str, path: str, https_only: bool = False) -> None:
         url = URL(value)
         host = url.raw_host
     except (ValueError, TypeError, UnicodeError):
-        raise InvalidField(path, "must be an absolute URL") from None
+        raise InvalidField(path, "must be an absolute URL", rule="url") from None
     allowed = {"https"} if https_only else {"http", "https"}
     if url.scheme not in allowed or not host:
         need = "an https URL" if https_only else "an http or https URL"
-        raise InvalidField(path, f"must be {need} with a host")
+        raise InvalidField(path, f"must be {need} with a host", rule="url")
     if address_literal(host) is None and not _HOSTNAME.match(host):
-        raise InvalidField(path, f"has an invalid host {host!r}")
+        raise InvalidField(path, f"has an invalid host {host!r}", rule="url")
 
 
 def address_literal(host: str) -> IPAddress | None:
@@ -92,5 +92,6 @@ def check_destination_url(value: str, path: str, allow_private: bool) -> None:
         raise InvalidField(
             path,
             "points at a loopback or private address; set LINKSVC_ALLOW_PRIVATE_DESTINATIONS=1 to allow it",
+            rule="url",
         )
 

@@ -36,7 +36,7 @@ class Case:
 
 
 CASES = [
-    Case("brands", {"name": "Brand {n}", "status": "PAUSED"}, {"name": "Renamed"}, ("status", "ACTIVE"),
+    Case("brands", {"name": "Brand {n}", "status": "INACTIVE"}, {"name": "Renamed"}, ("status", "ACTIVE"),
          ("name", "Patched")),
     Case("tiers", {"name": "Silver {n}", "level": 1, "description": "second"}, {"name": "Silver+", "level": 3},
          ("description", ""), ("level", 5)),

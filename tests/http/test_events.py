@@ -488,8 +488,10 @@ async def test_bulk_results_in_order_one_bad_event_does_not_fail_the_others(
     assert [r["index"] for r in results] == list(range(len(events)))
     assert [r["status"] for r in results] == [202, 400, 202, 202, 409, 400, 400]
     assert results[0]["id"] == results[3]["id"]  # the same order twice: one event
-    assert results[1]["details"]["field"] == "events[1].type" or results[1]["details"]["field"] == "type"
-    assert results[6]["details"]["field"] == "redeem[0].amount"
+    assert results[1]["details"]["field"] == "events[1].type"
+    assert results[1]["details"]["issues"][0]["type"] == "enum"
+    assert results[6]["details"]["field"] == "events[6].redeem[0].amount"
+    assert results[6]["details"]["issues"][0]["type"] == "insufficient_balance"
     assert body["data"]["accepted"] == 3 and body["data"]["rejected"] == 4
     assert await event_count(client) == 2
     assert await balance(client) == OPENING + 10

@@ -210,6 +210,26 @@ async def test_a_bad_file_is_refused_whole_naming_the_first_bad_field(db: Databa
     assert found == expected
 
 
+async def test_a_bad_file_names_every_bad_field(db: Database) -> None:
+    doc = two_accounts()
+    doc["accounts"][0]["brands"][0]["status"] = "WHAT"
+    doc["accounts"][0]["customers"][0].update(email="not-an-email", status="GONE")
+    doc["accounts"][1]["links"][0]["kind"] = "sms"
+    del doc["accounts"][1]["tiers"][0]["id"]
+    with pytest.raises(InvalidField) as refused:
+        await load_seed(db, doc, allow_private=False)
+    assert refused.value.error == "Invalid seed file"
+    assert [(i.path, i.type, i.accepted) for i in refused.value.issues] == [
+        ("accounts[0].brands[0].status", "enum", ("ACTIVE", "INACTIVE")),
+        ("accounts[0].customers[0].email", "format", None),
+        ("accounts[0].customers[0].status", "enum", ("ACTIVE", "INACTIVE", "BLOCKED", "DELETED")),
+        ("accounts[1].tiers[0].id", "missing", None),
+        ("accounts[1].links[0].kind", "enum", ("campaign", "email", "push", "whatsapp", "in_app", "news_feed",
+                                               "external")),
+    ]
+    assert await count_accounts(db) == 0
+
+
 async def test_a_bad_file_changes_nothing_already_stored(db: Database) -> None:
     await load_seed(db, two_accounts(), allow_private=False)
     before = await snapshot(db)
@@ -228,10 +248,12 @@ async def test_a_bad_file_changes_nothing_already_stored(db: Database) -> None:
 async def test_duplicate_customer_document_in_a_file_names_the_second(db: Database) -> None:
     doc = two_accounts()
     doc["accounts"][0]["customers"].append({"id": "cust-dup", "document_number": "CC100"})
-    with pytest.raises(ServiceError) as refused:
+    with pytest.raises(InvalidField) as refused:
         await load_seed(db, doc, allow_private=False)
-    assert refused.value.status == 409
-    assert bad_path(refused.value) == "accounts[0].customers[1].document_number"
+    # In a file a value held twice is one of its issues (every bad field is named), not a conflict apart.
+    assert refused.value.status == 400
+    assert [(i.path, i.type) for i in refused.value.issues] == [("accounts[0].customers[1].document_number",
+                                                                 "duplicate")]
     assert await count_accounts(db) == 0
 
 
@@ -301,8 +323,10 @@ async def test_cli_loads_a_file_and_reloading_changes_nothing(tmp_path: Path) ->
 async def test_cli_refuses_a_bad_file_with_exit_code_1_and_the_path(tmp_path: Path) -> None:
     bad = two_accounts()
     _second_campaign_with_stores(bad)
+    bad["accounts"][1]["brands"][0]["status"] = "WHAT"
     files = {
         "bad field": (json.dumps(bad), "accounts[0].campaigns[1].stores"),
+        "every bad field": (json.dumps(bad), "accounts[1].brands[0].status: must be one of ACTIVE, INACTIVE"),
         "missing": (None, "absent.json"),
     }
     for label, (text, needle) in files.items():
