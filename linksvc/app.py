@@ -16,6 +16,7 @@ from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGa
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.storefront import add_storefront_routes
+from linksvc import demo
 from linksvc.auth_throttle import KINDS, AuthThrottle
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
@@ -43,6 +44,8 @@ async def load_demo_if_empty(db: Database, settings: Settings) -> None:
             log.info("empty database: loaded the demo data from %s", settings.demo_file, extra={"loaded": counts})
         else:
             log.warning("demo file %s not found; starting with an empty database", settings.demo_file)
+    # Demo accounts loaded since the last start (now, or by `linksvc seed`) get their week of activity.
+    await demo.add_activity(db, settings.public_url, settings.service_label)
 
 
 def warn_about_api_versions(db: Database) -> None:
