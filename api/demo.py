@@ -44,7 +44,7 @@ async def sink(request: web.Request) -> web.Response:
 
 async def vendor(request: web.Request) -> web.Response:
     await _mounted_post(request)
-    answer = vendor_answer(request.match_info["vendor"], request.query, await _body(request))
+    answer = vendor_answer(request.match_info["vendor"], request.path, request.query, await _body(request))
     if answer is None:
         raise web.HTTPNotFound()
     return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)

@@ -19,7 +19,8 @@ What answers there (mounted while the database holds demo accounts, 404 otherwis
                                token has expired, and the answer is Meta's documented error for that
                                (fixtures/vendors/meta/auth_expired_token_190_463.json); a connection given
                                any other token gets the documented success
-    /demo/vendor/ga4/...       GA4's Measurement Protocol: its documented 204 (it answers 2xx to anything)
+    /demo/vendor/ga4/...       GA4's Measurement Protocol: its documented 204 (it answers 2xx to anything),
+                               and its validation server's "nothing wrong" to the connection test
 """
 
 from __future__ import annotations
@@ -172,10 +173,10 @@ def _answer(vendor: str, name: str, body: Any = None) -> VendorAnswer:
     return VendorAnswer(int(fixture["status"]), dict(fixture.get("headers") or {}), raw)
 
 
-def vendor_answer(vendor: str, query: Mapping[str, str], body: bytes) -> VendorAnswer | None:
+def vendor_answer(vendor: str, path: str, query: Mapping[str, str], body: bytes) -> VendorAnswer | None:
     """What the vendor documents it answers a request of the demo's connection; None for another vendor."""
-    if vendor == "ga4":
-        return _answer("ga4", "collect_success")
+    if vendor == "ga4":  # the validation server (the connection test) says what it found: nothing
+        return _answer("ga4", "debug_success" if "/debug/" in path else "collect_success")
     if vendor == "meta":
         if query.get("access_token") == EXPIRED_META_TOKEN:
             return _answer("meta", "auth_expired_token_190_463")

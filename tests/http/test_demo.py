@@ -163,3 +163,14 @@ async def test_no_demo_receivers_without_demo_data(client: TestClient) -> None:
     for path in ("/demo/webhook-sink", "/demo/vendor/meta/v26.0/1/events", "/demo/vendor/ga4/mp/collect"):
         assert (await client.post(path, data=b"{}")).status == 404, path
         assert (await client.get(path)).status == 404, path
+
+
+async def test_connection_tests_reach_the_stand_ins(demo: TestClient) -> None:
+    results = {}
+    for name, connection in (("ga4", GA4), ("meta", META), ("webhook", WEBHOOK)):
+        response = await demo.post(f"/api/admin/v1/accounts/{DEMO}/connections/{connection}/test", headers=ADMIN)
+        assert response.status == 200, await response.text()
+        results[name] = (await response.json())["data"]
+    assert results["ga4"]["outcome"] == "delivered"  # GA4's validation server: nothing wrong
+    assert results["meta"]["outcome"] == "not_sent"  # without a test_event_code Meta would count the test
+    assert results["webhook"]["outcome"] == "not_sent"

@@ -100,7 +100,8 @@ def test_the_sink_refuses_anything_else(change: Any, why: str) -> None:
 
 def test_meta_stand_in_answers_the_documented_expired_token() -> None:
     request = post_json("http://x/v26.0/1/events?access_token=demo-expired-access-token", {"data": [{}, {}]})
-    answer = vendor_answer("meta", {"access_token": "demo-expired-access-token"}, request.body)
+    answer = vendor_answer("meta", "/demo/vendor/meta/v26.0/1/events", {"access_token": "demo-expired-access-token"},
+                           request.body)
     assert answer is not None
     fixture = json.loads((FIXTURES / "meta" / "auth_expired_token_190_463.json").read_text())
     assert (answer.status, json.loads(answer.body)) == (fixture["status"], fixture["body"])
@@ -108,12 +109,14 @@ def test_meta_stand_in_answers_the_documented_expired_token() -> None:
     verdict = judge(answer.status, answer.body, request)
     assert verdict.outcome == FAILED and "Session has expired" in (verdict.message or "")
 
-    fixed = vendor_answer("meta", {"access_token": "a-new-token"}, request.body)
+    fixed = vendor_answer("meta", "/demo/vendor/meta/v26.0/1/events", {"access_token": "a-new-token"}, request.body)
     assert fixed is not None and judge(fixed.status, fixed.body, request).outcome == DELIVERED
     assert json.loads(fixed.body)["events_received"] == 2
 
 
 def test_ga4_stand_in_and_unknown_vendors() -> None:
-    answer = vendor_answer("ga4", {}, b"{}")
+    answer = vendor_answer("ga4", "/demo/vendor/ga4/mp/collect", {}, b"{}")
     assert answer is not None and (answer.status, answer.body) == (204, b"")
-    assert vendor_answer("tiktok", {}, b"{}") is None
+    debug = vendor_answer("ga4", "/demo/vendor/ga4/debug/mp/collect", {}, b"{}")
+    assert debug is not None and json.loads(debug.body) == {"validationMessages": []}
+    assert vendor_answer("tiktok", "/demo/vendor/tiktok/x", {}, b"{}") is None
