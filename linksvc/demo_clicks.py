@@ -16,7 +16,7 @@ The mix follows the kind of link:
     others      steady, mixed devices
 
 Clicks follow the day of Bogotá (UTC-5): few at night, peaks at breakfast and after work. Everything is
-drawn from one seeded random generator: the same links give the same clicks, shifted to end at ``now``.
+drawn from one seeded ``random.Random``: the same links give the same clicks, shifted to end at ``now``.
 Bots (crawlers and link previews) are about one click in ten.
 """
 
