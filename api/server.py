@@ -182,12 +182,28 @@ class _Server(web.Server):
         return ServiceRequestHandler(self, loop=self._loop, header_timeout=self._header_timeout, **self._kwargs)
 
 
+class Listening:
+    """The addresses an application's server listens on, once it does: where the service reaches itself (the
+    demo's deliveries), whatever port it was given or the system chose. :class:`ServiceRunner` fills it in."""
+
+    def __init__(self) -> None:
+        self.runner: web.BaseRunner | None = None
+
+    def addresses(self) -> list[Any]:
+        return list(self.runner.addresses) if self.runner is not None else []
+
+
+LISTENING: web.AppKey[Listening] = web.AppKey("listening", Listening)
+
+
 class ServiceRunner(web.AppRunner):
     """``web.AppRunner`` whose connections are served by :class:`ServiceRequestHandler`."""
 
     def __init__(self, app: web.Application, *, header_timeout: float, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self.header_timeout = header_timeout
+        if LISTENING in app:
+            app[LISTENING].runner = self
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()

@@ -5,7 +5,8 @@ Accepted events per second of ``POST /api/storefront/v1/behavior/events`` (one P
 its active custom event type, the stores and products its BEHAVIOR campaigns name, so that purchases earn
 rewards), beside the bare aiohttp handler (``GET /bare`` of ``bench/baseline.py``) before and after.
 
-Each service row is a fresh ``linksvc serve`` over an empty temporary database (the demo loads), with
+Each service row is a fresh ``linksvc serve`` over an empty temporary database (the demo's resources load,
+without its week of activity and with its connections off: ingest is measured, not forwarding), with
 ``LINKSVC_DB_SYNCHRONOUS=FULL``. Every order_id is new (run, wrk thread, per-thread counter). The Lua
 script (``bench/events_lua.py``) counts 202 answers and the ``accepted`` of bulk 200 answers; after the
 measured phase wrk sends nothing (``delay()``) for a tail, then each run is settled: one more event is
@@ -191,6 +192,19 @@ class Runner:
         return made
 
 
+def ingest_only_demo(directory: Path) -> Path:
+    """The demo file as the benchmark loads it: not marked demo (no week of clicks and events is added at
+    start) and its connections off (no deliveries compete with the ingest being measured)."""
+    seed = json.loads(FIXTURE.read_text())
+    seed.pop("demo", None)
+    for account in seed["accounts"]:
+        for connection in account.get("connections", []):
+            connection["enabled"] = False
+    path = directory / "demo-ingest-only.json"
+    path.write_text(json.dumps(seed))
+    return path
+
+
 def stored(db: Path) -> dict[str, int]:
     """Of the demo account: events, purchases, events that issued a reward, ledger issue entries, and the
     most purchases and wallet lines one customer has."""
@@ -214,7 +228,8 @@ def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, 
     db = runner.directory / f"events-{s.name}.db"
     serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db)]
     probes = 0
-    with servers.running(f"linksvc ({s.name})", serve, env=SERVICE_ENV, stop=stop) as service:
+    env = {**SERVICE_ENV, "LINKSVC_DEMO_FILE": str(ingest_only_demo(runner.directory))}
+    with servers.running(f"linksvc ({s.name})", serve, env=env, stop=stop) as service:
         status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
         if status != 200:
             raise SystemExit(f"authorize answered {status}: {answer}")

@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp import web
 
 from bench import report, servers, wrk
+from bench.events import ingest_only_demo
 from bench.redirects import stop
 
 COMMAND = ".venv/bin/python -m bench.forwarding"
@@ -303,7 +304,8 @@ def check(db: Path, arrivals: list[tuple[float, str | None, str | None]], exit_c
 def service_run(directory: Path, receiver: servers.Server, connections: int, args: argparse.Namespace
                 ) -> tuple[Throughput, Delay, Check]:
     db = directory / f"fwd-{connections}.db"
-    env = {**SERVICE_ENV, "LINKSVC_DELIVERY_CONCURRENCY": str(args.concurrency)}
+    env = {**SERVICE_ENV, "LINKSVC_DELIVERY_CONCURRENCY": str(args.concurrency),
+           "LINKSVC_DEMO_FILE": str(ingest_only_demo(directory))}  # only the bench's connections deliver
     call(receiver.url("/reset"), {})
     with servers.running(f"linksvc ({connections} connections)", ["-m", "linksvc", "serve", "--port", "{port}",
                          "--db", str(db)], env=env, stop=stop) as service:

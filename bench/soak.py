@@ -35,7 +35,7 @@ from typing import Any
 import uvloop
 
 from bench import report, servers
-from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, _event, post_json
+from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, _event, ingest_only_demo, post_json
 from bench.redirects import Profile, _own_code, get_raw, profiling, read_profile, stop, weighted_agents
 from bench.soak_load import Kind, Load, Request, Tally
 from linksvc.clock import parse_iso
@@ -461,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         db = Path(tmp) / "soak.db"
         serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db), "--workers", str(args.workers)]
-        env = {**SERVICE_ENV, "LINKSVC_DB_CACHE_MB": str(args.db_cache_mb)}
+        env = {**SERVICE_ENV, "LINKSVC_DB_CACHE_MB": str(args.db_cache_mb),
+               "LINKSVC_DEMO_FILE": str(ingest_only_demo(Path(tmp)))}  # the load alone, no demo week or deliveries
         with servers.running("linksvc (soak)", serve, env=env, stop=stop) as service:
             status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
             if status != 200:

@@ -12,16 +12,20 @@ from aiohttp import web
 from api.admin import add_admin_routes
 from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
+from api.demo import add_demo_routes
 from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
+from api.server import LISTENING, Listening
 from api.storefront import add_storefront_routes
+from linksvc import demo
 from linksvc.auth_throttle import KINDS, AuthThrottle
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.client_address import parse_networks
 from linksvc.dashboard_sessions import delete_void_sessions
 from linksvc.forwarding.deliveries import connections_near_sunset, version_gauge
+from linksvc.forwarding.demo_endpoints import endpoints_of
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
 from linksvc.resolver.clicks import ClickRecorder
@@ -43,6 +47,8 @@ async def load_demo_if_empty(db: Database, settings: Settings) -> None:
             log.info("empty database: loaded the demo data from %s", settings.demo_file, extra={"loaded": counts})
         else:
             log.warning("demo file %s not found; starting with an empty database", settings.demo_file)
+    # Demo accounts loaded since the last start (now, or by `linksvc seed`) get their week of activity.
+    await demo.add_activity(db, settings.public_url, settings.service_label)
 
 
 def warn_about_api_versions(db: Database) -> None:
@@ -153,6 +159,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,
                                  settings.allow_private_destinations)
+    app[LISTENING] = Listening()
+    app[DISPATCHER].demo = endpoints_of(db, app[LISTENING].addresses, settings.host, settings.port)
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
@@ -164,5 +172,6 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     add_storefront_routes(app)
     add_admin_routes(app)
     add_dashboard_routes(app)
+    add_demo_routes(app)
     add_resolver_routes(app)  # last: a code never shadows the service's own paths
     return app

@@ -3,6 +3,10 @@
 The whole file loads in one transaction through the same :func:`~linksvc.resources.service.save` as the
 admin API: any bad field refuses the whole file, naming every bad field with its path (the first bad field
 first). Loading the same file twice changes nothing.
+
+A file with ``"demo": true`` (``fixtures/demo.json``) is demo data: its accounts are marked as such, which
+turns on the receivers its connections deliver to, and the next start of the service adds their week of
+clicks and customer activity (:mod:`linksvc.demo`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from linksvc.accounts import add_key, upsert_account
+from linksvc.clock import iso, utcnow
 from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, Issues
 from linksvc.jsoncodec import JSONDecodeError, loads
 from linksvc.resources.kinds import KINDS
@@ -21,6 +26,7 @@ from linksvc.resources.models import Account, ApiKeyIn
 from linksvc.resources.service import save
 from linksvc.resources.types import Uuid
 from linksvc.resources.validation import validate
+from storage import demo as demo_repo
 from storage.db import Database
 
 # Order matters: each kind may refer to the kinds before it.
@@ -50,6 +56,7 @@ class SeedAccount(Account):
 
 class SeedFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    demo: bool = False  # demo data: see the module's docstring
     accounts: list[SeedAccount]
 
 
@@ -121,6 +128,8 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                             refused.add(_canonical(obj["id"]))
                         continue
                     changed[name] += did_change
+            if seed.demo:
+                await demo_repo.mark(tx, account.id, iso(utcnow()))
         issues.raise_if_any("Invalid seed file")
     return changed
 

@@ -48,12 +48,12 @@ async def retry(db: Database, account_id: str, delivery_id: str) -> dict[str, An
 
 
 async def test_connection(db: Database, account_id: str, connection_id: str,
-                          send_test: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+                          send_test: Callable[[dict[str, Any], str], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """The connection's own test (``send_test`` is the dispatcher's): 404 unless the account's connection."""
     row = await documents.get(db.reader, "connections", account_id, connection_id)
     if row is None:
         raise NotFound("Connection not found", f"no connection with id {connection_id} in this account")
-    return await send_test(loads(row["body"]))
+    return await send_test(loads(row["body"]), account_id)
 
 
 def connections_near_sunset(db: Database, today: date) -> list[dict[str, Any]]:

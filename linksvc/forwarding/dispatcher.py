@@ -23,6 +23,9 @@ Before the builder runs, the event gets the click behind its ``tracking_id`` (``
 referer, time, the link's destination) for the destinations that ask for them (Meta's website events), and
 an OAuth connection gets a current access token (:mod:`linksvc.forwarding.oauth`).
 
+The demo's connections name a placeholder host that the dispatcher replaces, for demo accounts only, with the
+service's own address (:mod:`linksvc.forwarding.demo_endpoints`): their deliveries never leave the machine.
+
 Redirects are never followed: a destination cannot send the request on to another host (or past the guard).
 An error kept as a delivery's ``last_error`` (and shown by the admin API) never holds the credentials of the
 endpoint URL (:func:`linksvc.redaction.redact_error`).
@@ -34,13 +37,14 @@ import asyncio
 import contextlib
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
 
 from linksvc.clock import iso, utcnow
+from linksvc.forwarding.demo_endpoints import NOT_LISTENING, DemoEndpoints
 from linksvc.forwarding.destinations import build, build_test, judge
 from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
 from linksvc.forwarding.oauth import TokenCache, TokenError
@@ -98,12 +102,24 @@ class Dispatcher:
         self._stopping = False
         self.tokens = TokenCache(allow_private)
         self.sent = 0
+        self.demo: DemoEndpoints | None = None  # where the demo's deliveries go (set by the app)
 
     def wake(self) -> None:
         """New deliveries are waiting (called after an event commits)."""
         self._wake.set()
 
     # -- sending one ---------------------------------------------------------------------------------------
+
+    async def _send(self, account_id: str, request: Outgoing, now: datetime) -> Answer | None:
+        """Sends ``request``; a demo delivery goes to the service itself. None: the service does not listen
+        yet, so the demo delivery waits (without counting a try)."""
+        assert self._session is not None
+        local = await self.demo.local_url(account_id, request.url) if self.demo is not None else None
+        if local is NOT_LISTENING:
+            return None
+        if isinstance(local, str):  # the service's own address: the one loopback destination always allowed
+            return await send(self._session, replace(request, url=local), True, now)
+        return await send(self._session, request, self.allow_private, now)
 
     def _retry_or_dead(self, row: Row, tries: int, now: datetime, status: int | None, error: str,
                        retry_after: float | None = None) -> Outcome:
@@ -146,7 +162,10 @@ class Dispatcher:
                     return Outcome(row["seq"], "skipped", row["tries"], iso(now), reason=request.reason)
                 if isinstance(request, Filtered):
                     return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason=request.reason)
-                answer = await send(self._session, request, self.allow_private, now)
+                sent = await self._send(row["account_id"], request, now)
+                if sent is None:
+                    return Outcome(row["seq"], "pending", row["tries"], iso(now + timedelta(seconds=POLL_SECONDS)))
+                answer = sent
                 verdict = judge(destination, answer.status, answer.body, request)
                 if not verdict.token_expired:
                     break
@@ -174,7 +193,7 @@ class Dispatcher:
             return Outcome(row["seq"], "failed", tries, iso(now), answer.status, error)
         return self._retry_or_dead(row, tries, now, answer.status, error, answer.retry_after)
 
-    async def test(self, connection: dict[str, Any]) -> dict[str, Any]:
+    async def test(self, connection: dict[str, Any], account_id: str = "") -> dict[str, Any]:
         """Sends one synthetic event the vendor's own way of testing and says what the vendor answered."""
         if self._session is None:
             raise RuntimeError("the dispatcher is not running")
@@ -185,7 +204,10 @@ class Dispatcher:
             request = build_test(destination, current, now)
             if isinstance(request, Filtered):
                 return {"outcome": "not_sent", "status": None, "message": request.reason}
-            answer = await send(self._session, request, self.allow_private, now)
+            sent = await self._send(account_id, request, now)
+            if sent is None:
+                return {"outcome": "retry", "status": None, "message": "the service is not listening yet"}
+            answer = sent
         except TokenError as exc:
             return {"outcome": "retry" if exc.retry else FAILED, "status": None, "message": str(exc)}
         except (RefusedDestination, aiohttp.ClientError, TimeoutError, OSError) as exc:

@@ -6,7 +6,9 @@ Nothing here decides anything: :func:`explain` runs :func:`linksvc.resolver.deci
 fallback and each UTM value came from, whether the tracking id was kept), so the explanation cannot
 drift from the rules. Each step is a small dict: ``{"step": "device" | "route" | "utm" | "tracking_id" |
 "skipped", "text": ...}``; UTM steps also carry ``field``, ``value`` and ``from`` (a name of
-:data:`linksvc.resolver.utm.UTM_SOURCES`, or None when no source has the field).
+:data:`linksvc.resolver.utm.UTM_SOURCES`, or None when no source has the field); the device step carries
+the classifier's ``platform``, ``browser``, ``intents`` (an Android browser that opens intent URLs), ``bot``
+and ``in_app``, for a reader that words them its own way (the dashboard).
 """
 
 from __future__ import annotations
@@ -106,7 +108,9 @@ def explain(
     trace = Trace()
     decision = decide(link, device, query, accepts_json, short_url, new_tracking_id, service_label, trace)
     steps: list[Step] = [
-        {"step": "device", "text": describe_device(device)},
+        {"step": "device", "text": describe_device(device), "platform": device.platform,
+         "browser": getattr(device, "browser", None), "intents": device.chromium, "bot": device.bot,
+         "in_app": device.in_app},
         {"step": "route", "text": describe_route(trace, decision)},
     ]
     if decision.skipped:

@@ -1,8 +1,9 @@
 """Browser tests: Debian's Chromium driven by Playwright against the real service.
 
 The service, the landing page and the webhook receiver are started once for the package, with the demo
-data and a scene on top of it (connections whose deliveries end delivered, failed, filtered and dead; a
-link with clicks from each platform and a bot). Each test gets a fresh browser context; its page fails the
+data (its week of clicks and its deliveries to the service's own receivers) and a scene on top of it
+(connections whose deliveries end delivered, failed, filtered and dead; a link with clicks from each
+platform and a bot). Each test gets a fresh browser context; its page fails the
 test on any uncaught script error, on any console error the test did not expect, and on any request for a
 sub-resource that is not the service's own (no CDN, no external asset).
 """
@@ -50,6 +51,8 @@ DEMO = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
 DEMO_SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
 DEMO_CUSTOMER = "3f6c1a52-0006-4000-8000-000000000001"
 DEMO_CAMPAIGN = "3f6c1a52-0004-4000-8000-000000000001"
+DEMO_WEBHOOK = "3f6c1a52-0008-4000-8000-000000000001"  # the demo's connections, answered by the service itself
+DEMO_META = "3f6c1a52-0008-4000-8000-000000000003"
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.browser.conftest import DEMO, Scene, Watched, sign_in, wait_for
+from tests.browser.conftest import DEMO, DEMO_CAMPAIGN, DEMO_META, DEMO_WEBHOOK, Scene, Watched, sign_in, wait_for
 from tests.browser.servers import call
 
 
@@ -267,3 +267,80 @@ def test_sign_out_ends_the_session(watched: Watched, scene: Scene) -> None:
     assert not [c for c in page.context.cookies() if c["name"] == "linksvc_admin"]
     page.goto(scene.dashboard("/campaigns"))
     page.get_by_role("heading", name="Sign in").wait_for()
+
+
+def test_the_demo_reads_in_words_not_keys(watched: Watched, scene: Scene) -> None:
+    """Campaign ids by their names, human device names, finished campaigns by when they ended, attributes as a
+    table: the demo as a marketer reads it."""
+    page = watched.page
+    sign_in(watched, scene)
+
+    # An email link of a campaign: the default utm_campaign is the campaign's id, shown by its name; the URLs
+    # the click goes to keep the id.
+    page.goto(scene.dashboard(f"/links/{scene.showcase['id']}"))
+    default = page.locator('[data-default-for="utm_campaign"]')
+    default.filter(has_text="default: Earn 1 point per dollar").wait_for()
+    assert default.get_attribute("data-value") == DEMO_CAMPAIGN
+    desktop = page.locator('.device[data-device="desktop"]')
+    assert f"utm_campaign={DEMO_CAMPAIGN}" in desktop.locator(".location").inner_text()
+    step = desktop.locator('.why li[data-step="utm"]').filter(has_text="utm_campaign")
+    assert step.inner_text() == ("utm_campaign = the id of the campaign “Earn 1 point per dollar” "
+                                 "(from the defaults of this kind of link)")
+    assert page.locator('.device[data-device="ios"] h3').inner_text().startswith("iPhone & iPad")
+    android = page.locator('.device[data-device="android"] .why li[data-step="device"]').inner_text()
+    assert android == "Android, Chrome, which opens the app with an intent URL, not a bot, not in an app"
+
+    # The demo's week of clicks on its busiest link, by platform and device in people's words.
+    status, body = call(f"{scene.admin}/links/overview?q=welcome")
+    welcome = next(link for link in body["data"] if link["code"] == "welcome")
+    page.goto(scene.dashboard(f"/links/{welcome['id']}/clicks?days=7"))
+    page.locator("svg.chart").wait_for()
+    assert int(page.locator('[data-total="human"]').inner_text()) > 100
+    assert int(page.locator('[data-total="bot"]').inner_text()) > 0
+    platforms = page.locator(".columns > section", has=page.get_by_role("heading", name="By platform")).locator("tbody")
+    names = platforms.locator("td:first-child").all_inner_texts()
+    assert {"Android", "iPhone & iPad", "Desktop", "Unknown"} <= set(names), names
+    devices = page.locator(".columns > section", has=page.get_by_role("heading", name="By device")).inner_text()
+    assert "Android phone (model not sent)" in devices and "Samsung SM-S918B" in devices
+    assert "Generic_Android" not in devices and "ios" not in names
+    browsers = page.locator(".columns > section", has=page.get_by_role("heading", name="By browser")).inner_text()
+    assert "Samsung Internet" in browsers
+
+    # A campaign finished by hand ended then, not at the end date it was given; one past its end date ended
+    # at that date.
+    page.goto(scene.dashboard("/campaigns?status=FINISHED"))
+    black_friday = page.locator("tr", has_text="Black Friday 2023")
+    assert black_friday.locator('td[data-label="Ends"]').inner_text() == "Ended Nov 27, 2023"
+    summer = page.locator("tr", has_text="Summer 2024")
+    assert summer.locator('td[data-label="Ends"]').inner_text() == "Ended Aug 31, 2024"
+    assert "2099" not in page.locator("tbody").inner_text()
+    black_friday.get_by_role("link").click()
+    facts = page.locator("dl.facts").first
+    facts.get_by_text("Ended", exact=True).wait_for()
+    assert "(finished by hand)" in facts.inner_text() and "Planned end" in facts.inner_text()
+
+    # Attributes and content as names and values, ids by their names, conditions in words: no raw JSON.
+    page.goto(scene.dashboard(f"/campaigns/{DEMO_CAMPAIGN}"))
+    attributes = page.locator('[data-section="attributes"]')
+    attributes.wait_for()
+    assert attributes.locator('dd[data-key="event_type"]').inner_text() == "PURCHASE"
+    assert attributes.locator('dd[data-key="reward_id"]').inner_text() == "Coffee Points"
+    assert attributes.locator('dd[data-key="expires_in_days"]').inner_text() == "365"
+    assert attributes.locator('dd[data-key="conditions"]').inner_text() == "Order Value greater than 0"
+    assert page.locator('[data-section="content"] dd[data-key="headline"] dd[data-key="value"]').count() == 1
+    assert page.locator("pre").count() == 0 and "{" not in attributes.inner_text()
+    assert page.locator("dd", has_text="iPhone & iPad").count() >= 1  # platforms
+
+
+def test_the_demo_deliveries_delivered_and_refused(watched: Watched, scene: Scene) -> None:
+    page = watched.page
+    sign_in(watched, scene)
+    page.goto(scene.dashboard(f"/deliveries?connection={DEMO_WEBHOOK}"))
+    page.locator('tr[data-state="delivered"]').first.wait_for()
+    assert page.locator('tr[data-state="delivered"]').count() > 20
+    assert page.locator('tr[data-state="failed"], tr[data-state="dead"]').count() == 0
+    page.goto(scene.dashboard(f"/deliveries?connection={DEMO_META}&state=failed"))
+    failed = page.locator('tr[data-state="failed"]').first
+    failed.wait_for()
+    assert "Error validating access token: Session has expired" in failed.inner_text()
+    assert "subcode 463" in failed.inner_text()

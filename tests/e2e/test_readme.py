@@ -49,12 +49,7 @@ WALKTHROUGH_SECONDS = 60
 
 # Examples whose documented output needs work that is on other branches. Each entry is removed when that
 # work is merged (strict: an entry whose example passes fails the suite, so none stays behind unnoticed).
-EXPECTED_TO_FAIL = {
-    "up to 1,000 events at once, with a result for each":
-        "demo data: the demo's store_visit custom event type is still inactive",
-    "the demo link \"welcome\": its id, then its clicks of the last 30 days (the demo has a week of them)":
-        "demo data: the demo has no clicks yet",
-}
+EXPECTED_TO_FAIL: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -139,7 +139,9 @@ async def test_preview_explains_each_device(seeded: TestClient) -> None:
         "ios": "link has ios settings and no fallback -> the App Store page",
     }
     assert explained["android"][0] == {"step": "device",
-                                       "text": "Android, chrome (honours intent URLs), not a bot, not in an app"}
+                                       "text": "Android, chrome (honours intent URLs), not a bot, not in an app",
+                                       "platform": "android", "browser": "chrome", "intents": True, "bot": False,
+                                       "in_app": None}
     sources = {s["field"]: (s["value"], s["from"]) for s in explained["desktop"] if s["step"] == "utm"}
     assert sources == {"utm_source": ("news", "destination"), "utm_medium": ("push", "defaults"),
                        "utm_campaign": (ids(A)["campaigns"], "defaults"), "utm_term": ("old", "destination"),

@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.clock import iso, utcnow
+from linksvc.forwarding.demo_endpoints import DEMO_PATH, SELF_HOST
 from linksvc.jsoncodec import loads
 from linksvc.resources.models import CAMPAIGN_TYPES, CONDITION_TYPES, LINK_KINDS
 from linksvc.seed import load_seed, load_seed_file
@@ -177,7 +178,7 @@ async def test_behavior_campaigns_earn_on_purchase_and_a_custom_event(demo: Test
     rewards = {r["id"] for r in await _list(demo, DEMO, "rewards")}
     events = await _list(demo, DEMO, "custom-event-types")
     active = {e["name"] for e in events if e["active"]}
-    assert active and any(not e["active"] for e in events)
+    assert {"app_open", "store_visit"} <= active and any(not e["active"] for e in events)
     behavior = [c for c in campaigns if c["type"] == "BEHAVIOR"]
     earned_on = {c["attributes"]["event_type"] for c in behavior}
     assert "PURCHASE" in earned_on and earned_on & active
@@ -228,11 +229,13 @@ async def test_customers_hold_wallets(demo: TestClient) -> None:
 
 # --- connections and links -----------------------------------------------------------------------------
 
-async def test_connections_never_send(demo: TestClient) -> None:
+async def test_connections_deliver_only_to_the_service_itself(demo: TestClient) -> None:
+    """Every demo connection is on and names the placeholder the dispatcher replaces with the service's own
+    address (a .invalid name never resolves, so nothing can leave the machine), under /demo/."""
     connections = await _list(demo, DEMO, "connections")
     assert {"webhook", "ga4", "meta"} <= {c["destination"] for c in connections}
-    assert not any(c["enabled"] for c in connections)
-    assert all(".example." in c["config"]["endpoint_url"] for c in connections)
+    assert all(c["enabled"] for c in connections)
+    assert all(c["config"]["endpoint_url"].startswith(f"http://{SELF_HOST}{DEMO_PATH}") for c in connections)
     webhook = next(c for c in connections if c["destination"] == "webhook")
     assert webhook["config"]["secret"] == "********"
     secret = next(c for c in _account_doc(DEMO)["connections"] if c["destination"] == "webhook")["config"]["secret"]

@@ -4,9 +4,9 @@
 
 import { admin, inAccount, query } from './api.js';
 import { field, h, s, table } from './dom.js';
+import { deviceName, platformName } from './names.js';
 
 const RANGES = [7, 30, 90];
-const PLATFORMS = { desktop: 'Desktop', android: 'Android', ios: 'iOS', unknown: 'Other' };
 
 // Every UTC day from the day of `since` to today, so days without clicks show as empty bars.
 function daysSince(since, today) {
@@ -122,7 +122,7 @@ export async function clicksView(ctx) {
       ], byDay.map((item) => ({ item })), { empty: 'No clicks in this period.', cards: false })),
     h('div', { class: 'columns even' },
       h('section', {}, h('h2', {}, 'By platform'),
-        breakdown('Platform', stats.by_platform, 'platform', (p) => PLATFORMS[p] || p)),
+        breakdown('Platform', stats.by_platform, 'platform', platformName)),
       h('section', {}, h('h2', {}, 'By utm_source'),
         breakdown('utm_source', stats.by_utm_source, 'utm_source', (u) => u || '(none)')),
       h('section', {}, h('h2', {}, 'By browser'),
@@ -130,7 +130,7 @@ export async function clicksView(ctx) {
       h('section', {}, h('h2', {}, 'By operating system'),
         breakdown('Operating system', stats.by_os.map((r) => ({ ...r, name: named(r.os, r.major) })), 'name', (n) => n)),
       h('section', {}, h('h2', {}, 'By device'),
-        breakdown('Device', stats.by_device.map((r) => ({ ...r, name: named(r.brand, r.model) })), 'name', (n) => n)),
+        breakdown('Device', stats.by_device.map((r) => ({ ...r, name: deviceName(r.brand, r.model) })), 'name', (n) => n)),
       h('section', { 'data-section': 'bots' }, h('h2', {}, 'Bots (crawlers and link previews)'),
         bots(stats.by_browser))));
 }

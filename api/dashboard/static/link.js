@@ -82,8 +82,10 @@ export async function linkView(ctx) {
     }
   });
 
-  const utm = utmBuilder();
-  const panel = previewPanel();
+  // The campaign's id is the default utm_campaign of email, push and WhatsApp links: shown by its name.
+  const nameOf = (value) => (value === link.campaign_id ? campaignName : null);
+  const utm = utmBuilder({ nameOf });
+  const panel = previewPanel({ nameOf });
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save UTM');
   const form = h('form', { class: 'utm-form', novalidate: true }, utm.element, panel.element,
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save));

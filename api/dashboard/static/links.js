@@ -74,8 +74,10 @@ export async function newLinkView(ctx) {
     campaigns.map((c) => h('option', { value: c.id }, `${c.name} (${c.status.toLowerCase()})`)));
   const destination = h('input', { name: 'destination_url', type: 'url', required: true, autocomplete: 'off',
     spellcheck: 'false', placeholder: 'https://shop.example.com/page?x=1#section' });
-  const utm = utmBuilder();
-  const panel = previewPanel();
+  const names = new Map(campaigns.map((c) => [c.id, c.name]));
+  const nameOf = (value) => names.get(value) || null;
+  const utm = utmBuilder({ nameOf });
+  const panel = previewPanel({ nameOf });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create link');
   const form = h('form', { class: 'link-form', novalidate: true },
     h('div', { class: 'grid' },

@@ -1,9 +1,12 @@
 // The UTM builder (the five fields, with the defaults the resolver adds shown beside them) and the live
 // preview of where a click goes from a desktop, an Android phone and an iPhone. The preview is the
 // service's own answer (POST .../links/preview runs the resolver's rules); nothing is computed here.
+// A utm_campaign that is a campaign's id (the default of email, push and WhatsApp links) is shown by the
+// campaign's name (`nameOf`); the URLs keep the id, which is what the click carries.
 
 import { admin, inAccount } from './api.js';
 import { debounce, field, h } from './dom.js';
+import { deviceSentence, platformName } from './names.js';
 
 export const UTM_FIELDS = [
   ['utm_source', 'utm_source', 'newsletter'],
@@ -21,9 +24,9 @@ const ANSWERS = {
   app_store: 'Redirects to the App Store',
   deeplink: 'Opens the deeplink',
 };
-const DEVICE_NAMES = { desktop: 'Desktop', android: 'Android', ios: 'iOS' };
+const noNames = () => null;
 
-export function utmBuilder() {
+export function utmBuilder({ nameOf = noNames } = {}) {
   const inputs = {};
   const defaults = {};
   const fields = UTM_FIELDS.map(([name, label, hint]) => {
@@ -56,9 +59,14 @@ export function utmBuilder() {
     },
     showDefaults(values) {
       for (const [name] of UTM_FIELDS) {
-        defaults[name].textContent = values[name] ? `default: ${values[name]}` : 'no default';
-        defaults[name].title = values[name] ? `When no one sets ${name}, the resolver adds ${values[name]}` : '';
-        defaults[name].classList.toggle('none', !values[name]);
+        const value = values[name];
+        const campaign = name === 'utm_campaign' && value ? nameOf(value) : null;
+        defaults[name].textContent = value ? `default: ${campaign || value}` : 'no default';
+        defaults[name].title = !value ? '' : campaign
+          ? `When no one sets ${name}, the resolver adds ${value}, the id of the campaign “${campaign}”`
+          : `When no one sets ${name}, the resolver adds ${value}`;
+        defaults[name].dataset.value = value || '';
+        defaults[name].classList.toggle('none', !value);
       }
     },
   };
@@ -75,14 +83,22 @@ function marked(url, placeholder) {
   return out;
 }
 
-// Why the resolver answers a device so: its own explanation steps, UTM fields no source has left out.
-function whyList(steps) {
-  const shown = steps.filter((step) => step.step !== 'utm' || step.value != null);
-  return h('ul', { class: 'why', 'aria-label': 'why' },
-    ...shown.map((step) => h('li', { 'data-step': step.step }, step.text)));
+// One step of the explanation in words: the device in people's names, a campaign id by its campaign's name.
+function stepText(step, nameOf) {
+  if (step.step === 'device') return deviceSentence(step);
+  const campaign = step.step === 'utm' && step.field === 'utm_campaign' && step.value ? nameOf(step.value) : null;
+  return campaign ? step.text.replace(`=${step.value}`, ` = the id of the campaign “${campaign}”`) : step.text;
 }
 
-export function previewPanel() {
+// Why the resolver answers a device so: its own explanation steps, UTM fields no source has left out.
+function whyList(steps, nameOf) {
+  const shown = steps.filter((step) => step.step !== 'utm' || step.value != null);
+  return h('ul', { class: 'why', 'aria-label': 'why' },
+    ...shown.map((step) => h('li', { 'data-step': step.step, title: step.step === 'utm' ? step.value : null },
+      stepText(step, nameOf))));
+}
+
+export function previewPanel({ nameOf = noNames } = {}) {
   const status = h('p', { class: 'muted preview-status', 'aria-live': 'polite' }, 'The preview appears once the '
     + 'destination is a valid https URL.');
   const list = h('div', { class: 'devices' });
@@ -93,10 +109,10 @@ export function previewPanel() {
     show(preview) {
       status.textContent = 'Each click gets its own tracking_id, marked ‹click id› below.';
       list.replaceChildren(...preview.devices.map((d) => h('article', { class: 'device', 'data-device': d.device },
-        h('h3', {}, DEVICE_NAMES[d.device] || d.device, ' ', h('span', { class: 'muted' }, `(${d.label})`)),
+        h('h3', {}, platformName(d.device), ' ', h('span', { class: 'muted' }, `(${d.label})`)),
         h('p', { class: 'answer' }, ANSWERS[d.answer] || d.answer),
         h('code', { class: 'location' }, marked(d.location || '', preview.tracking_id)),
-        whyList(d.explanation || []))));
+        whyList(d.explanation || [], nameOf))));
     },
     stale(message) {
       status.textContent = message;
