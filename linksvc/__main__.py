@@ -22,6 +22,7 @@ from linksvc.app import create_app, export_target_of
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import run_export
 from linksvc.logs import configure_logging
+from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.resolver.overview import route_of_code
 from linksvc.seed import load_seed_file
@@ -83,7 +84,8 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
         print(f"error: there is no database at {settings.db_path}", file=sys.stderr)
         return 1
     db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
-    await db.open()
+    with shown(interval=settings.progress_seconds) as progress:  # an older database is migrated first
+        await db.open(progress)
     try:
         answer = await route_of_code(db.reader, args.code, args.user_agent, _query_of(args.query), args.accept_json,
                                      settings.public_url, settings.service_label, time.time())
@@ -100,7 +102,9 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
 async def _export(settings: Settings) -> int:
     target = export_target_of(settings)
     try:
-        result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous)
+        with shown(interval=settings.progress_seconds) as progress:
+            result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous,
+                                      progress=progress)
     except Exception as exc:  # S3 and disk errors alike; what was written stays recorded, a re-run goes on
         print(mask_url_credentials(f"error: export to {target.shown} failed: {exc}"), file=sys.stderr)
         return 1
@@ -130,19 +134,25 @@ def _serve(settings: Settings) -> int:
     return 0
 
 
-async def _seed(settings: Settings, path: str) -> int:
+async def _load(settings: Settings, path: str, progress: Progress) -> dict[str, int]:
     db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
-    await db.open()
+    await db.open(progress)
     try:
-        counts = await load_seed_file(db, path, allow_private=settings.allow_private_destinations)
+        return await load_seed_file(db, path, allow_private=settings.allow_private_destinations, progress=progress)
+    finally:
+        await db.close()
+
+
+async def _seed(settings: Settings, path: str) -> int:
+    try:
+        with shown(interval=settings.progress_seconds) as progress:
+            counts = await _load(settings, path, progress)
     except InvalidField as exc:
         print(f"error: {path}: {exc.path}: {exc.message}", file=sys.stderr)
         return 1
     except ServiceError as exc:
         print(f"error: {path}: {exc.error}: {exc.details}", file=sys.stderr)
         return 1
-    finally:
-        await db.close()
     print(json.dumps({"loaded": path, "changed": counts}))
     return 0
 

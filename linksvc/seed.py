@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from linksvc.accounts import add_key, upsert_account
 from linksvc.errors import BadRequest, Conflict, InvalidField
 from linksvc.jsoncodec import JSONDecodeError, loads
+from linksvc.progress import SILENT, Progress
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Account, ApiKeyIn
 from linksvc.resources.service import save
@@ -63,15 +64,24 @@ def read_seed(path: str | Path) -> Any:
         raise BadRequest("Seed file is not JSON", f"{path}: {exc}") from None
 
 
-async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, int]:
-    """Load a parsed seed document. Returns how many objects were created or changed, by kind."""
+def _objects(seed: SeedFile) -> int:
+    return sum(1 + len(account.api_keys) + sum(len(getattr(account, name)) for name in LOAD_ORDER)
+               for account in seed.accounts)
+
+
+async def load_seed(db: Database, data: Any, allow_private: bool, progress: Progress = SILENT) -> dict[str, int]:
+    """Load a parsed seed document. Returns how many objects were created or changed, by kind. ``progress``
+    counts the objects (accounts, keys and resources) as they are loaded."""
+    progress.stage("seed: checking", None, "accounts")
     seed = validate(SeedFile, data, where="seed file")
     changed = {"accounts": 0, "api_keys": 0, **{name: 0 for name in LOAD_ORDER}}
+    progress.stage("seed: loading", _objects(seed), "objects")
     async with db.transaction() as tx:
         for a, account in enumerate(seed.accounts):
             base = f"accounts[{a}]"
             own = Account(id=account.id, name=account.name, environment=account.environment)
             changed["accounts"] += await upsert_account(tx, own)
+            progress.advance()
             for k, key in enumerate(account.api_keys):
                 try:
                     _, _, created = await add_key(tx, account.id, key)
@@ -79,6 +89,7 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                     field = "kind" if exc.error == "Key kind is fixed" else "key"
                     raise InvalidField(f"{base}.api_keys[{k}].{field}", exc.as_text()) from None
                 changed["api_keys"] += created
+                progress.advance()
             for name in LOAD_ORDER:
                 kind = KINDS[name]
                 for i, obj in enumerate(getattr(account, name)):
@@ -90,8 +101,11 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                         tx, kind, account.id, obj, prefix=prefix, allow_private=allow_private
                     )
                     changed[name] += did_change
+                    progress.advance()
     return changed
 
 
-async def load_seed_file(db: Database, path: str | Path, allow_private: bool) -> dict[str, int]:
-    return await load_seed(db, read_seed(path), allow_private)
+async def load_seed_file(db: Database, path: str | Path, allow_private: bool,
+                         progress: Progress = SILENT) -> dict[str, int]:
+    progress.stage("seed: reading", None, "objects")
+    return await load_seed(db, read_seed(path), allow_private, progress)
