@@ -14,19 +14,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-import uvloop
-
-from api import server
-from api.observability import AccessLogger
-from linksvc.app import create_app, export_target_of
 from linksvc.errors import InvalidField, ServiceError
-from linksvc.forwarding.export import run_export
+from linksvc.forwarding.export import export_target_of, run_export
 from linksvc.logs import configure_logging
+from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.resolver.overview import route_of_code
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
-from linksvc.workers import supervise
 from storage.db import Database
 
 log = logging.getLogger("linksvc")
@@ -83,7 +78,8 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
         print(f"error: there is no database at {settings.db_path}", file=sys.stderr)
         return 1
     db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
-    await db.open()
+    with shown(interval=settings.progress_seconds) as progress:  # an older database is migrated first
+        await db.open(progress)
     try:
         answer = await route_of_code(db.reader, args.code, args.user_agent, _query_of(args.query), args.accept_json,
                                      settings.public_url, settings.service_label, time.time())
@@ -100,7 +96,9 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
 async def _export(settings: Settings) -> int:
     target = export_target_of(settings)
     try:
-        result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous)
+        with shown(interval=settings.progress_seconds) as progress:
+            result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous,
+                                      progress=progress)
     except Exception as exc:  # S3 and disk errors alike; what was written stays recorded, a re-run goes on
         print(mask_url_credentials(f"error: export to {target.shown} failed: {exc}"), file=sys.stderr)
         return 1
@@ -109,6 +107,14 @@ async def _export(settings: Settings) -> int:
 
 
 def _run(settings: Settings, metrics_dir: str | None = None) -> None:
+    # Imported here: only serve needs the HTTP stack and the application (seed, export and route start in
+    # about half the time without them).
+    import uvloop
+
+    from api import server
+    from api.observability import AccessLogger
+    from linksvc.app import create_app
+
     # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     server.run(create_app(settings, metrics_dir), settings.host, settings.port,
@@ -124,17 +130,27 @@ def _serve(settings: Settings) -> int:
         if settings.port == 0:
             print("error: several workers need a fixed port, not 0", file=sys.stderr)
             return 2
+        from linksvc.workers import supervise
+
         return supervise(settings, settings.workers, _run)
     log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.db_path)
     _run(settings)
     return 0
 
 
-async def _seed(settings: Settings, path: str) -> int:
+async def _load(settings: Settings, path: str, progress: Progress) -> dict[str, int]:
     db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
-    await db.open()
+    await db.open(progress)
     try:
-        counts = await load_seed_file(db, path, allow_private=settings.allow_private_destinations)
+        return await load_seed_file(db, path, allow_private=settings.allow_private_destinations, progress=progress)
+    finally:
+        await db.close()
+
+
+async def _seed(settings: Settings, path: str) -> int:
+    try:
+        with shown(interval=settings.progress_seconds) as progress:
+            counts = await _load(settings, path, progress)
     except InvalidField as exc:
         for issue in exc.issues:  # every bad field, one a line
             print(f"error: {path}: {issue.path}: {issue.message}", file=sys.stderr)
@@ -142,8 +158,6 @@ async def _seed(settings: Settings, path: str) -> int:
     except ServiceError as exc:
         print(f"error: {path}: {exc.error}: {exc.details}", file=sys.stderr)
         return 1
-    finally:
-        await db.close()
     print(json.dumps({"loaded": path, "changed": counts}))
     return 0
 

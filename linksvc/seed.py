@@ -21,6 +21,7 @@ from linksvc.accounts import add_key, upsert_account
 from linksvc.clock import iso, utcnow
 from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, Issues
 from linksvc.jsoncodec import JSONDecodeError, loads
+from linksvc.progress import SILENT, Progress
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Account, ApiKeyIn
 from linksvc.resources.service import save
@@ -87,19 +88,29 @@ def _conflict_issue(issues: Issues, exc: Conflict, path: str) -> None:
         issues.add(path, exc.as_text(), "duplicate")
 
 
-async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, int]:
+def _objects(seed: SeedFile) -> int:
+    return sum(1 + len(account.api_keys) + sum(len(getattr(account, name)) for name in LOAD_ORDER)
+               for account in seed.accounts)
+
+
+async def load_seed(db: Database, data: Any, allow_private: bool, progress: Progress = SILENT) -> dict[str, int]:
     """Load a parsed seed document. Returns how many objects were created or changed, by kind. A bad file is
-    refused whole (:class:`InvalidField`) naming every bad field of every object, the first bad one first."""
+    refused whole (:class:`InvalidField`) naming every bad field of every object, the first bad one first.
+    ``progress`` counts the objects (accounts, keys and resources) as they are loaded."""
+    progress.stage("seed: checking", None, "accounts")
     seed = validate(SeedFile, data, where="seed file")
     changed = {"accounts": 0, "api_keys": 0, **{name: 0 for name in LOAD_ORDER}}
     issues = Issues()
     refused: set[str] = set()  # ids of refused objects: references to them are not reported again
+    progress.stage("seed: loading", _objects(seed), "objects")
     async with db.transaction() as tx:
         for a, account in enumerate(seed.accounts):
             base = f"accounts[{a}]"
             own = Account(id=account.id, name=account.name, environment=account.environment)
             changed["accounts"] += await upsert_account(tx, own)
+            progress.advance()
             for k, key in enumerate(account.api_keys):
+                progress.advance()
                 try:
                     _, _, created = await add_key(tx, account.id, key)
                 except Conflict as exc:
@@ -111,6 +122,7 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
                 kind = KINDS[name]
                 for i, obj in enumerate(getattr(account, name)):
                     prefix = f"{base}.{name}[{i}]"
+                    progress.advance()
                     no_id = [] if "id" in obj else [
                         Issue(f"{prefix}.id", "is required in seed files (loading upserts by id)", "missing")]
                     # Each object is checked even after a bad one; the file is stored only if none is bad (the
@@ -134,5 +146,7 @@ async def load_seed(db: Database, data: Any, allow_private: bool) -> dict[str, i
     return changed
 
 
-async def load_seed_file(db: Database, path: str | Path, allow_private: bool) -> dict[str, int]:
-    return await load_seed(db, read_seed(path), allow_private)
+async def load_seed_file(db: Database, path: str | Path, allow_private: bool,
+                         progress: Progress = SILENT) -> dict[str, int]:
+    progress.stage("seed: reading", None, "objects")
+    return await load_seed(db, read_seed(path), allow_private, progress)

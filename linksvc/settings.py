@@ -80,6 +80,8 @@ class Settings:
     # Proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR networks; empty: the TCP peer is
     # the client.
     trusted_proxies: str = ""
+    # How often seed, export and migrations write a progress line when stderr is not a terminal.
+    progress_seconds: float = 5.0
 
     def __repr__(self) -> str:
         return masked_repr(self)
@@ -131,6 +133,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_AUTH_FAILURE_LIMIT": "auth_failure_limit",
     "LINKSVC_AUTH_FAILURE_WINDOW_SECONDS": "auth_failure_window_seconds",
     "LINKSVC_TRUSTED_PROXIES": "trusted_proxies",
+    "LINKSVC_PROGRESS_SECONDS": "progress_seconds",
 }
 
 _CHOICES = {

@@ -11,20 +11,26 @@ many rows (counting campaigns) use :attr:`Database.background`, an aiosqlite con
 (:func:`fetch_one`, :func:`fetch_all`) accept either connection, so repositories serve both.
 
 Migrations are the numbered ``migrations/NNNN_name.sql`` files, applied in order against
-``PRAGMA user_version``, each in its own transaction. An applied file is never edited: add a new one.
+``PRAGMA user_version``, each in its own transaction. An applied file is never edited: add a new one. On a
+database that already has a schema each applied file is logged with its time (an index over millions of rows
+takes a while), and :meth:`Database.open` reports them to a :class:`MigrationProgress` when given one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import aiosqlite
+
+log = logging.getLogger("linksvc.db")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -48,6 +54,14 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
     if numbers != list(range(1, len(numbers) + 1)):
         raise RuntimeError(f"migrations must be numbered 0001, 0002, ... without gaps: {numbers}")
     return found
+
+
+class MigrationProgress(Protocol):
+    """What :meth:`Database.open` tells about migrations of an existing database (``linksvc.progress`` shows it)."""
+
+    def stage(self, description: str, total: int | None, unit: str) -> None: ...
+
+    def advance(self, amount: int = 1) -> None: ...
 
 
 CACHE_KIB = 64 * 1024  # the default page cache of each connection (LINKSVC_DB_CACHE_MB)
@@ -91,11 +105,13 @@ class Database:
         self._background: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
 
-    async def open(self) -> None:
+    async def open(self, progress: MigrationProgress | None = None) -> None:
+        """Connects and applies the migrations not applied yet; ``progress`` counts them on a database that
+        already had a schema (a new one is made in milliseconds)."""
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._writer = await _connect(self.path, self.synchronous, self.cache_kib)
-        await self._migrate(self._writer)
+        await self._migrate(self._writer, progress)
         # An in-memory database is private to its connection: read through the writer then.
         self._reader = self._writer if self.path == ":memory:" else connect_reader(self.path, self.cache_kib)
         self._background = (self._writer if self.path == ":memory:"
@@ -110,18 +126,25 @@ class Database:
             await self._writer.close()
         self._reader = self._writer = None
 
-    async def _migrate(self, conn: aiosqlite.Connection) -> None:
+    async def _migrate(self, conn: aiosqlite.Connection, progress: MigrationProgress | None) -> None:
         async with conn.execute("PRAGMA user_version") as cur:
             row = await cur.fetchone()
         current = int(row[0]) if row else 0
-        for number, path in migration_files():
-            if number <= current:
-                continue
+        pending = [(number, path) for number, path in migration_files() if number > current]
+        upgrade = current > 0 and bool(pending)
+        if upgrade and progress is not None:
+            progress.stage(f"migrating {Path(self.path).name}", len(pending), "migrations")
+        for number, path in pending:
             script = path.read_text(encoding="utf-8")
+            started = time.monotonic()
             # executescript commits first; the script's own BEGIN/COMMIT makes it one transaction.
             await conn.executescript(
                 f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;"
             )
+            if upgrade:
+                log.info("applied migration %s to %s in %.1f s", path.name, self.path, time.monotonic() - started)
+                if progress is not None:
+                    progress.advance()
 
     @property
     def reader(self) -> Conn:

@@ -8,7 +8,7 @@ advancing are compare-and-set, so two exporters (two processes) never both advan
 
 from __future__ import annotations
 
-from storage.db import Conn, Row, Tx, execute, fetch_all
+from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 EVENT_COLUMNS = ("rowid AS export_rowid, id, account_id, type, customer_id, order_id, issued_at, received_at, body, "
                  "reversed_at, reversal")
@@ -26,6 +26,13 @@ async def accounts_to_export(conn: Conn, target: str) -> list[Row]:
         "ORDER BY a.id",
         (target,),
     )
+
+
+async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> int:
+    """How many of the account's events come after ``after_rowid`` (the progress of ``linksvc export``)."""
+    row = await fetch_one(conn, "SELECT COUNT(*) FROM events WHERE account_id = ? AND rowid > ?",
+                          (account_id, after_rowid))
+    return int(row[0]) if row else 0
 
 
 async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[Row]:

@@ -28,13 +28,17 @@ from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.jsoncodec import dumpb, loads
+from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
 from storage import exports as repo
 from storage.db import Database, Row
+
+if TYPE_CHECKING:
+    from linksvc.settings import Settings
 
 log = logging.getLogger("linksvc.export")
 
@@ -86,6 +90,15 @@ def export_target(folder: str, s3_bucket: str = "", s3_endpoint: str = "", s3_pr
         return ExportTarget("s3", prefix=s3_prefix, bucket=s3_bucket, endpoint_url=s3_endpoint, region=s3_region,
                             access_key_id=s3_access_key_id, secret_access_key=s3_secret_access_key)
     return ExportTarget("local", folder=folder)
+
+
+def export_target_of(settings: Settings) -> ExportTarget:
+    """The export target the settings name: S3 when a bucket is set, else the local folder (``exports`` beside
+    the database unless ``LINKSVC_EXPORT_DIR`` says otherwise)."""
+    folder = settings.export_dir or str(Path(settings.db_path).parent / "exports")
+    return export_target(folder, settings.export_s3_bucket, settings.export_s3_endpoint, settings.export_s3_prefix,
+                         settings.export_s3_region, settings.export_s3_access_key_id,
+                         settings.export_s3_secret_access_key)
 
 
 @dataclass
@@ -203,7 +216,7 @@ async def open_sink(target: ExportTarget) -> AsyncIterator[Sink]:
 
 
 async def _export_account(db: Database, target: ExportTarget, sink: Sink, account: Row, now: str, batch: int,
-                          result: ExportResult) -> None:
+                          result: ExportResult, progress: Progress) -> None:
     account_id: str = account["account_id"]
     last: int = account["last_rowid"]
     pending: int | None = account["pending_rowid"]
@@ -223,6 +236,7 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
         files = await asyncio.to_thread(build_files, target, account_id, rows)
         for file in files:
             await sink.put(file.key, file.data)
+            progress.advance(file.events)
         async with db.transaction() as tx:
             await repo.advance(tx, target.identity, account_id, last, pending, now)
         result.files += len(files)
@@ -232,9 +246,11 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
 
 
 async def export_events(db: Database, target: ExportTarget, now: datetime, batch: int = 10_000,
-                        sink: Sink | None = None, accounts: Collection[str] | None = None) -> ExportResult:
+                        sink: Sink | None = None, accounts: Collection[str] | None = None,
+                        progress: Progress | None = None) -> ExportResult:
     """Writes every event not yet exported to ``target`` (only ``accounts``' when given), ``batch`` events
-    of an account at a time. ``sink`` replaces the target's own writer (tests)."""
+    of an account at a time. ``sink`` replaces the target's own writer (tests). ``progress``, when given,
+    counts the events written (their number is counted first, which the service's own runs skip)."""
     if batch < 1:
         raise ValueError("batch must be positive")
     result = ExportResult()
@@ -242,10 +258,18 @@ async def export_events(db: Database, target: ExportTarget, now: datetime, batch
             if accounts is None or row["account_id"] in accounts]
     if not todo:
         return result
+    if progress is None:
+        progress = SILENT
+    else:
+        progress.stage(f"export to {target.kind}: counting", None, "events")
+        total = 0
+        for account in todo:
+            total += await repo.count_events_after(db.background, account["account_id"], account["last_rowid"])
+        progress.stage(f"export to {target.kind}", total, "events")
     async with contextlib.AsyncExitStack() as stack:
         writer = sink if sink is not None else await stack.enter_async_context(open_sink(target))
         for account in todo:
-            await _export_account(db, target, writer, account, iso(now), batch, result)
+            await _export_account(db, target, writer, account, iso(now), batch, result, progress)
     if result.events:
         log.info("exported %d events in %d files to %s", result.events, result.files, target.shown)
     return result
@@ -297,11 +321,12 @@ class ExportJob:
 
 
 async def run_export(db_path: str, target: ExportTarget, batch: int = 10_000,
-                     synchronous: str = "FULL") -> ExportResult:
-    """``linksvc export``: one export of the database at ``db_path`` to ``target``."""
+                     synchronous: str = "FULL", progress: Progress | None = None) -> ExportResult:
+    """``linksvc export``: one export of the database at ``db_path`` to ``target``; ``progress`` shows the
+    migrations of an older database and the events written."""
     db = Database(db_path, synchronous)
-    await db.open()
+    await db.open(progress)
     try:
-        return await export_events(db, target, utcnow(), batch)
+        return await export_events(db, target, utcnow(), batch, progress=progress)
     finally:
         await db.close()

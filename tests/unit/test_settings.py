@@ -55,6 +55,8 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_TRUSTED_PROXIES", "", "trusted_proxies", ""),
     ("LINKSVC_TRUSTED_PROXIES", " 10.0.0.0/8, 192.168.1.7,2001:db8::/32 ", "trusted_proxies",
      "10.0.0.0/8, 192.168.1.7,2001:db8::/32"),
+    ("LINKSVC_PROGRESS_SECONDS", "30", "progress_seconds", 30.0),
+    ("LINKSVC_PROGRESS_SECONDS", "0.5", "progress_seconds", 0.5),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -96,6 +98,8 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_AUTH_FAILURE_WINDOW_SECONDS", "-600"),
     ("LINKSVC_TRUSTED_PROXIES", "proxy.internal"),
     ("LINKSVC_TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.0/33"),
+    ("LINKSVC_PROGRESS_SECONDS", "0"),
+    ("LINKSVC_PROGRESS_SECONDS", "often"),
 ]
 
 
