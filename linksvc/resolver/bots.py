@@ -152,7 +152,13 @@ class BotMatcher:
 
     def name(self, text: str) -> str | None:
         """The bot's name if any pattern matches ``text`` (case-sensitively), else None."""
-        hits = self._automaton.find_matches_as_indexes(text, overlapping=True) if self._automaton else []
+        try:
+            hits = self._automaton.find_matches_as_indexes(text, overlapping=True) if self._automaton else []
+        except UnicodeEncodeError:
+            # A header that is not UTF-8 arrives with lone surrogates, which the automaton (Rust) cannot take:
+            # each becomes U+FFFD (the patterns then run on that string too).
+            text = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+            hits = self._automaton.find_matches_as_indexes(text, overlapping=True) if self._automaton else []
         if len(hits) == 1 and not self._always:  # the usual bot: one literal found
             key, start, end = hits[0]
             for candidate in self._owners[key]:

@@ -252,3 +252,14 @@ def test_prefilter_answers_as_the_patterns_alone_on_repeated_near_misses(repeat:
 def test_a_long_gap_pattern_needs_its_literals_in_order() -> None:
     assert bots.bot_name("Mozilla/5.0 (compatible; ContextualBot/1.0; +http://outcomes.net)") is not None
     assert bots.bot_name("outcomes.net ContextualBotx ContextualBotx") is None
+
+
+def test_a_header_that_is_not_utf8_is_classified() -> None:
+    """aiohttp hands header bytes that are not UTF-8 over as lone surrogates; the Rust automaton cannot take
+    them, and the click must still be classified (not answered 500)."""
+    crawler = b"Mozilla/5.0 (compatible; Googlebot/2.1; \xff\xfe)".decode("utf-8", "surrogateescape")
+    person = b"Mozilla/5.0 (Linux; Android 14; \xc3(\x80) AppleWebKit/537.36 Chrome/126.0.0.0 Mobile".decode(
+        "utf-8", "surrogateescape")
+    assert bots.MATCHER.name(crawler) == "googlebot"
+    assert bots.MATCHER.name(person) is None
+    assert classify(person).platform == "android"
