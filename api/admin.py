@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from api.admin_links import overview_endpoints
 from api.appkeys import CLICKS, DB, DISPATCHER, RESOURCES, SETTINGS
-from api.openapi import build_openapi
+from api.openapi import openapi_document
 from api.routing import Endpoint, add_endpoints, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit, Wallet
 from linksvc import accounts, deadletters
@@ -406,4 +406,4 @@ ENDPOINTS = [
 
 def add_admin_routes(app: web.Application) -> None:
     add_endpoints(app, PREFIX, ENDPOINTS)
-    app[OPENAPI] = build_openapi("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS)
+    app[OPENAPI] = openapi_document("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS)

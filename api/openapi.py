@@ -38,6 +38,19 @@ def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict
     return params
 
 
+_BUILT: dict[tuple[str, str, str, tuple[int, ...]], dict[str, Any]] = {}
+
+
+def openapi_document(title: str, version: str, base_path: str, endpoints: list[Endpoint]) -> dict[str, Any]:
+    """:func:`build_openapi`, built once per process for the same declarations and shared by every app made
+    from them: the document depends only on the code, and pydantic takes a few tenths of a second to write
+    the schemas (every ``create_app`` paid it, each worker and each test). Read-only: nothing changes it."""
+    key = (title, version, base_path, tuple(id(endpoint) for endpoint in endpoints))
+    if key not in _BUILT:
+        _BUILT[key] = build_openapi(title, version, base_path, endpoints)
+    return _BUILT[key]
+
+
 def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endpoint]) -> dict[str, Any]:
     wanted: list[tuple[type[BaseModel], Any]] = [(Error, "serialization")]
     for endpoint in endpoints:

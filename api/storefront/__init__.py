@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api.openapi import build_openapi
+from api.openapi import openapi_document
 from api.routing import Endpoint, Header, add_endpoints, json_response
 from api.schemas import Envelope
 from api.storefront import handlers as h
@@ -75,4 +75,4 @@ ENDPOINTS = [
 
 def add_storefront_routes(app: web.Application) -> None:
     add_endpoints(app, PREFIX, ENDPOINTS)
-    app[OPENAPI] = build_openapi("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS)
+    app[OPENAPI] = openapi_document("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS)
