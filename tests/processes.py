@@ -23,9 +23,25 @@ from tests.factories import ADMIN_TOKEN, two_accounts
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port the OS chose, kept from being handed out again for a minute, for a server started as
+    another process (``--port``).
+
+    A port merely bound and released may be given by the kernel to any other socket (a test server of
+    another pytest worker, an outgoing connection) before the process started with it binds it. Here a
+    connection is made to it and closed from the accepting side first, which leaves that side in TIME_WAIT:
+    the kernel does not hand the port out while it lasts, but a server that sets ``SO_REUSEADDR`` (asyncio's
+    and aiohttp's servers, ``http.server``, moto's) binds it at once.
+    """
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        address = listener.getsockname()
+        with socket.create_connection(address) as client:
+            accepted, _ = listener.accept()
+            accepted.close()  # the accepting side closes first: its end of the port waits in TIME_WAIT
+            client.recv(1)  # the close has reached the client before it closes its own end
+        return int(address[1])
 
 
 def call(url: str, headers: dict[str, str] | None = None, method: str = "GET",

@@ -8,7 +8,6 @@ import datetime
 import ipaddress
 import json
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -28,16 +27,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.processes import stop
+from tests.processes import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "browser-admin-token-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def call(url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None,
@@ -93,8 +86,7 @@ class Recorder:
 def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
     """GET answers a small landing page; POST (webhooks) answers 204 to ``event.accepted`` and 422 to any
     other kind, so that one connection shows delivered and failed deliveries."""
-    port = free_port()
-    recorder = Recorder(f"{'https' if tls else 'http'}://127.0.0.1:{port}")
+    recorder = Recorder("")
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -117,7 +109,8 @@ def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)  # the port the OS gives, kept while it listens
+    recorder.base = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

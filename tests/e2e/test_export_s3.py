@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from linksvc.forwarding.export import ExportTarget, export_target, run_export
 from linksvc.seed import load_seed
 from storage.db import Database
 from tests.factories import A, B, two_accounts
-from tests.processes import stop
+from tests.processes import free_port, stop
 
 NOW = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)
 BUCKET = "linksvc-exports"
@@ -36,17 +35,11 @@ AWS_ENV = {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_DE
            "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def s3_endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     for name, value in AWS_ENV.items():
         monkeypatch.setenv(name, value)
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "moto.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
