@@ -9,10 +9,12 @@ sub-resource that is not the service's own (no CDN, no external asset).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,13 +27,14 @@ from tests.browser.servers import (
     ADMIN_TOKEN,
     Recorder,
     call,
-    free_port,
     recording_server,
     self_signed,
     service,
 )
+from tests.processes import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
+INSTALL_LOCK = Path(tempfile.gettempdir()) / "linksvc-tests-chromium-install.lock"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 DESKTOP = {"width": 1280, "height": 800}
@@ -140,13 +143,19 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
 
 def _install_chromium() -> None:
     """The test set-up installs Debian's Chromium when it is missing and it can (root, apt): the README's
-    test command then needs nothing installed by hand."""
+    test command then needs nothing installed by hand. Under a file lock: pytest workers (and two test runs)
+    that need it at once install it once, the others wait and find it there (two apt-gets at once would fail
+    on dpkg's own lock)."""
     if CHROMIUM.exists() or os.geteuid() != 0 or shutil.which("apt-get") is None:
         return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], env=env, check=False, capture_output=True, timeout=600)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], env=env, check=False, capture_output=True,
-                   timeout=900)
+    with open(INSTALL_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if CHROMIUM.exists():  # installed by whoever held the lock before
+            return
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], env=env, check=False, capture_output=True, timeout=600)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], env=env, check=False, capture_output=True,
+                       timeout=900)
 
 
 @pytest.fixture(scope="package")
