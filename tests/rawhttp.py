@@ -33,11 +33,21 @@ def parse(raw: bytes) -> Reply:
     return Reply(status, headers, body, raw)
 
 
+def _whole(raw: bytes) -> bool:
+    """One answer is in: its headers and as much body as its Content-Length says."""
+    head, found, body = raw.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    length = parse(head + b"\r\n\r\n").headers.get("content-length")
+    return length is not None and length.isdigit() and len(body) >= int(length)
+
+
 def exchange(port: int, raw: bytes, timeout: float = 10.0, host: str = "127.0.0.1",
-             half_close: bool = False) -> Reply:
+             half_close: bool = False, first_answer: bool = False) -> Reply:
     """Sends ``raw`` on a new connection and reads until the server closes it or ``timeout`` passes (send
     ``Connection: close`` to get the answer at once). ``half_close``: the client then says it sends no more
-    (a body shorter than its Content-Length stays short)."""
+    (a body shorter than its Content-Length stays short). ``first_answer``: stop reading once one whole
+    answer with a Content-Length is in, for requests that keep the connection open after it."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
         with contextlib.suppress(OSError):  # the server refused and closed before all was sent: read its answer
             sock.sendall(raw)
@@ -50,6 +60,8 @@ def exchange(port: int, raw: bytes, timeout: float = 10.0, host: str = "127.0.0.
                 if not chunk:
                     break
                 chunks.append(chunk)
+                if first_answer and _whole(b"".join(chunks)):
+                    break
         except (TimeoutError, ConnectionResetError):
             pass
     return parse(b"".join(chunks))
