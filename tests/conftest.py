@@ -19,6 +19,23 @@ from tests.factories import ADMIN_TOKEN, KEYS, two_accounts
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (pyproject's addopts) with the browser tests as one unit: every file goes whole to
+    one worker, so a module-scoped service is started once, and so does ``tests/browser/``, whose service,
+    scene and Chromium are package fixtures shared by its two files. (pytest-xdist's ``loadgroup`` and its
+    ``xdist_group`` mark would say this, but they group nothing on pytest 9.2: pytest-xdist issue #1386.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndBrowserPackage(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/browser/" if path.startswith("tests/browser/") else path
+
+    return FilesAndBrowserPackage(config, log)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(
