@@ -237,5 +237,6 @@ def test_plain_lines_say_nothing_before_the_first_stage_and_no_done_after_a_fail
         while lines.lines == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         lines.finish(failed=True)
-    written = failed.read_text().splitlines()
-    assert written and all(re.fullmatch(r"seed: loading: 3 of 10 objects \(30%\), \d+ s", line) for line in written)
+    written = failed.read_text().splitlines()  # a tick may come between the stage and the advance
+    assert written and all(re.fullmatch(r"seed: loading: (0|3) of 10 objects \((0|30)%\), \d+ s", line)
+                           for line in written), written
