@@ -14,20 +14,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-import uvloop
-
-from api import server
-from api.observability import AccessLogger
-from linksvc.app import create_app, export_target_of
 from linksvc.errors import InvalidField, ServiceError
-from linksvc.forwarding.export import run_export
+from linksvc.forwarding.export import export_target_of, run_export
 from linksvc.logs import configure_logging
 from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.resolver.overview import route_of_code
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
-from linksvc.workers import supervise
 from storage.db import Database
 
 log = logging.getLogger("linksvc")
@@ -113,6 +107,14 @@ async def _export(settings: Settings) -> int:
 
 
 def _run(settings: Settings, metrics_dir: str | None = None) -> None:
+    # Imported here: only serve needs the HTTP stack and the application (seed, export and route start in
+    # about half the time without them).
+    import uvloop
+
+    from api import server
+    from api.observability import AccessLogger
+    from linksvc.app import create_app
+
     # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     server.run(create_app(settings, metrics_dir), settings.host, settings.port,
@@ -128,6 +130,8 @@ def _serve(settings: Settings) -> int:
         if settings.port == 0:
             print("error: several workers need a fixed port, not 0", file=sys.stderr)
             return 2
+        from linksvc.workers import supervise
+
         return supervise(settings, settings.workers, _run)
     log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.db_path)
     _run(settings)

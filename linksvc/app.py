@@ -23,7 +23,7 @@ from linksvc.client_address import parse_networks
 from linksvc.dashboard_sessions import delete_void_sessions
 from linksvc.forwarding.deliveries import connections_near_sunset, version_gauge
 from linksvc.forwarding.dispatcher import Dispatcher
-from linksvc.forwarding.export import ExportJob, ExportTarget, export_target
+from linksvc.forwarding.export import ExportJob, export_target_of
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
@@ -78,14 +78,6 @@ async def _dispatcher(app: web.Application) -> AsyncIterator[None]:
     dispatcher.start()
     yield
     await dispatcher.stop()
-
-
-def export_target_of(settings: Settings) -> ExportTarget:
-    """The export target the settings name: S3 when a bucket is set, else the local folder."""
-    folder = settings.export_dir or str(Path(settings.db_path).parent / "exports")
-    return export_target(folder, settings.export_s3_bucket, settings.export_s3_endpoint, settings.export_s3_prefix,
-                         settings.export_s3_region, settings.export_s3_access_key_id,
-                         settings.export_s3_secret_access_key)
 
 
 async def _export_job(app: web.Application) -> AsyncIterator[None]:

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.jsoncodec import dumpb, loads
@@ -36,6 +36,9 @@ from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
 from storage import exports as repo
 from storage.db import Database, Row
+
+if TYPE_CHECKING:
+    from linksvc.settings import Settings
 
 log = logging.getLogger("linksvc.export")
 
@@ -87,6 +90,15 @@ def export_target(folder: str, s3_bucket: str = "", s3_endpoint: str = "", s3_pr
         return ExportTarget("s3", prefix=s3_prefix, bucket=s3_bucket, endpoint_url=s3_endpoint, region=s3_region,
                             access_key_id=s3_access_key_id, secret_access_key=s3_secret_access_key)
     return ExportTarget("local", folder=folder)
+
+
+def export_target_of(settings: Settings) -> ExportTarget:
+    """The export target the settings name: S3 when a bucket is set, else the local folder (``exports`` beside
+    the database unless ``LINKSVC_EXPORT_DIR`` says otherwise)."""
+    folder = settings.export_dir or str(Path(settings.db_path).parent / "exports")
+    return export_target(folder, settings.export_s3_bucket, settings.export_s3_endpoint, settings.export_s3_prefix,
+                         settings.export_s3_region, settings.export_s3_access_key_id,
+                         settings.export_s3_secret_access_key)
 
 
 @dataclass
