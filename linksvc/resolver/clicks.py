@@ -91,6 +91,7 @@ class ClickRecorder:
         self.interval = interval
         self._buffer: deque[Click] = deque(maxlen=limit)
         self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
         self._writing = asyncio.Lock()  # one write at a time, or two could take the same clicks
         self._task: asyncio.Task[None] | None = None
         self.written = 0
@@ -165,10 +166,12 @@ class ClickRecorder:
             log.warning("counting without %d buffered clicks: %s", self.pending, exc)
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)
             self._wake.clear()
+            if self._stopping.is_set():
+                return
             try:
                 await self.flush()
             except Exception:  # the clicks stay buffered for the next try
@@ -187,12 +190,17 @@ class ClickRecorder:
                 for path in self._spilled:
                     path.unlink(missing_ok=True)
                 self._spilled = []
+        self._stopping.clear()
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
-        """Writes what waits; when the store refuses it, what waits goes to a spill file for the next start."""
+        """Writes what waits; when the store refuses it, what waits goes to a spill file for the next start.
+
+        A write in progress is let finish rather than cancelled: cancelled while its commit runs on the
+        writer's thread, it would be committed and still counted as waiting, and written a second time here."""
         if self._task is not None:
-            self._task.cancel()
+            self._stopping.set()
+            self._wake.set()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         try:
