@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
+import os
 import sys
 import time
 from http import HTTPStatus
@@ -134,8 +136,19 @@ def _serve(settings: Settings) -> int:
 
         return supervise(settings, settings.workers, _run)
     log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.db_path)
-    _run(settings)
+    try:
+        _run(settings)
+    except OSError as exc:
+        if exc.errno not in _CANNOT_LISTEN:
+            raise
+        print(f"error: cannot listen on {settings.host}:{settings.port}: {os.strerror(exc.errno or 0).lower()}"
+              " (is another linksvc serve running there? stop it, or choose another --port)", file=sys.stderr)
+        return 1
     return 0
+
+
+_CANNOT_LISTEN = {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES}
+"""Errors of binding the listening socket: answered with one line instead of a traceback."""
 
 
 async def _load(settings: Settings, path: str, progress: Progress) -> dict[str, int]:

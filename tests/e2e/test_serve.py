@@ -146,3 +146,23 @@ def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
         assert process.wait(timeout=15) == 0
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 40
+
+
+def test_a_second_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+    """The README's old walkthrough started a second ``serve`` beside the first: that must be a clear error,
+    not a traceback."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "0"}
+        done = subprocess.run(
+            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(tmp_path / "svc.db")],
+            env=env, capture_output=True, timeout=60,
+        )
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert f"error: cannot listen on 127.0.0.1:{port}: address already in use" in err
+    assert "Traceback" not in err
