@@ -12,10 +12,10 @@ from linksvc.forwarding.export import ExportJob
 from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
-from storage.db import Database
+from linksvc.store import Store
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings", Settings)
-DB: web.AppKey[Database] = web.AppKey("db", Database)
+DB: web.AppKey[Store] = web.AppKey("db")
 RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)
 CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", CampaignCounts)
 CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)

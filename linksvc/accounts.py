@@ -17,8 +17,9 @@ from typing import Any
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, NotFound, Unauthorized
 from linksvc.resources.models import Account, ApiKeyIn
+from linksvc.store import Store
 from storage import accounts as repo
-from storage.db import Conn, Database, Row, Tx
+from storage.db import Conn, Row, Tx
 
 KEY_PREFIX = "lk_"
 TOKEN_PREFIX = "lt_"
@@ -74,7 +75,7 @@ async def upsert_account(tx: Tx, account: Account) -> bool:
     return True
 
 
-async def create_account(db: Database, account: Account) -> dict[str, Any]:
+async def create_account(db: Store, account: Account) -> dict[str, Any]:
     async with db.transaction() as tx:
         if await repo.get_account(tx, account.id) is not None:
             raise Conflict("Account exists", f"an account with id {account.id} exists")
@@ -91,7 +92,7 @@ async def get_account(conn: Conn, account_id: str) -> Row:
     return row
 
 
-async def update_account(db: Database, account: Account) -> dict[str, Any]:
+async def update_account(db: Store, account: Account) -> dict[str, Any]:
     async with db.transaction() as tx:
         await get_account(tx, account.id)
         await upsert_account(tx, account)
@@ -99,7 +100,7 @@ async def update_account(db: Database, account: Account) -> dict[str, Any]:
     return account_view(row)
 
 
-async def delete_account(db: Database, account_id: str) -> None:
+async def delete_account(db: Store, account_id: str) -> None:
     async with db.transaction() as tx:
         if not await repo.delete_account(tx, account_id):
             raise NotFound("Account not found", f"no account with id {account_id}")
@@ -127,14 +128,14 @@ async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, An
     return key_view(row), secret, True
 
 
-async def create_key(db: Database, account_id: str, spec: ApiKeyIn) -> dict[str, Any]:
+async def create_key(db: Store, account_id: str, spec: ApiKeyIn) -> dict[str, Any]:
     async with db.transaction() as tx:
         await get_account(tx, account_id)
         view, secret, _ = await add_key(tx, account_id, spec)
     return {**view, "key": secret}
 
 
-async def revoke_key(db: Database, account_id: str, key_id: str) -> dict[str, Any]:
+async def revoke_key(db: Store, account_id: str, key_id: str) -> dict[str, Any]:
     async with db.transaction() as tx:
         if not await repo.revoke_key(tx, account_id, key_id, iso(utcnow())):
             raise NotFound("API key not found", f"no API key with id {key_id} in this account")
@@ -143,7 +144,7 @@ async def revoke_key(db: Database, account_id: str, key_id: str) -> dict[str, An
     return key_view(row)
 
 
-async def issue_token(db: Database, api_key: str, ttl_seconds: int) -> tuple[str, int]:
+async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, int]:
     """Exchange an API key for a fresh access token; returns (token, lifetime in seconds)."""
     if not (api_key.isascii() and api_key.isprintable()):  # bytes that are not UTF-8 arrive as surrogates
         raise Unauthorized("Malformed API key", "an API key is printable ASCII")
@@ -165,7 +166,7 @@ async def issue_token(db: Database, api_key: str, ttl_seconds: int) -> tuple[str
     return token, ttl_seconds
 
 
-async def principal_for(db: Database, token: str) -> Principal:
+async def principal_for(db: Store, token: str) -> Principal:
     row = await repo.token_principal(db.reader, digest(token))
     if row is None:
         raise Unauthorized("Invalid token", "the bearer token is unknown")

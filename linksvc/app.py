@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 from aiohttp import web
@@ -59,8 +60,8 @@ def warn_about_api_versions(db: Database) -> None:
                     else f"ended {-found['days_left']} days ago", extra={"connection_id": found["id"]})
 
 
-async def _database(app: web.Application) -> AsyncIterator[None]:
-    db = app[DB]
+async def _database(db: Database, app: web.Application) -> AsyncIterator[None]:
+    """Opens the SQLite store the app holds as ``app[DB]`` (typed there only as a :class:`Store`)."""
     await db.open()
     await load_demo_if_empty(db, app[SETTINGS])
     warn_about_api_versions(db)
@@ -153,7 +154,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
                                  settings.allow_private_destinations)
     app[LISTENING] = Listening()
     app[DISPATCHER].demo = endpoints_of(db, app[LISTENING].addresses, settings.host, settings.port)
-    app.cleanup_ctx.append(_database)
+    app.cleanup_ctx.append(partial(_database, db))
     app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(_event_writer)

@@ -26,8 +26,8 @@ from datetime import datetime, timedelta
 
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Unauthorized
+from linksvc.store import Store
 from storage import dashboard_sessions as repo
-from storage.db import Database
 
 SESSION_SECONDS = 12 * 3600
 SESSION_ID_BYTES = 32
@@ -62,7 +62,7 @@ def is_admin_token(given: str, admin_token: str) -> bool:
     return bool(admin_token) and hmac.compare_digest(given.encode(), admin_token.encode())
 
 
-async def sign_in(db: Database, admin_token: str, given: str, replacing: str | None = None,
+async def sign_in(db: Store, admin_token: str, given: str, replacing: str | None = None,
                   now: datetime | None = None) -> NewSession:
     """Opens a session when ``given`` is the admin token; ``replacing`` (the cookie the browser still
     holds, if any) is ended in the same transaction. Void sessions are deleted on the way."""
@@ -80,7 +80,7 @@ async def sign_in(db: Database, admin_token: str, given: str, replacing: str | N
     return NewSession(session_id, expires_at, SESSION_SECONDS)
 
 
-async def is_signed_in(db: Database, admin_token: str, session_id: str | None, now: datetime | None = None) -> bool:
+async def is_signed_in(db: Store, admin_token: str, session_id: str | None, now: datetime | None = None) -> bool:
     """Whether the cookie's ``session_id`` names a live session opened under the current admin token.
 
     Reads the store every time (no write, no cache): a sign-out on another worker counts at once."""
@@ -93,7 +93,7 @@ async def is_signed_in(db: Database, admin_token: str, session_id: str | None, n
     return current and iso(now or utcnow()) < record.expires_at
 
 
-async def sign_out(db: Database, session_id: str | None) -> None:
+async def sign_out(db: Store, session_id: str | None) -> None:
     """Ends the session at once; an unknown or malformed id ends nothing and is not an error."""
     if session_id is None or not _SESSION_ID.match(session_id):
         return
@@ -101,7 +101,7 @@ async def sign_out(db: Database, session_id: str | None) -> None:
         await repo.delete(tx, _id_hash(session_id))
 
 
-async def delete_void_sessions(db: Database, admin_token: str, now: datetime | None = None) -> int:
+async def delete_void_sessions(db: Store, admin_token: str, now: datetime | None = None) -> int:
     """Deletes expired sessions and those opened under another admin token (all of them when no admin
     token is set); run at start-up, so rotating the token leaves no stale row behind."""
     fingerprint = token_fingerprint(admin_token) if admin_token else ""

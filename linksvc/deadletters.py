@@ -10,11 +10,11 @@ from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.jsoncodec import loads
+from linksvc.store import Store
 from storage import dead_letters as repo
-from storage.db import Database
 
 
-async def list_dead_letters(db: Database, account_id: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+async def list_dead_letters(db: Store, account_id: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     await get_account(db.reader, account_id)  # 404 for an unknown account
     rows, total = await repo.list_for_account(db.reader, account_id, limit, offset)
     items = [{"id": row["id"], "kind": row["kind"], "reason": row["reason"], "payload": loads(row["payload"]),

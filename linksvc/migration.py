@@ -13,9 +13,10 @@ from linksvc.errors import InvalidField, Issue, ServiceError
 from linksvc.jsoncodec import loads
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
+from linksvc.store import Store
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customers as repo
-from storage.db import Database, Tx, savepoint
+from storage.db import Tx, savepoint
 
 MAX_CUSTOMERS = 500
 MATCH_KEYS = ("external_id", "document_number")
@@ -43,7 +44,7 @@ async def _upsert(tx: Tx, account_id: str, index: int, raw: Any) -> str:
     return "created" if existing is None else ("updated" if changed else "unchanged")
 
 
-async def migrate(db: Database, account_id: str, customers: list[Any]) -> dict[str, Any]:
+async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "failed": []}
     async with db.transaction() as tx:
         for index, raw in enumerate(customers):

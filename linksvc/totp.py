@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from linksvc.errors import RateLimited
+from linksvc.store import Store
 from storage import totp as repo
-from storage.db import Database
 
 STEP_SECONDS = 300
 MAX_FAILURES = 5
@@ -48,7 +48,7 @@ def step_of(now: float) -> int:
     return int(now // STEP_SECONDS)
 
 
-async def issue_code(db: Database, account_id: str, customer_id: str, now: float) -> dict[str, Any]:
+async def issue_code(db: Store, account_id: str, customer_id: str, now: float) -> dict[str, Any]:
     async with db.transaction() as tx:
         await repo.create_state(tx, account_id, customer_id, new_secret())
         state = await repo.get_state(tx, customer_id)
@@ -62,7 +62,7 @@ async def issue_code(db: Database, account_id: str, customer_id: str, now: float
     }
 
 
-async def verify_code(db: Database, customer_id: str, code: str, now: float) -> bool:
+async def verify_code(db: Store, customer_id: str, code: str, now: float) -> bool:
     step = step_of(now)
     async with db.transaction() as tx:
         state = await repo.get_state(tx, customer_id)

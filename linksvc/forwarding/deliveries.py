@@ -11,10 +11,10 @@ from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
 from linksvc.forwarding import versions
 from linksvc.jsoncodec import loads
+from linksvc.store import Store
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
-from storage.db import Database
 
 FIELDS = ("id", "connection_id", "destination", "event_id", "trigger", "kind", "state", "reason", "tries",
           "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at")
@@ -24,19 +24,19 @@ def _view(row: Any) -> dict[str, Any]:
     return {name: row[name] for name in FIELDS}
 
 
-async def of_event(db: Database, account_id: str, event_id: str) -> list[dict[str, Any]]:
+async def of_event(db: Store, account_id: str, event_id: str) -> list[dict[str, Any]]:
     if await event_repo.by_id(db.reader, account_id, event_id) is None:
         raise NotFound("Event not found", f"no event with id {event_id} in this account")
     return [_view(r) for r in await repo.of_event(db.reader, account_id, event_id)]
 
 
-async def of_connection(db: Database, account_id: str, connection_id: str, state: str | None, limit: int,
+async def of_connection(db: Store, account_id: str, connection_id: str, state: str | None, limit: int,
                         offset: int) -> list[dict[str, Any]]:
     rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset)
     return [_view(r) for r in rows]
 
 
-async def retry(db: Database, account_id: str, delivery_id: str) -> dict[str, Any]:
+async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
     """A failed or dead delivery goes back to pending, due now (its count of tries is kept)."""
     async with db.transaction() as tx:
         if await repo.by_id(tx, account_id, delivery_id) is None:
@@ -47,7 +47,7 @@ async def retry(db: Database, account_id: str, delivery_id: str) -> dict[str, An
     return _view(row)
 
 
-async def test_connection(db: Database, account_id: str, connection_id: str,
+async def test_connection(db: Store, account_id: str, connection_id: str,
                           send_test: Callable[[dict[str, Any], str], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """The connection's own test (``send_test`` is the dispatcher's): 404 unless the account's connection."""
     row = await documents.get(db.reader, "connections", account_id, connection_id)
@@ -56,14 +56,14 @@ async def test_connection(db: Database, account_id: str, connection_id: str,
     return await send_test(loads(row["body"]), account_id)
 
 
-def connections_near_sunset(db: Database, today: date) -> list[dict[str, Any]]:
+def connections_near_sunset(db: Store, today: date) -> list[dict[str, Any]]:
     """Every connection whose vendor API version ends within the warning window (or has ended)."""
     connections = [{**loads(body), "id": doc_id, "account_id": account_id}
                    for doc_id, account_id, body in documents.every_body(db.reader, "connections")]
     return versions.near_sunset(connections, today)
 
 
-def version_gauge(db: Database) -> list[tuple[str, str, str, int]]:
+def version_gauge(db: Store) -> list[tuple[str, str, str, int]]:
     """(connection_id, destination, api_version, days left) for the metrics, read at scrape time."""
     return [(c["id"], c["destination"], c["api_version"], c["days_left"])
             for c in connections_near_sunset(db, date.today())]
