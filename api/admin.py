@@ -19,7 +19,6 @@ from api.openapi import openapi_document
 from api.routing import Endpoint, add_endpoints, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit, Wallet
 from linksvc import accounts, deadletters
-from linksvc.errors import NotFound
 from linksvc.forwarding import deliveries
 from linksvc.resolver import stats
 from linksvc.resolver.qr import CONTENT_TYPES as QR_CONTENT_TYPES
@@ -27,7 +26,6 @@ from linksvc.resolver.qr import qr_image
 from linksvc.resolver.utm import edit_utm
 from linksvc.resources.kinds import KINDS, Kind
 from linksvc.resources.models import Account, ApiKeyIn, CouponCode, Environment, KeyKind
-from storage import accounts as account_repo
 
 PREFIX = "/api/admin/v1"
 ERRORS = (400, 401, 404, 409)
@@ -67,10 +65,8 @@ class ApiKeyCreated(ApiKeyView):
 # --- accounts and keys ------------------------------------------------------------------------------
 
 async def list_accounts(request: web.Request, query: Paging) -> web.Response:
-    conn = request.app[DB].reader
-    rows = await account_repo.list_accounts(conn, query.limit, query.offset)
-    total = await account_repo.count_accounts(conn)
-    return json_response({"data": [accounts.account_view(r) for r in rows], "count": total,
+    views, total = await accounts.list_accounts(request.app[DB], query.limit, query.offset)
+    return json_response({"data": views, "count": total,
                           "limit": query.limit, "offset": query.offset})
 
 
@@ -97,10 +93,7 @@ async def delete_account(request: web.Request) -> web.Response:
 
 
 async def list_keys(request: web.Request) -> web.Response:
-    conn = request.app[DB].reader
-    account_id = request.match_info["account_id"]
-    await accounts.get_account(conn, account_id)
-    return data([accounts.key_view(r) for r in await account_repo.list_keys(conn, account_id)])
+    return data(await accounts.list_keys(request.app[DB], request.match_info["account_id"]))
 
 
 async def create_key(request: web.Request, body: ApiKeyCreate) -> web.Response:
@@ -110,13 +103,8 @@ async def create_key(request: web.Request, body: ApiKeyCreate) -> web.Response:
 
 
 async def get_key(request: web.Request) -> web.Response:
-    conn = request.app[DB].reader
     account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]
-    await accounts.get_account(conn, account_id)
-    row = await account_repo.get_key(conn, account_id, key_id)
-    if row is None:
-        raise NotFound("API key not found", f"no API key with id {key_id} in this account")
-    return data(accounts.key_view(row))
+    return data(await accounts.get_key(request.app[DB], account_id, key_id))
 
 
 async def revoke_key(request: web.Request) -> web.Response:

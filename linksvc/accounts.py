@@ -92,6 +92,28 @@ async def get_account(conn: Conn, account_id: str) -> Row:
     return row
 
 
+async def list_accounts(db: Store, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """A page of accounts as views, and how many accounts there are in all."""
+    rows = await repo.list_accounts(db.reader, limit, offset)
+    total = await repo.count_accounts(db.reader)
+    return [account_view(r) for r in rows], total
+
+
+async def list_keys(db: Store, account_id: str) -> list[dict[str, Any]]:
+    """The account's API keys as views; NotFound for an unknown account."""
+    await get_account(db.reader, account_id)
+    return [key_view(r) for r in await repo.list_keys(db.reader, account_id)]
+
+
+async def get_key(db: Store, account_id: str, key_id: str) -> dict[str, Any]:
+    """One API key of the account as a view; NotFound for an unknown account or key."""
+    await get_account(db.reader, account_id)
+    row = await repo.get_key(db.reader, account_id, key_id)
+    if row is None:
+        raise NotFound("API key not found", f"no API key with id {key_id} in this account")
+    return key_view(row)
+
+
 async def update_account(db: Store, account: Account) -> dict[str, Any]:
     async with db.transaction() as tx:
         await get_account(tx, account.id)
