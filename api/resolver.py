@@ -18,12 +18,11 @@ from aiohttp import web
 
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.routing import json_response
-from linksvc.jsoncodec import dumpb, loads
-from linksvc.resolver import wellknown
+from linksvc.jsoncodec import dumpb
+from linksvc.resolver import service
 from linksvc.resolver.clicks import Click
 from linksvc.resolver.decide import decide, unavailable
 from linksvc.resolver.devices import classify
-from storage.clicks import app_settings, link_by_code
 
 log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
@@ -39,10 +38,10 @@ def _page(status: int, title: str, text: str) -> web.Response:
 
 async def resolve(request: web.Request) -> web.StreamResponse:
     code = request.match_info["code"]
-    row = await link_by_code(request.app[DB].reader, code)
-    if row is None:
+    stored = await service.link_of_code(request.app[DB], code)
+    if stored is None:
         return _page(404, "Link not found", "There is no link at this address.")
-    link = loads(row["body"])
+    link = stored.link
     now = time.time()
     if unavailable(link, now) is not None:
         return _page(410, "Link no longer available", "This link has been switched off or has expired.")
@@ -56,12 +55,12 @@ async def resolve(request: web.Request) -> web.StreamResponse:
         f"{settings.public_url}/{code}", secrets.token_hex(16), settings.service_label,
     )
     if decision.skipped:
-        log.warning("link %s (%s) has URLs the link rules refuse: %s", row["id"], code, "; ".join(decision.skipped))
+        log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
         return _page(502, "Link cannot be opened", "This link points to an address that is not valid.")
     if request.method == "GET":
         request.app[CLICKS].record(Click(
-            row["account_id"], row["id"], decision.tracking_id, now, device.platform, device.bot, decision.answer,
+            stored.account_id, stored.id, decision.tracking_id, now, device.platform, device.bot, decision.answer,
             user_agent, headers.get("Referer", ""), decision.utm,
         ))
     if decision.status == 302 and decision.location is not None:
@@ -71,13 +70,11 @@ async def resolve(request: web.Request) -> web.StreamResponse:
 
 
 async def apple_app_site_association(request: web.Request) -> web.Response:
-    rows = await app_settings(request.app[DB].background)  # visits every link: off the event loop
-    return json_response(wellknown.apple_app_site_association(rows))
+    return json_response(await service.apple_app_site_association(request.app[DB]))
 
 
 async def asset_links(request: web.Request) -> web.Response:
-    rows = await app_settings(request.app[DB].background)
-    return json_response(wellknown.asset_links(rows))
+    return json_response(await service.asset_links(request.app[DB]))
 
 
 def add_resolver_routes(app: web.Application) -> None:
