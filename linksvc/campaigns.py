@@ -10,6 +10,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import InvalidField, NotFound
 from linksvc.jsoncodec import loads
 from linksvc.loyalty.status import campaign_status
+from linksvc.store import Store
 from storage import campaigns as repo
 from storage import customers as customer_repo
 from storage.db import Conn
@@ -127,3 +128,18 @@ async def list_campaigns(
             if campaign["id"] in summaries:
                 campaign["attributes"] = {**campaign["attributes"], "codes_summary": summaries[campaign["id"]]}
     return campaigns, total
+
+
+async def campaigns_of_account(
+    db: Store, counts: CampaignCounts, account_id: str, start: int, end: int, customer_id: str | None,
+    codes_summary: bool, *, type: str | None = None, brand_id: str | None = None, funded_by: str | None = None,
+    status: str | None = None, labels: tuple[str, ...] = (), platform: str | None = None,
+    store_id: str | None = None, channel_id: str | None = None, product_id: str | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """``GET /campaigns`` for the account: the filters, the inclusive range ``start..end``; the page and
+    the total (counted off the event loop)."""
+    query = repo.CampaignQuery(
+        account_id=account_id, now="", type=type, brand_id=brand_id, funded_by=funded_by, status=status,
+        labels=labels, platform=platform, store_id=store_id, channel_id=channel_id, product_id=product_id,
+    )
+    return await list_campaigns(db.reader, db.background, counts, query, start, end, customer_id, codes_summary)

@@ -7,8 +7,11 @@ customer fails alone and the others are stored.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from linksvc import ratelimit
+from linksvc.accounts import get_account
 from linksvc.errors import InvalidField, Issue, ServiceError
 from linksvc.jsoncodec import loads
 from linksvc.resources.kinds import KINDS
@@ -42,6 +45,17 @@ async def _upsert(tx: Tx, account_id: str, index: int, raw: Any) -> str:
     data = dict(raw) if existing is None else {**loads(existing["body"]), **raw, "id": existing["id"]}
     _, changed = await save(tx, KINDS["customers"], account_id, data, prefix=prefix, issues_found=unmatchable)
     return "created" if existing is None else ("updated" if changed else "unchanged")
+
+
+async def admit_migration(db: Store, account_id: str) -> None:
+    """The rate limit of ``POST /customers/migrate``: production accounts only, 15 requests in any 5 seconds
+    and 10,000 an hour (refusals are not counted); RateLimited when over."""
+    account = await get_account(db.reader, account_id)
+    if account["environment"] != "production":
+        return
+    async with db.transaction() as tx:
+        await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS,
+                              int(time.time() * 1000))
 
 
 async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str, Any]:

@@ -20,13 +20,12 @@ from api.storefront.schemas import (
     TotpRequest,
     TotpVerify,
 )
-from linksvc import accounts, campaigns, catalog, customers, migration, ratelimit, totp
+from linksvc import accounts, campaigns, catalog, customers, migration, totp
 from linksvc.behavior import service as events
 from linksvc.behavior.models import BulkIn, ReverseIn
 from linksvc.clock import utcnow
 from linksvc.errors import ServiceError
 from linksvc.resources.validation import validate
-from storage.campaigns import CampaignQuery
 
 
 async def authorize(request: web.Request) -> web.Response:
@@ -49,15 +48,11 @@ async def list_tiers(request: web.Request) -> web.Response:
 
 
 async def list_campaigns(request: web.Request, query: CampaignsQuery) -> web.Response:
-    filters = CampaignQuery(
-        account_id=principal(request).account_id, now="", type=query.type, brand_id=query.brand_id,
-        funded_by=query.funded_by, status=query.status, labels=query.label_list(), platform=query.platform,
-        store_id=query.store_id, channel_id=query.channel_id, product_id=query.product_id,
-    )
-    db = request.app[DB]
-    items, total = await campaigns.list_campaigns(
-        db.reader, db.background, request.app[CAMPAIGN_COUNTS], filters, query.from_, query.to, query.customer_id,
-        codes_summary=query.includes == "CODES_SUMMARY",
+    items, total = await campaigns.campaigns_of_account(
+        request.app[DB], request.app[CAMPAIGN_COUNTS], principal(request).account_id, query.from_, query.to,
+        query.customer_id, codes_summary=query.includes == "CODES_SUMMARY", type=query.type,
+        brand_id=query.brand_id, funded_by=query.funded_by, status=query.status, labels=query.label_list(),
+        platform=query.platform, store_id=query.store_id, channel_id=query.channel_id, product_id=query.product_id,
     )
     return json_response({"data": items, "from": query.from_, "to": query.to, "count": total})
 
@@ -95,14 +90,7 @@ async def verify_totp(request: web.Request, body: TotpVerify) -> web.Response:
 
 async def migrate_rate_limit(request: web.Request) -> None:
     """Production accounts: 15 requests in any 5 seconds and 10,000 an hour (refusals are not counted)."""
-    db = request.app[DB]
-    account_id = principal(request).account_id
-    account = await accounts.get_account(db.reader, account_id)
-    if account["environment"] != "production":
-        return
-    async with db.transaction() as tx:
-        await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS,
-                              int(time.time() * 1000))
+    await migration.admit_migration(request.app[DB], principal(request).account_id)
 
 
 async def migrate_customers(request: web.Request, body: MigrateBody) -> web.Response:
