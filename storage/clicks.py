@@ -1,4 +1,4 @@
-"""Clicks: batch inserts and the per-link counts the admin API shows."""
+"""Clicks: batch inserts and the per-link counts the admin API shows; the lookups of links by code."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
 
 async def link_by_code(conn: Conn, code: str) -> Row | None:
     return await fetch_one(conn, "SELECT id, account_id, body FROM links WHERE code = ?", (code,))
+
+
+async def other_link_with_code(conn: Conn, code: str, link_id: str) -> Row | None:
+    """A link other than ``link_id`` at ``code`` (codes are unique across accounts)."""
+    return await fetch_one(conn, "SELECT id FROM links WHERE code = ? AND id != ?", (code, link_id))
+
+
+async def code_is_free(conn: Conn, code: str) -> bool:
+    """Whether no link has ``code``."""
+    return await fetch_one(conn, "SELECT 1 FROM links WHERE code = ?", (code,)) is None
 
 
 def _major(column: str) -> str:

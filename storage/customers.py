@@ -27,6 +27,17 @@ async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> R
     return await fetch_one(conn, f"{_CUSTOMER} AND {column} = ?", (account_id, value))
 
 
+async def other_customer_with(conn: Conn, account_id: str, column: str, value: str, customer_id: str) -> Row | None:
+    """A customer of the account other than ``customer_id`` whose ``column`` (external_id or document_number,
+    unique per account) holds ``value``."""
+    if column not in ("external_id", "document_number"):
+        raise KeyError(column)
+    return await fetch_one(
+        conn, f"SELECT id FROM customers WHERE account_id = ? AND {column} = ? AND id != ?",
+        (account_id, value, customer_id),
+    )
+
+
 async def find_contacts(
     conn: Conn, account_id: str, contact_id: str | None, email_lower: str | None, document_number: str | None,
     limit: int,

@@ -59,6 +59,14 @@ async def active_custom_type(conn: Conn, account_id: str, name: str) -> bool:
     return row is not None and bool(row["active"])
 
 
+async def other_custom_type_named(conn: Conn, account_id: str, name: str, type_id: str) -> Row | None:
+    """A custom event type of the account other than ``type_id`` named ``name`` (names are unique per account)."""
+    return await fetch_one(
+        conn, "SELECT id FROM custom_event_types WHERE account_id = ? AND name = ? AND id != ?",
+        (account_id, name, type_id),
+    )
+
+
 async def active_custom_type_names(conn: Conn, account_id: str, limit: int) -> list[str]:
     rows = await fetch_all(conn, "SELECT name FROM custom_event_types WHERE account_id = ? AND active = 1 "
                                  "ORDER BY name LIMIT ?", (account_id, limit))

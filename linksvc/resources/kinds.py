@@ -26,9 +26,12 @@ from linksvc.resources.types import phone_digits
 from linksvc.resources.urls import check_destination_url
 from linksvc.resources.validation import validate
 from storage import campaigns as campaign_repo
+from storage import clicks as link_repo
+from storage import customers as customer_repo
 from storage import documents
+from storage import events as event_repo
 from storage import wallet as wallet_repo
-from storage.db import Conn, Tx, fetch_one
+from storage.db import Conn, Tx
 
 _BASE62 = string.ascii_letters + string.digits
 _LINE_NAMESPACE = uuid.UUID("b7f9d6a2-3c1e-4c55-9a0d-2f7e8a6c1b44")
@@ -225,11 +228,7 @@ class CustomerKind(Kind):
         for column, value in (("external_id", item.external_id), ("document_number", item.document_number)):
             if value is None:
                 continue
-            row = await fetch_one(
-                ctx.tx,
-                f"SELECT id FROM customers WHERE account_id = ? AND {column} = ? AND id != ?",
-                (ctx.account_id, value, item.id),
-            )
+            row = await customer_repo.other_customer_with(ctx.tx, ctx.account_id, column, value, item.id)
             if row is not None:
                 raise Conflict(
                     "Duplicate customer", {"field": ctx.path(column), "message": f"another customer has this {column}"}
@@ -272,11 +271,7 @@ class CustomEventTypeKind(Kind):
         return {"name": item.name, "active": int(item.active)}
 
     async def prepare(self, ctx: SaveContext, item: models.CustomEventType) -> models.CustomEventType:
-        row = await fetch_one(
-            ctx.tx,
-            "SELECT id FROM custom_event_types WHERE account_id = ? AND name = ? AND id != ?",
-            (ctx.account_id, item.name, item.id),
-        )
+        row = await event_repo.other_custom_type_named(ctx.tx, ctx.account_id, item.name, item.id)
         if row is not None:
             raise Conflict("Duplicate event type", {"field": ctx.path("name"), "message": "name is taken"})
         return item
@@ -343,7 +338,7 @@ class LinkKind(Kind):
         if item.code is None:
             code = ctx.existing["code"] if ctx.existing else await self._new_code(ctx.tx)
             return item.model_copy(update={"code": code})
-        row = await fetch_one(ctx.tx, "SELECT id FROM links WHERE code = ? AND id != ?", (item.code, item.id))
+        row = await link_repo.other_link_with_code(ctx.tx, item.code, item.id)
         if row is not None:
             raise Conflict("Code taken", {"field": ctx.path("code"), "message": "another link has this code"})
         return item
@@ -351,7 +346,7 @@ class LinkKind(Kind):
     async def _new_code(self, tx: Conn) -> str:
         while True:
             code = "".join(secrets.choice(_BASE62) for _ in range(7))
-            if await fetch_one(tx, "SELECT 1 FROM links WHERE code = ?", (code,)) is None:
+            if await link_repo.code_is_free(tx, code):
                 return code
 
 
