@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("accounts", "api_keys", "access_tokens")
+
 
 async def get_account(conn: Conn, account_id: str) -> Row | None:
     return await fetch_one(conn, "SELECT * FROM accounts WHERE id = ?", (account_id,))

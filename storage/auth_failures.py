@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from storage.db import Conn, Tx, execute, fetch_one
 
+OWNS = ("auth_failures",)
+
 
 async def nth_newest(conn: Conn, kind: str, client: str, since_ms: int, n: int) -> int | None:
     """The time of the n-th newest failure after ``since_ms`` (1 = the newest); None when there are fewer."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all, fetch_one
 
+OWNS = ("campaign_restrictions", "coupon_codes", "campaign_versions")
+
 DIMENSIONS = ("store", "channel", "product")
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("clicks",)
+
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
            "device_brand", "device_model")

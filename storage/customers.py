@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from storage.db import Conn, Row, fetch_all, fetch_one
 
+OWNS: tuple[str, ...] = ()
+
 _CUSTOMER = "SELECT id, body, created_at, updated_at FROM customers WHERE account_id = ?"
 
 

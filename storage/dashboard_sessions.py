@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from storage.db import Conn, Tx, execute, fetch_one
 
+OWNS = ("dashboard_sessions",)
+
 
 @dataclass(frozen=True)
 class SessionRecord:

@@ -30,6 +30,8 @@ from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 
+OWNS: tuple[str, ...] = ()
+
 log = logging.getLogger("linksvc.db")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

@@ -6,6 +6,8 @@ from typing import Any
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("dead_letters",)
+
 
 async def insert(tx: Tx, kind: str, account_id: str | None, reason: str, payload: str, created_at: str) -> None:
     await execute(tx, "INSERT INTO dead_letters (kind, account_id, reason, payload, created_at) VALUES (?, ?, ?, ?, ?)",

@@ -7,6 +7,8 @@ from typing import Any
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("deliveries",)
+
 COLUMNS = ("id", "account_id", "connection_id", "destination", "event_id", "trigger", "kind", "order_key", "state",
            "reason", "next_attempt_at", "created_at", "updated_at")
 _MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"

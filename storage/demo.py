@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("demo_accounts",)
+
 
 async def mark(tx: Tx, account_id: str, now: str) -> None:
     """Marks the account as demo data (again: nothing changes)."""

@@ -26,6 +26,9 @@ TABLES: dict[str, tuple[str, ...]] = {
     "connections": ("destination", "enabled"),
     "links": ("code", "kind", "campaign_id"),
 }
+# Every document table is written here alone, through insert/update/delete with a table name checked against
+# TABLES; the customer's tier too (the behavior service updates the customer document).
+OWNS = tuple(TABLES)
 
 # Default listing order of each table (stable, unique by id last).
 ORDER: dict[str, str] = {

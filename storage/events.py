@@ -7,6 +7,8 @@ from typing import Any
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("events",)
+
 COLUMNS = ("id", "account_id", "type", "customer_id", "order_id", "payload_hash", "issued_at", "received_at",
            "key_kind", "body", "effects")
 
@@ -71,25 +73,3 @@ async def active_custom_type_names(conn: Conn, account_id: str, limit: int) -> l
     rows = await fetch_all(conn, "SELECT name FROM custom_event_types WHERE account_id = ? AND active = 1 "
                                  "ORDER BY name LIMIT ?", (account_id, limit))
     return [str(row["name"]) for row in rows]
-
-
-async def set_customer_tier(tx: Tx, account_id: str, customer_id: str, tier_id: str | None, body: str,
-                            now: str) -> None:
-    await execute(tx, "UPDATE customers SET tier_id = ?, body = ?, updated_at = ? WHERE account_id = ? AND id = ?",
-                  (tier_id, body, now, account_id, customer_id))
-
-
-async def customer_stats(conn: Conn, customer_id: str) -> Row | None:
-    return await fetch_one(conn, "SELECT * FROM customer_stats WHERE customer_id = ?", (customer_id,))
-
-
-async def insert_customer_stats(tx: Tx, account_id: str, customer_id: str, total: Decimal, count: int,
-                                points: Decimal) -> None:
-    await execute(tx, "INSERT INTO customer_stats (customer_id, account_id, purchase_total, purchase_count, points) "
-                  "VALUES (?, ?, ?, ?, ?)", (customer_id, account_id, str(total), count, str(points)))
-
-
-async def add_purchase(tx: Tx, customer_id: str, total: Decimal, count: int) -> None:
-    """``total`` and ``count`` are the new running values (after this purchase or reversal)."""
-    await execute(tx, "UPDATE customer_stats SET purchase_total = ?, purchase_count = ? WHERE customer_id = ?",
-                  (str(total), count, customer_id))

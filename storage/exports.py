@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
+OWNS = ("export_progress",)
+
 EVENT_COLUMNS = ("rowid AS export_rowid, id, account_id, type, customer_id, order_id, issued_at, received_at, body, "
                  "reversed_at, reversal")
 

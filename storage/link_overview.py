@@ -11,6 +11,8 @@ from typing import Any
 
 from storage.db import Conn, Row, fetch_all, fetch_one
 
+OWNS: tuple[str, ...] = ()
+
 _MATCH = ("(instr(lower(l.code), :needle) > 0 "
           "OR instr(lower(json_extract(l.body, '$.destination_url')), :needle) > 0)")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from storage.db import Tx, execute, fetch_one
 
+OWNS = ("rate_events",)
+
 
 async def count_since(conn: Tx, account_id: str, scope: str, since_ms: int) -> int:
     """How many requests were admitted after ``since_ms``."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from storage.db import Conn, Row, Tx, execute, fetch_one
 
+OWNS = ("totp_state",)
+
 
 async def get_state(conn: Conn, customer_id: str) -> Row | None:
     return await fetch_one(conn, "SELECT * FROM totp_state WHERE customer_id = ?", (customer_id,))

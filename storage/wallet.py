@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from storage import customer_stats
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+
+OWNS = ("wallet_lines", "ledger_entries")
 
 LINE_COLUMNS = (
     "id", "account_id", "customer_id", "reward_id", "campaign_id", "brand_id", "amount",
@@ -31,15 +34,6 @@ async def add_entry(tx: Tx, line: Row | dict[str, Any], kind: str, amount: Decim
     )
 
 
-async def _add_points(tx: Tx, customer_id: str, delta: Decimal) -> None:
-    """Keeps ``customer_stats.points`` (when the row exists) equal to the sum of the customer's lines."""
-    if delta:
-        row = await fetch_one(tx, "SELECT points FROM customer_stats WHERE customer_id = ?", (customer_id,))
-        if row is not None:
-            await execute(tx, "UPDATE customer_stats SET points = ? WHERE customer_id = ?",
-                          (str(Decimal(row["points"]) + delta), customer_id))
-
-
 async def insert_line(tx: Tx, line: dict[str, Any], kind: str, now: str) -> None:
     """A new line and its first entry (``opening`` or ``issue``) for its whole amount."""
     values = {"event_id": None, **line}
@@ -47,7 +41,7 @@ async def insert_line(tx: Tx, line: dict[str, Any], kind: str, now: str) -> None
     await execute(tx, f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES ({marks})",
                   [values[c] for c in LINE_COLUMNS])
     await add_entry(tx, values, kind, Decimal(values["amount"]), values["event_id"], now)
-    await _add_points(tx, values["customer_id"], Decimal(values["amount"]))
+    await customer_stats.add_points(tx, values["customer_id"], Decimal(values["amount"]))
 
 
 async def change_line(tx: Tx, line: Row | dict[str, Any], delta: Decimal, kind: str, event_id: str | None,
@@ -56,7 +50,7 @@ async def change_line(tx: Tx, line: Row | dict[str, Any], delta: Decimal, kind: 
     amount = Decimal(line["amount"]) + delta
     await execute(tx, "UPDATE wallet_lines SET amount = ? WHERE id = ?", (str(amount), line["id"]))
     await add_entry(tx, line, kind, delta, event_id, now)
-    await _add_points(tx, line["customer_id"], delta)
+    await customer_stats.add_points(tx, line["customer_id"], delta)
     return amount
 
 

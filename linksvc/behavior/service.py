@@ -30,7 +30,9 @@ from linksvc.loyalty import rules
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
+from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
+from storage import documents
 from storage import events as repo
 from storage import wallet as wallet_repo
 from storage.db import Conn, Row, Tx
@@ -162,14 +164,14 @@ class Stats:
 async def _stats(tx: Tx, account_id: str, customer_id: str) -> Stats:
     """The customer's running totals; built from the history the first time (then kept up to date by every
     purchase, reversal and ledger entry)."""
-    row = await repo.customer_stats(tx, customer_id)
+    row = await stats_repo.of_customer(tx, customer_id)
     if row is None:
         total, count = await repo.purchase_totals(tx, account_id, customer_id)
         # Every line, lapsed ones too: the running figure moves with every ledger entry, also the ``expire``
         # entries that later zero the lapsed ones. Read after ``_expire``, it is the unexpired balance.
         lines = await wallet_repo.lines_of_customer(tx, account_id, customer_id)
         points = sum((Decimal(line["amount"]) for line in lines), Decimal(0))
-        await repo.insert_customer_stats(tx, account_id, customer_id, total, count, points)
+        await stats_repo.insert(tx, account_id, customer_id, total, count, points)
         return Stats(total, count, points)
     return Stats(Decimal(row["purchase_total"]), int(row["purchase_count"]), Decimal(row["points"]))
 
@@ -204,7 +206,7 @@ async def _retier(tx: Tx, account_id: str, customer: dict[str, Any], facts: rule
     if after == before:
         return None
     customer["tier_id"] = after
-    await repo.set_customer_tier(tx, account_id, customer["id"], after, dumps(customer), now)
+    await documents.update(tx, "customers", account_id, customer["id"], dumps(customer), {"tier_id": after}, now)
     return {"from": before, "to": after}
 
 
@@ -237,7 +239,7 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
         total, count = stats.total, stats.count
         if event.type == PURCHASE:
             total, count = total + value, count + 1
-            await repo.add_purchase(tx, customer_id, total, count)
+            await stats_repo.set_purchases(tx, customer_id, total, count)
         points = (await _stats(tx, account_id, customer_id)).points  # after expiry and redeems
         facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
@@ -328,7 +330,7 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
             stats = await _stats(tx, account_id, customer_id)
             value = Decimal(str(loads(row["body"]).get("value", 0)))
             total, count = stats.total - value, stats.count - 1
-            await repo.add_purchase(tx, customer_id, total, count)
+            await stats_repo.set_purchases(tx, customer_id, total, count)
             await _expire(tx, account_id, customer_id, now, event_id, Effects())
             facts = rules.Facts(Decimal(0), total, count, (await _stats(tx, account_id, customer_id)).points)
             tier = await _retier(tx, account_id, customer, facts, now)
