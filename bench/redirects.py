@@ -46,8 +46,8 @@ from typing import Any
 
 from bench import plans, redirects_data, report, servers, wrk
 from linksvc.settings import REPO_ROOT
-from storage.clicks import link_by_code
 from storage.db import connect_reader
+from storage.links import link_by_code
 
 COMMAND = ".venv/bin/python -m bench.redirects"
 MARK = "BENCH_REDIRECTS "
@@ -414,7 +414,7 @@ class Accounting:
 
 
 def lookup_plan(path: Path, code: str) -> plans.Statement:
-    """The statement ``storage.clicks.link_by_code`` runs (traced on the service's kind of reader)."""
+    """The statement ``storage.links.link_by_code`` runs (traced on the service's kind of reader)."""
     conn = connect_reader(str(path))
     try:
         statements: list[str] = []
@@ -422,7 +422,7 @@ def lookup_plan(path: Path, code: str) -> plans.Statement:
         asyncio.run(link_by_code(conn, code))
         conn.set_trace_callback(None)
         sql = next(s for s in statements if s.lstrip().upper().startswith("SELECT"))
-        return plans.explain(conn, "link by code (storage.clicks.link_by_code)", sql)
+        return plans.explain(conn, "link by code (storage.links.link_by_code)", sql)
     finally:
         conn.close()
 
@@ -628,7 +628,7 @@ def section(run: Run) -> str:
                          [[a.label, f"{a.sent:,}", f"{a.answered:,}", f"{a.stored:,}",
                            "yes" if a.equal else "**no**", str(a.exit_code)] for a in run.accounts]), ""]
     plan = run.plan
-    out += ["Query plan of the link lookup (`storage.clicks.link_by_code`), median "
+    out += ["Query plan of the link lookup (`storage.links.link_by_code`), median "
             f"{plan.median_ms * 1000:.0f} µs alone:", "", "```sql", plan.sql, "```", "", "```",
             *plan.plan, "```", ""]
     for scenario, title in SCENARIOS.items():

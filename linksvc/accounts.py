@@ -197,3 +197,8 @@ async def principal_for(db: Store, token: str) -> Principal:
     if parse_iso(row["expires_at"]) <= utcnow():
         raise Unauthorized("Token expired", "the bearer token has expired; get a new one")
     return Principal(account_id=row["account_id"], key_id=row["key_id"], kind=row["kind"])
+
+
+async def has_none(db: Store) -> bool:
+    """Whether the store holds no account yet (a new database, which the demo data may fill)."""
+    return await repo.count_accounts(db.reader) == 0

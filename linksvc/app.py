@@ -19,13 +19,13 @@ from api.ops import add_ops_routes
 from api.resolver import add_resolver_routes
 from api.server import LISTENING, Listening
 from api.storefront import add_storefront_routes
-from linksvc import demo
+from linksvc import accounts, deadletters, demo
 from linksvc.auth_throttle import KINDS, AuthThrottle
 from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.client_address import parse_networks
 from linksvc.dashboard_sessions import delete_void_sessions
-from linksvc.forwarding.deliveries import connections_near_sunset, version_gauge
+from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, version_gauge
 from linksvc.forwarding.demo_endpoints import endpoints_of
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
@@ -33,16 +33,13 @@ from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
-from storage import accounts as account_repo
-from storage import dead_letters as dead_letter_repo
-from storage import deliveries as delivery_repo
 from storage.db import Database
 
 log = logging.getLogger("linksvc")
 
 
 async def load_demo_if_empty(db: Database, settings: Settings) -> None:
-    if settings.load_demo and await account_repo.count_accounts(db.reader) == 0:
+    if settings.load_demo and await accounts.has_none(db):
         if Path(settings.demo_file).is_file():
             counts = await load_seed_file(db, settings.demo_file, settings.allow_private_destinations)
             log.info("empty database: loaded the demo data from %s", settings.demo_file, extra={"loaded": counts})
@@ -126,7 +123,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[REQUEST_TIMEOUT_KEY] = settings.request_timeout_seconds
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_deliveries", "Deliveries in the outbox, by destination and state", ("destination", "state"),
-        lambda: delivery_repo.counts_by_state(db.reader),
+        lambda: state_gauge(db),
     ))
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_connection_api_version_days_left",
@@ -135,7 +132,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     ))
     app[METRICS_KEY].registry.register(StoreGauge(
         "linksvc_dead_letters", "Writes set aside because they failed alone (a poison row), by kind", ("kind",),
-        lambda: dead_letter_repo.counts_by_kind(db.reader),
+        lambda: deadletters.kind_gauge(db),
     ))
     # Failed and refused credential attempts, added up across workers like the request figures.
     metrics = app[METRICS_KEY]

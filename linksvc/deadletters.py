@@ -20,3 +20,8 @@ async def list_dead_letters(db: Store, account_id: str, limit: int, offset: int)
     items = [{"id": row["id"], "kind": row["kind"], "reason": row["reason"], "payload": loads(row["payload"]),
               "created_at": row["created_at"]} for row in rows]
     return items, total
+
+
+def kind_gauge(db: Store) -> list[tuple[str, int]]:
+    """(kind, count) of the writes set aside, for the metrics, read at scrape time."""
+    return repo.counts_by_kind(db.reader)

@@ -1,4 +1,4 @@
-"""Clicks: batch inserts and the per-link counts the admin API shows; the lookups of links by code."""
+"""Clicks: batch inserts, the per-link counts the admin API shows, and a click by its tracking_id."""
 
 from __future__ import annotations
 
@@ -31,20 +31,6 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
         await execute(tx, sql, [value for row in chunk for value in row])
 
 
-async def link_by_code(conn: Conn, code: str) -> Row | None:
-    return await fetch_one(conn, "SELECT id, account_id, body FROM links WHERE code = ?", (code,))
-
-
-async def other_link_with_code(conn: Conn, code: str, link_id: str) -> Row | None:
-    """A link other than ``link_id`` at ``code`` (codes are unique across accounts)."""
-    return await fetch_one(conn, "SELECT id FROM links WHERE code = ? AND id != ?", (code, link_id))
-
-
-async def code_is_free(conn: Conn, code: str) -> bool:
-    """Whether no link has ``code``."""
-    return await fetch_one(conn, "SELECT 1 FROM links WHERE code = ?", (code,)) is None
-
-
 def _major(column: str) -> str:
     """The part of a dotted version before its first dot."""
     return f"CASE WHEN instr({column}, '.') > 0 THEN substr({column}, 1, instr({column}, '.') - 1) ELSE {column} END"
@@ -70,15 +56,6 @@ async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[R
         "utm_source": await fetch_all(conn, f"SELECT utm_source AS k, bot, count(*) AS n {where} GROUP BY k, bot",
                                       (link_id, since)),
     }
-
-
-async def app_settings(conn: Conn) -> list[Row]:
-    """The android and ios settings of every link that has any (for the .well-known files)."""
-    return await fetch_all(
-        conn,
-        "SELECT json_extract(body, '$.android') AS android, json_extract(body, '$.ios') AS ios FROM links "
-        "WHERE json_type(body, '$.android') = 'object' OR json_type(body, '$.ios') = 'object'",
-    )
 
 
 async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> Row | None:

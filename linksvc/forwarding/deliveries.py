@@ -67,3 +67,8 @@ def version_gauge(db: Store) -> list[tuple[str, str, str, int]]:
     """(connection_id, destination, api_version, days left) for the metrics, read at scrape time."""
     return [(c["id"], c["destination"], c["api_version"], c["days_left"])
             for c in connections_near_sunset(db, date.today())]
+
+
+def state_gauge(db: Store) -> list[tuple[str, str, int]]:
+    """(destination, state, count) of the outbox for the metrics, read at scrape time."""
+    return repo.counts_by_state(db.reader)

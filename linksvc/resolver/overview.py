@@ -24,8 +24,8 @@ from linksvc.resolver.explain import describe_device, explain
 from linksvc.resolver.urls import query_values
 from linksvc.resolver.utm import default_utm, edit_utm, utm_of
 from storage import link_overview as repo
-from storage.clicks import link_by_code
 from storage.db import Conn
+from storage.links import link_by_code
 
 CLICK_DAYS = 7
 TRACKING_ID = "TRACKING_ID"

@@ -8,7 +8,7 @@ from typing import Any
 from linksvc.jsoncodec import loads
 from linksvc.resolver import wellknown
 from linksvc.store import Store
-from storage.clicks import app_settings, link_by_code
+from storage.links import app_settings, link_by_code
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,10 @@ from linksvc.resources.types import phone_digits
 from linksvc.resources.urls import check_destination_url
 from linksvc.resources.validation import validate
 from storage import campaigns as campaign_repo
-from storage import clicks as link_repo
 from storage import customers as customer_repo
 from storage import documents
 from storage import events as event_repo
+from storage import links as link_repo
 from storage import wallet as wallet_repo
 from storage.db import Conn, Tx
 
