@@ -1,24 +1,31 @@
-"""Admin endpoints the dashboard needs beyond the resource endpoints: the searchable list of links with their
-recent clicks, the preview of where a link sends each device, and the filtered list of campaigns.
+"""Admin handlers of links beyond the resource endpoints: the searchable list of links with their recent clicks,
+the preview of where a link sends each device, a link's UTM edit, QR code and clicks.
 
 They are admin endpoints like the others (same token, same error shape, in the admin OpenAPI document), so
 anything the dashboard shows another client can read too. ``api.admin`` puts :func:`overview_endpoints`
-before the resource endpoints: ``/links/overview`` must be matched before ``/links/{id}`` is.
+before the resource endpoints (``/links/overview`` must be matched before ``/links/{id}`` is) and
+:func:`link_endpoints` after them.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.appkeys import CLICKS, DB, SETTINGS
+from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
+from api.resources import resource_view, wrapped
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.accounts import get_account
-from linksvc.loyalty.overview import campaign_overview
+from linksvc.resolver import stats
 from linksvc.resolver.overview import link_overview, preview
-from linksvc.resources.models import CampaignStatus, CampaignType, Link
-from linksvc.resources.types import Uuid
+from linksvc.resolver.qr import CONTENT_TYPES as QR_CONTENT_TYPES
+from linksvc.resolver.qr import qr_image
+from linksvc.resolver.utm import edit_utm
+from linksvc.resources.kinds import KINDS
+from linksvc.resources.models import Link
 
 ERRORS = (401, 404)
 
@@ -92,29 +99,6 @@ async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Respon
     return data(preview(link, body.utm.model_dump(exclude_unset=True), settings.public_url, settings.service_label))
 
 
-class CampaignOverviewQuery(Paging):
-    type: CampaignType | None = None
-    status: CampaignStatus | None = Field(default=None, description="the status now; NOT FINISHED is all but FINISHED")
-    brand_id: Uuid | None = None
-
-
-class CampaignSummary(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    id: str
-    name: str
-    type: str
-    brand_id: str | None
-    status: str = Field(description="RUNNING, PAUSED, SCHEDULED or FINISHED, computed at the time of the request")
-    starts_at: str | None
-    ends_at: str | None
-
-
-async def campaigns_overview(request: web.Request, query: CampaignOverviewQuery) -> web.Response:
-    items, total = await campaign_overview(request.app[DB].reader, request.match_info["account_id"], query.type,
-                                           query.status, query.brand_id, query.limit, query.offset)
-    return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
-
-
 def overview_endpoints() -> list[Endpoint]:
     """Declared before ``api.admin``'s resource endpoints (see the module docstring)."""
     return [
@@ -124,7 +108,67 @@ def overview_endpoints() -> list[Endpoint]:
         Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
                  "Where a link would send desktop, Android and iOS clicks, with UTM changes applied; saves nothing",
                  "links", body=LinkPreviewIn, response=Envelope[LinkPreview], security="admin", errors=ERRORS),
-        Endpoint("GET", "/accounts/{account_id}/campaigns/overview", campaigns_overview,
-                 "Campaigns filtered by type, status and brand, with their status now", "campaigns",
-                 query=CampaignOverviewQuery, response=Page[CampaignSummary], security="admin", errors=ERRORS),
+    ]
+
+
+async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    resources = request.app[RESOURCES]
+    current = await resources.get(account_id, "links", link_id)
+    destination = edit_utm(current["destination_url"], body.model_dump(exclude_unset=True))
+    return data(await resources.update(account_id, "links", link_id, {"destination_url": destination}, partial=True))
+
+class QrQuery(BaseModel):
+    format: Literal["svg", "png"] = "svg"
+    scale: int = Field(default=8, ge=1, le=40, description="pixels per module")
+
+async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    link = await request.app[RESOURCES].get(account_id, "links", link_id)
+    short_url = f"{request.app[SETTINGS].public_url}/{link['code']}"
+    image, content_type = qr_image(short_url, query.format, query.scale)
+    name = f"{link['code']}.{query.format}"
+    return web.Response(body=image, content_type=content_type,
+                        headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+class ClicksQuery(BaseModel):
+    days: int = Field(default=30, ge=1, le=366, description="how many days back")
+
+class CountSplit(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    human: int
+    bot: int
+
+class LinkClicks(BaseModel):
+    link_id: str
+    since: str
+    human: int
+    bot: int
+    by_day: list[CountSplit]
+    by_platform: list[CountSplit]
+    by_utm_source: list[CountSplit]
+    by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
+    by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
+    by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
+
+async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    await request.app[RESOURCES].get(account_id, "links", link_id)  # 404 unless the account's link
+    await request.app[CLICKS].flush_before_counting()  # every click taken so far is counted
+    return data(await stats.link_clicks(request.app[DB].reader, link_id, query.days))
+
+
+def link_endpoints() -> list[Endpoint]:
+    """A link's UTM, QR code and clicks; after the resource endpoints, as they were declared first."""
+    return [
+        Endpoint("PATCH", "/accounts/{account_id}/links/{id}/utm", edit_link_utm,
+                 "Edit the UTM of a link's destination: other parameters, their order and the fragment stay",
+                 "links", body=UtmEdit, response=wrapped(resource_view(KINDS["links"]))[0], security="admin",
+                 errors=(401, 404)),
+        Endpoint("GET", "/accounts/{account_id}/links/{id}/qr", link_qr,
+                 "The QR code of a link's short URL, as SVG or PNG", "links", query=QrQuery,
+                 media_types=tuple(QR_CONTENT_TYPES.values()), security="admin", errors=(401, 404)),
+        Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
+                 "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
+                 query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
     ]

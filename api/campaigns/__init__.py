@@ -1,0 +1,1 @@
+"""HTTP handlers of campaigns: the admin API's campaign overview."""

@@ -1,0 +1,1 @@
+"""HTTP handlers of forwarding: deliveries, connection tests, secret rotation, dead letters."""

@@ -1,0 +1,110 @@
+"""Admin handlers of forwarding: deliveries of events and connections, retries, connection tests, webhook secret
+rotation, and the dead letters (writes set aside)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aiohttp import web
+from pydantic import BaseModel, Field
+
+from api.appkeys import DB, DISPATCHER, RESOURCES
+from api.routing import Endpoint, data, json_response
+from api.schemas import Envelope, Page, Paging
+from linksvc import deadletters
+from linksvc.forwarding import deliveries
+
+
+class DeliveryView(BaseModel):
+    id: str
+    connection_id: str
+    destination: str
+    event_id: str
+    trigger: str = Field(description="event or reversal")
+    kind: str
+    state: str = Field(description="pending, delivered, filtered, skipped, failed or dead")
+    reason: str | None = Field(description="why it was filtered or skipped")
+    tries: int
+    next_attempt_at: str
+    last_status: int | None
+    last_error: str | None
+    created_at: str
+    updated_at: str
+    delivered_at: str | None
+
+DeliveryState = Literal["pending", "delivered", "filtered", "skipped", "failed", "dead"]
+
+class DeliveriesQuery(Paging):
+    state: DeliveryState | None = None
+
+async def event_deliveries(request: web.Request) -> web.Response:
+    account_id, event_id = request.match_info["account_id"], request.match_info["event_id"]
+    return data(await deliveries.of_event(request.app[DB], account_id, event_id))
+
+async def connection_deliveries(request: web.Request, query: DeliveriesQuery) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    await request.app[RESOURCES].get(account_id, "connections", connection_id)  # 404 unless the account's
+    return data(await deliveries.of_connection(request.app[DB], account_id, connection_id, query.state,
+                                               query.limit, query.offset))
+
+async def retry_delivery(request: web.Request) -> web.Response:
+    account_id, delivery_id = request.match_info["account_id"], request.match_info["delivery_id"]
+    view = await deliveries.retry(request.app[DB], account_id, delivery_id)
+    request.app[DISPATCHER].wake()
+    return data(view)
+
+class ConnectionTest(BaseModel):
+    outcome: str = Field(description="delivered (the vendor accepted the test event), failed (it refused it: see "
+                                     "message), retry (it could not be reached or asked to try later) or not_sent "
+                                     "(the destination has no test mode, or the connection lacks a setting)")
+    status: int | None = Field(description="the vendor's HTTP status")
+    message: str | None = Field(description="the vendor's own code and message")
+
+async def test_connection(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await deliveries.test_connection(request.app[DB], account_id, connection_id,
+                                                 request.app[DISPATCHER].test))
+
+class SecretRotated(BaseModel):
+    secret: str = Field(description="the new whsec_ signing secret: shown only in this response")
+    previous_secret_expires_at: str | None = Field(
+        description="until when the replaced secret also signs every delivery (24 hours from now)")
+
+async def rotate_secret(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await request.app[RESOURCES].rotate_webhook_secret(account_id, connection_id))
+
+class DeadLetterView(BaseModel):
+    id: int
+    kind: str = Field(description="what was set aside: click")
+    reason: str = Field(description="the error it met when it was written alone")
+    payload: dict[str, Any] = Field(description="what it held, every text made valid UTF-8 and cut")
+    created_at: str
+
+async def list_dead_letters(request: web.Request, query: Paging) -> web.Response:
+    items, total = await deadletters.list_dead_letters(request.app[DB], request.match_info["account_id"],
+                                                       query.limit, query.offset)
+    return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
+
+
+ENDPOINTS = [
+    Endpoint("GET", "/accounts/{account_id}/events/{event_id}/deliveries", event_deliveries,
+             "Deliveries of an event (and of its reversal) to every connection", "deliveries",
+             response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries", connection_deliveries,
+             "Deliveries to a connection, newest first, optionally of one state", "deliveries",
+             query=DeliveriesQuery, response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/rotate-secret", rotate_secret,
+             "Give a webhook connection a new signing secret, shown once; for 24 hours every delivery is "
+             "signed with the new and the old secret", "connections", response=Envelope[SecretRotated],
+             security="admin", errors=(400, 401, 404)),
+    Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
+             "Send a failed or dead delivery again", "deliveries", response=Envelope[DeliveryView],
+             security="admin", errors=(401, 404, 409)),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/test", test_connection,
+             "Send one synthetic event the vendor's own way of testing (nothing is counted) and answer what the "
+             "vendor said", "deliveries", response=Envelope[ConnectionTest], security="admin", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/dead-letters", list_dead_letters,
+             "Writes set aside because they failed alone (a click that could not be stored), newest first",
+             "dead-letters", query=Paging, response=Page[DeadLetterView], security="admin", errors=(401, 404)),
+]

@@ -1,0 +1,102 @@
+"""The admin API's account resources: the endpoints of every resource kind, generated from one table
+(``linksvc.resources.kinds.KINDS``), so each gets the same list/create/read/replace/patch/delete behaviour and
+the same validation. Resources live under their account: ``/accounts/{account_id}/{resource}[/{id}]``."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, Optional
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, create_model
+
+from api.appkeys import RESOURCES
+from api.routing import Endpoint, data, json_response
+from api.schemas import Envelope, Page, Paging, Wallet
+from linksvc.resources.kinds import Kind
+from linksvc.resources.models import CouponCode
+
+ERRORS = (400, 401, 404, 409)
+# The module the generated models are named after: OpenAPI component names that collide (RewardView, ...) are
+# qualified with it (``api__admin__RewardView``), and the published document keeps the names it always had.
+SCHEMA_MODULE = "api.admin"
+
+
+def _partial(model: type[BaseModel]) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        name: (Optional[info.annotation], None)  # noqa: UP045  (a runtime type expression)
+        for name, info in model.model_fields.items() if name != "id"
+    }
+    return create_model(f"{model.__name__}Patch", __config__=ConfigDict(extra="forbid"), __module__=SCHEMA_MODULE,
+                        **fields)
+
+_VIEW_EXTRAS: dict[str, dict[str, Any]] = {
+    "campaigns": {"status": (str, ...), "codes": (Optional[list[CouponCode]], None)},  # noqa: UP045
+    "customers": {"wallet": (Wallet, ...)},
+    "rewards": {"account_id": (str, ...)},
+}
+
+
+@cache
+def resource_view(kind: Kind) -> type[BaseModel]:
+    base: type[BaseModel] = kind.model
+    return create_model(
+        f"{base.__name__}View", __base__=base, __module__=SCHEMA_MODULE,
+        created_at=(str, ...), updated_at=(str, ...), **_VIEW_EXTRAS.get(kind.name, {}),
+    )
+
+def wrapped(view: type[BaseModel]) -> tuple[type[BaseModel], type[BaseModel]]:
+    """``Envelope[view]`` and ``Page[view]`` of a model built at run time."""
+    return Envelope[view], Page[view]  # type: ignore[valid-type]
+
+def resource_endpoints(kind: Kind) -> list[Endpoint]:
+    segment = kind.name.replace("_", "-")
+    collection = f"/accounts/{{account_id}}/{segment}"
+    item = f"{collection}/{{id}}"
+    one, page = wrapped(resource_view(kind))
+    patch_model = _partial(kind.model)
+    name = kind.name
+
+    async def list_items(request: web.Request, query: Paging) -> web.Response:
+        items, total = await request.app[RESOURCES].list(
+            request.match_info["account_id"], name, query.limit, query.offset)
+        return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
+
+    # Bodies reach the resource service as sent (raw_body): it checks the fields and the kind's own rules
+    # (references, fields that depend on others) together, so that one 400 names every problem.
+    async def create_item(request: web.Request, body: Any) -> web.Response:
+        created = await request.app[RESOURCES].create(request.match_info["account_id"], name, body)
+        return data(created, status=201)
+
+    async def get_item(request: web.Request) -> web.Response:
+        return data(await request.app[RESOURCES].get(
+            request.match_info["account_id"], name, request.match_info["id"]))
+
+    async def replace_item(request: web.Request, body: Any) -> web.Response:
+        return data(await request.app[RESOURCES].update(
+            request.match_info["account_id"], name, request.match_info["id"], body, partial=False))
+
+    async def patch_item(request: web.Request, body: Any) -> web.Response:
+        return data(await request.app[RESOURCES].update(
+            request.match_info["account_id"], name, request.match_info["id"], body, partial=True))
+
+    async def delete_item(request: web.Request) -> web.Response:
+        await request.app[RESOURCES].delete(
+            request.match_info["account_id"], name, request.match_info["id"])
+        return web.Response(status=204)
+
+    label = kind.label
+    return [
+        Endpoint("GET", collection, list_items, f"List {label}s", segment, query=Paging,
+                 response=page, security="admin", errors=ERRORS),
+        Endpoint("POST", collection, create_item, f"Create a {label}", segment, body=kind.model,
+                 response=one, status=201, security="admin", errors=ERRORS, raw_body=True),
+        Endpoint("GET", item, get_item, f"Read a {label}", segment, response=one,
+                 security="admin", errors=ERRORS),
+        Endpoint("PUT", item, replace_item, f"Replace a {label}", segment, body=kind.model,
+                 response=one, security="admin", errors=ERRORS, raw_body=True),
+        Endpoint("PATCH", item, patch_item, f"Change some fields of a {label}", segment, body=patch_model,
+                 response=one, security="admin", errors=ERRORS, raw_body=True),
+        Endpoint("DELETE", item, delete_item, f"Delete a {label}", segment, status=204,
+                 security="admin", errors=ERRORS),
+    ]
