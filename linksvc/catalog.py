@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from linksvc.jsoncodec import loads
+from linksvc.store import Store
 from storage import documents
 from storage.db import Conn
 
@@ -13,10 +14,10 @@ async def list_bodies(conn: Conn, table: str, account_id: str) -> list[dict[str,
     return [loads(row["body"]) for row in await documents.list_all(conn, table, account_id)]
 
 
-async def brands(conn: Conn, account_id: str) -> list[dict[str, Any]]:
-    return await list_bodies(conn, "brands", account_id)
+async def brands(store: Store, account_id: str) -> list[dict[str, Any]]:
+    return await list_bodies(store.reader, "brands", account_id)
 
 
-async def tiers(conn: Conn, account_id: str) -> list[dict[str, Any]]:
+async def tiers(store: Store, account_id: str) -> list[dict[str, Any]]:
     """Ordered by level, lowest first."""
-    return await list_bodies(conn, "tiers", account_id)
+    return await list_bodies(store.reader, "tiers", account_id)

@@ -10,6 +10,7 @@ from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, NotFound, 
 from linksvc.jsoncodec import loads
 from linksvc.loyalty.wallet import load_wallet
 from linksvc.resources.types import phone_digits
+from linksvc.store import Store
 from storage import customers as repo
 from storage.db import Conn
 
@@ -69,12 +70,12 @@ def search_refused(invalid: InvalidField) -> ServiceError:
     return missing_identifier([issue for issue in invalid.issues if issue.type != "one_of_required"])
 
 
-async def search_contacts(conn: Conn, account_id: str, criteria: dict[str, str]) -> list[dict[str, Any]]:
+async def search_contacts(store: Store, account_id: str, criteria: dict[str, str]) -> list[dict[str, Any]]:
     if not any(criteria.get(name) for name in IDENTIFYING):
         raise missing_identifier()
     email = criteria.get("email")
     rows = await repo.find_contacts(
-        conn, account_id, criteria.get("id"), email.lower() if email else None, criteria.get("document_number"),
+        store.reader, account_id, criteria.get("id"), email.lower() if email else None, criteria.get("document_number"),
         limit=MAX_CONTACTS,
     )
     found = []
@@ -99,17 +100,16 @@ async def find_customer(conn: Conn, account_id: str, document_number: str | None
     return body
 
 
-async def lookup_customer(
-    conn: Conn, wallet_conn: Conn, account_id: str, document_number: str | None, phone: str | None
-) -> dict[str, Any]:
-    """The customer and its wallet. The wallet is read on ``wallet_conn``: it may hold thousands of lines,
-    which should not be read on the event loop."""
-    body = await find_customer(conn, account_id, document_number, phone)
+async def lookup_customer(store: Store, account_id: str, document_number: str | None, phone: str | None
+                          ) -> dict[str, Any]:
+    """The customer and its wallet. The wallet is read on the store's background connection: it may hold
+    thousands of lines, which should not be read on the event loop."""
+    body = await find_customer(store.reader, account_id, document_number, phone)
     customer = {key: body.get(key) for key in CUSTOMER_FIELDS}
     return {
         "customer_id": body["id"],
         "customer": customer,
-        "wallet": await load_wallet(wallet_conn, account_id, body["id"]),
+        "wallet": await load_wallet(store.background, account_id, body["id"]),
     }
 
 

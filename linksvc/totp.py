@@ -16,6 +16,7 @@ import struct
 from datetime import UTC, datetime
 from typing import Any
 
+from linksvc import customers
 from linksvc.errors import RateLimited
 from linksvc.store import Store
 from storage import totp as repo
@@ -60,6 +61,19 @@ async def issue_code(db: Store, account_id: str, customer_id: str, now: float) -
         "expired_at": datetime.fromtimestamp(ends, UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
         "seconds_left": int(ends - now),
     }
+
+
+async def request_code(store: Store, account_id: str, customer_id: str | None, document_number: str | None,
+                       phone: str | None, now: float) -> dict[str, Any]:
+    """A new code for the one customer named by id, document number or phone."""
+    found = await customers.resolve_customer_id(store.reader, account_id, customer_id, document_number, phone)
+    return await issue_code(store, account_id, found, now)
+
+
+async def check_code(store: Store, account_id: str, customer_id: str, code: str, now: float) -> bool:
+    """Whether ``code`` is the account's customer's current code (404 for a customer of another account)."""
+    found = await customers.resolve_customer_id(store.reader, account_id, customer_id, None, None)
+    return await verify_code(store, found, code, now)
 
 
 async def verify_code(db: Store, customer_id: str, code: str, now: float) -> bool:

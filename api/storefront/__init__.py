@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from api.accounts import storefront as accounts
+from api.campaigns import storefront as campaigns
+from api.customers import storefront as customers
 from api.openapi import openapi_document
 from api.routing import Endpoint, Header, add_endpoints, json_response
 from api.schemas import Envelope
@@ -38,29 +41,29 @@ OPENAPI: web.AppKey[dict] = web.AppKey("storefront_openapi", dict)
 
 ENDPOINTS = [
     Endpoint(
-        "GET", "/auth/authorize", h.authorize, "Exchange an API key for an access token", "auth",
+        "GET", "/auth/authorize", accounts.authorize, "Exchange an API key for an access token", "auth",
         response=Envelope[str], security="api_key",
         headers=(Header("x-api-key", "the integration's API key", required=True),), errors=(401,),
     ),
-    Endpoint("GET", "/campaigns", h.list_campaigns, "List campaigns with filters and index-range paging",
+    Endpoint("GET", "/campaigns", campaigns.list_campaigns, "List campaigns with filters and index-range paging",
              "campaigns", query=CampaignsQuery, response=CampaignPage, errors=(401, 403, 404)),
-    Endpoint("GET", "/tiers", h.list_tiers, "List tiers, lowest level first", "catalog",
+    Endpoint("GET", "/tiers", campaigns.list_tiers, "List tiers, lowest level first", "catalog",
              response=Envelope[list[Tier]], errors=(401, 403)),
-    Endpoint("GET", "/brands", h.list_brands, "List brands", "catalog", response=Envelope[list[Brand]],
+    Endpoint("GET", "/brands", campaigns.list_brands, "List brands", "catalog", response=Envelope[list[Brand]],
              errors=(401, 403)),
-    Endpoint("GET", "/contacts", h.search_contacts, "Search contacts (id, email or document_number required)",
+    Endpoint("GET", "/contacts", customers.search_contacts, "Search contacts (id, email or document_number required)",
              "contacts", query=ContactsQuery, response=Envelope[list[ContactOut]], headers=(ACCOUNT_HEADER,),
              errors=(401, 403, 404), string_details=True, on_invalid=search_refused),
-    Endpoint("GET", "/customers", h.lookup_customer, "Look up one customer by document number and/or phone",
+    Endpoint("GET", "/customers", customers.lookup_customer, "Look up one customer by document number and/or phone",
              "customers", query=CustomersQuery, response=Envelope[CustomerLookup], require_kind="SERVER",
              errors=(401, 403, 404, 409), string_details=True),
-    Endpoint("POST", "/auth/totp", h.request_totp, "Issue a one-time code for a customer", "auth",
+    Endpoint("POST", "/auth/totp", customers.request_totp, "Issue a one-time code for a customer", "auth",
              body=TotpRequest, response=Envelope[TotpCode], errors=(401, 403, 404, 409)),
-    Endpoint("POST", "/auth/totp/verify", h.verify_totp, "Check a customer's one-time code (accepted once)", "auth",
-             body=TotpVerify, response=Envelope[TotpVerdict], errors=(401, 403, 404, 429)),
-    Endpoint("POST", "/customers/migrate", h.migrate_customers, "Create or update customers in bulk",
+    Endpoint("POST", "/auth/totp/verify", customers.verify_totp, "Check a customer's one-time code (accepted once)",
+             "auth", body=TotpVerify, response=Envelope[TotpVerdict], errors=(401, 403, 404, 429)),
+    Endpoint("POST", "/customers/migrate", customers.migrate_customers, "Create or update customers in bulk",
              "customers", body=MigrateBody, response=Envelope[MigrateResult], require_kind="SERVER",
-             guard=h.migrate_rate_limit, max_body="max_bulk_body_bytes", errors=(401, 403, 429),
+             guard=customers.migrate_rate_limit, max_body="max_bulk_body_bytes", errors=(401, 403, 429),
              string_details=True, max_depth=None),
     Endpoint("POST", "/behavior/events", h.post_event, "Send one behavior event (PURCHASE needs a SERVER key)",
              "events", body=EventIn, response=Envelope[Accepted], status=202, raw_body=True,
