@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bench.wrk import _lua_string as q
+from bench.load import lua_headers
+from bench.load import lua_string as q
 
 MARK = "BENCH_EVENTS "
 
@@ -91,5 +92,5 @@ def script(variants: Sequence[Sequence[str]], method: str, path: str, expect: in
         "variants": ",\n".join("{" + ", ".join(q(p) for p in pieces) + "}" for pieces in variants),
         "method": q(method), "path": q(path), "expect": expect, "per_request": per_request, "measure_s": measure_s,
         "tag": q(tag), "odd_file": q(str(odd_file)), "run": run, "mark": MARK,
-        "headers": "\n".join(f"wrk.headers[{q(k)}] = {q(v)}" for k, v in headers.items()),
+        "headers": lua_headers(headers),
     }

@@ -18,7 +18,6 @@ import asyncio
 import json
 import random
 import secrets
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -34,9 +33,10 @@ from typing import Any
 
 import uvloop
 
-from bench import report, servers
-from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, _event, ingest_only_demo, post_json
-from bench.redirects import Profile, _own_code, get_raw, profiling, read_profile, stop, weighted_agents
+from bench import data
+from bench import load as driver
+from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, _event, post_json
+from bench.redirects import Profile, _own_code, get_raw, profiling, read_profile, weighted_agents
 from bench.soak_load import Kind, Load, Request, Tally
 from linksvc.clock import parse_iso
 from storage.db import connect_reader
@@ -61,8 +61,8 @@ def live_codes(until: datetime) -> list[str]:
 
 
 def revision() -> str:
-    """:func:`report.revision`, its list of changed files cut short (other work leaves files about)."""
-    text = report.revision()
+    """:func:`driver.revision`, its list of changed files cut short (other work leaves files about)."""
+    text = driver.revision()
     head, sep, files = text.partition(", with uncommitted changes to ")
     names = files.split(", ")
     if len(names) <= 4:
@@ -80,7 +80,7 @@ def soak_customers(count: int) -> list[dict[str, Any]]:
              "wallet": {"lines": [{"amount": 100, "reward_id": reward}]}} for n in range(count)]
 
 
-def migrate(service: servers.Server, token: str, customers: list[dict[str, Any]]) -> None:
+def migrate(service: driver.Server, token: str, customers: list[dict[str, Any]]) -> None:
     for start in range(0, len(customers), 500):
         batch = json.dumps({"customers": customers[start:start + 500]})
         status, answer = post_json(service, f"{API}/customers/migrate", batch, token)
@@ -132,12 +132,12 @@ def makers(token: str, codes: list[str], seed: int, customers: list[dict[str, An
     return {"redirect": redirect, "lookup": lookup, "event": event}
 
 
-def probe(service: servers.Server, make: dict[str, Callable[[int], Request]], token: str) -> dict[str, int]:
+def probe(service: driver.Server, make: dict[str, Callable[[int], Request]], token: str) -> dict[str, int]:
     """One request of each kind through the real server, checked; what it added (clicks, events)."""
     redirect = make["redirect"](0)
     status, location = get_raw(service, redirect.path, redirect.headers["User-Agent"])
     lookup = make["lookup"](0)
-    got = servers.get_json(service.url(lookup.path), lookup.headers)
+    got = driver.get_json(service.url(lookup.path), lookup.headers)
     purchase, custom = make["event"](10**9), make["event"](10**9 + 3)
     assert (purchase.label, custom.label) == ("PURCHASE", CUSTOM)
     answers = [post_json(service, e.path, (e.body or b"").decode(), token) for e in (purchase, custom)]
@@ -149,13 +149,10 @@ def probe(service: servers.Server, make: dict[str, Callable[[int], Request]], to
 
 def stored(db: Path) -> dict[str, int]:
     """Rows of clicks, and of events per type, now."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        found = {"clicks": report.count(conn, "SELECT count(*) FROM clicks")}
+    with data.readonly(db, timeout=30) as conn:
+        found = {"clicks": data.count(conn, "SELECT count(*) FROM clicks")}
         found.update((t, n) for t, n in conn.execute("SELECT type, count(*) FROM events GROUP BY type"))
         return found
-    finally:
-        conn.close()
 
 
 @dataclass(frozen=True)
@@ -337,7 +334,7 @@ def profile_lines(run: Run) -> list[str]:
             "shares the 2 cores meanwhile); the "
             f"service's own functions by inclusive share (self share beside). Most self time: {top} (`run_app` "
             "self is uvloop's loop itself, waiting included).", "",
-            report.table(["function", "inclusive", "self"], rows)]
+            driver.table(["function", "inclusive", "self"], rows)]
 
 
 def section(run: Run) -> tuple[str, bool]:
@@ -354,7 +351,7 @@ def section(run: Run) -> tuple[str, bool]:
         "## Soak (issue 8)", "",
         f"Command: `{' '.join([COMMAND, *args.given])}` (options: "
         f"`--help`; {revision()}).", "",
-        f"Machine: {report.machine().line()}.", "",
+        f"Machine: {driver.machine().line()}.", "",
         f"Setup: a fresh `linksvc serve --workers {args.workers}` ({workers}) over an empty temporary database "
         "where the demo (`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_ADMIN_TOKEN`, "
         "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default: every event is synced to disk before its 202) and "
@@ -383,7 +380,7 @@ def section(run: Run) -> tuple[str, bool]:
         "error is a wrong answer (any other status), a timeout or a socket error.", "",
         f"Per {load.window:g}-second window{every} (requests counted in the window they were due in): due / "
         "answered / errors, and latency p50 / p99 in ms:", "",
-        report.table(["window", *[x for n in run.kinds for x in (TITLES[n], "p50 / p99")]], request_rows(run, step)),
+        driver.table(["window", *[x for n in run.kinds for x in (TITLES[n], "p50 / p99")]], request_rows(run, step)),
         "",
         "The service at the end of each window: RSS (VmRSS from /proc, summed over the server and its workers), "
         "of which anonymous / file-backed (SQLite maps the database: file pages grow with it), CPU (user+system, "
@@ -393,7 +390,7 @@ def section(run: Run) -> tuple[str, bool]:
         "beside the database, once a second (the disk as the service's group commit meets it; other work on the "
         "machine writes too), and the load generator's own CPU / the longest it sent a request after its due "
         "time:", "",
-        report.table(["window", "RSS MB", "anon / file MB", "CPU / per request", "threads / fds", "DB / WAL MB",
+        driver.table(["window", "RSS MB", "anon / file MB", "CPU / per request", "threads / fds", "DB / WAL MB",
                       "wallet lines", "fsync max", "client CPU / lag"], service_rows(run, step)), "",
         "Verdicts:", "",
         f"- Memory {memory}.",
@@ -440,9 +437,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", type=int, default=10,
                         help="seconds py-spy samples the service at the start of the last window; 0: none [10]")
     parser.add_argument("--seed", type=int, default=8)
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    driver.output_options(parser, "10 s of load at 20, 10 and 5 requests/s in 5 s windows, no profile")
     args = parser.parse_args(argv)
     args.given = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--no-docs"]
+    if args.smoke:
+        args.duration, args.window, args.warmup, args.profile, args.customers = 10, 5, 5, 0, 20
+        args.redirects, args.lookups, args.events = 20, 10, 5
     args.profile = min(args.profile, int(args.window))
     try:
         args.bounds = dict(zip(TITLES, (float(x) for x in args.bounds.split(",")), strict=True))
@@ -460,11 +460,10 @@ def main(argv: list[str] | None = None) -> int:
     codes = live_codes(datetime.now(UTC) + timedelta(seconds=args.duration + 600))
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         db = Path(tmp) / "soak.db"
-        serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db), "--workers", str(args.workers)]
         env = {**SERVICE_ENV, "LINKSVC_DB_CACHE_MB": str(args.db_cache_mb),
-               "LINKSVC_DEMO_FILE": str(ingest_only_demo(Path(tmp)))}  # the load alone, no demo week or deliveries
-        with servers.running("linksvc (soak)", serve, env=env, stop=stop) as service:
-            status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
+               "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(Path(tmp)))}  # the load alone, no demo week or deliveries
+        with driver.service("linksvc (soak)", db, env, "--workers", str(args.workers)) as service:
+            status, answer = driver.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
             if status != 200:
                 raise SystemExit(f"authorize answered {status}: {answer}")
             token = answer["data"]
@@ -500,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
                 err = raw.with_suffix(".err")
                 profile.error = err.read_text().strip()[:300] if err.is_file() else ""
             signalled = time.monotonic()
-            exit_code = stop(service)
+            exit_code = driver.stop(service)
             stop_s = time.monotonic() - signalled
         after = stored(db)
         reader = connect_reader(str(db))
@@ -517,8 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     run = Run(args, load, kinds, checks, codes, [s.pids for s in load.samples], profile)
     text, ok = section(run)
     print(text)
-    if not args.no_docs:
-        print(f"wrote {report.write_section('soak', text)}")
+    driver.publish("soak", text, args)
     return 0 if ok else 1
 
 

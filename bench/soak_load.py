@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -22,7 +21,8 @@ from types import SimpleNamespace
 
 import aiohttp
 
-CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+from bench.data import count, readonly
+from bench.load import children, proc_cpu
 
 
 @dataclass(frozen=True)
@@ -111,13 +111,6 @@ def _phase(name: str) -> Callable[[aiohttp.ClientSession, SimpleNamespace, objec
     return hook
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
 def _status(pid: int) -> dict[str, int]:
     found: dict[str, int] = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -129,19 +122,19 @@ def _status(pid: int) -> dict[str, int]:
 
 def sample(pid: int, at: float, db: Path) -> Sample:
     """The server ``pid`` and its child processes, from Linux /proc."""
-    pids = (pid, *_children(pid))
+    pids = (pid, *children(pid))
     rss = anon = file = threads = fds = 0
     cpu = 0.0
     for p in pids:
         try:
             status = _status(p)
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            used = proc_cpu(p)
             fds += len(os.listdir(f"/proc/{p}/fd"))
         except OSError:  # a process that just ended
             continue
         rss, anon, file = rss + status["VmRSS"], anon + status["RssAnon"], file + status["RssFile"]
         threads += status["Threads"]
-        cpu += (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+        cpu += used
     me = os.times()
     sizes = [p.stat().st_size if p.is_file() else 0 for p in (db, Path(f"{db}-wal"))]
     return Sample(at, pids, rss, anon, file, threads, fds, cpu, me.user + me.system, sum(sizes), sizes[1])
@@ -161,13 +154,9 @@ def fsync_seconds(path: Path) -> float:
 
 def wallet_lines_max(db: Path, account: str) -> int:
     """The most wallet lines one customer of ``account`` has (a lookup answers all unexpired ones)."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        row = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM wallet_lines WHERE account_id = ? "
-                           "GROUP BY customer_id)", (account,)).fetchone()
-        return int(row[0] or 0)
-    finally:
-        conn.close()
+    with readonly(db, timeout=30) as conn:
+        return count(conn, "SELECT max(n) FROM (SELECT count(*) AS n FROM wallet_lines WHERE account_id = ? "
+                     "GROUP BY customer_id)", account)
 
 
 @dataclass

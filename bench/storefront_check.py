@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sqlite3
 from collections.abc import Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from bench import storefront_data as data
+from bench import data
 from bench import storefront_docs as docs
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
@@ -30,7 +29,7 @@ from storage.db import Database, fetch_all
 from storage.wallet import LINE_COLUMNS
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-STAMPS = (3, 4)  # created_at, updated_at in the row tuples of bench.storefront_data
+STAMPS = (3, 4)  # created_at, updated_at in the row tuples of bench.data
 
 
 class Mismatch(AssertionError):
@@ -107,9 +106,6 @@ def check(path: Path, campaigns: int, sample: int = 300) -> int:
     camps = list(islice(data.generate_campaigns(campaigns), n_campaigns))
     custs = list(islice(data.generate_customers(sample, campaigns), sample))
     asyncio.run(_through_save_path(camps, custs))
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
+    with data.readonly(path) as conn:
         asyncio.run(_compare(conn, camps, custs, str(path), (), campaigns))
-    finally:
-        conn.close()
     return len(camps) + len(custs)
