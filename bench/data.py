@@ -16,7 +16,7 @@ other parameters (some with a fragment); about half carry Android (``package``) 
 settings and a deeplink, some of those with fallbacks. Codes are 7 base62 characters, as the service
 generates them. :func:`check_links` proves them on a sample by saving the same links through
 :func:`linksvc.resources.service.save` into a scratch database and comparing the rows column by column
-(:mod:`bench.storefront_check` does the same for campaigns and customers).
+(:func:`check_storefront` does the same for campaigns and customers).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import string
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
@@ -45,12 +45,14 @@ from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
 from linksvc.seed import load_seed
 from linksvc.settings import REPO_ROOT
-from storage.db import Database, fetch_one, migration_files
+from storage.db import Database, fetch_all, migration_files
 from storage.documents import TABLES
 from storage.wallet import LINE_COLUMNS
 
 BATCH = 50_000
 DEMO = REPO_ROOT / "fixtures" / "demo.json"
+DEMO_ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
+DEMO_SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
 Log = Callable[[str], None]
 
 # ---------------------------------------------------------------------------------------------------------
@@ -187,8 +189,71 @@ def ingest_only_demo(directory: Path) -> Path:
     return path
 
 
+def demo_account() -> dict[str, Any]:
+    """The demo account of ``fixtures/demo.json``."""
+    return next(a for a in json.loads(DEMO.read_text())["accounts"] if a["id"] == DEMO_ACCOUNT)
+
+
 def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Proof that the bulk-inserted rows are the rows the service itself writes: the first items are generated
+# again (the generators are seeded), saved through the real save path (:func:`linksvc.resources.service.save`,
+# the code behind seed files and the admin API) into a scratch in-memory database seeded with the same
+# account, and compared column by column, side tables included, with the scratch rows and with the rows of the
+# cached database. Only created_at/updated_at may differ from the save path (it stamps "now"); they must still
+# have the format of :func:`linksvc.clock.iso`.
+
+STAMPS = (3, 4)  # created_at, updated_at in the row tuples of the generators
+_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+
+
+class Mismatch(AssertionError):
+    """A generated row differs from what the service writes."""
+
+
+def same(what: str, generated: Sequence[Any], stored: Sequence[Any], ignore: tuple[int, ...] = ()) -> None:
+    for i, (ours, theirs) in enumerate(zip(generated, stored, strict=True)):
+        if i in ignore:
+            if not _ISO.match(str(theirs)):
+                raise Mismatch(f"{what}: column {i} is not an ISO timestamp: {theirs!r}")
+            continue
+        if ours != theirs:
+            raise Mismatch(f"{what}: column {i} differs:\n  generated {ours!r}\n  stored    {theirs!r}")
+
+
+async def rows(conn: Any, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in await fetch_all(conn, sql, params)]
+
+
+async def by_id(conn: Any, what: str, table: str, columns: Sequence[str], item_id: str) -> tuple[Any, ...]:
+    found = await rows(conn, f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", item_id)
+    if not found:
+        raise Mismatch(f"{what} ({item_id}) is missing")
+    return found[0]
+
+
+def check(path: Path, document: dict[str, Any], saves: Sequence[tuple[str, dict[str, Any]]],
+          compare: Callable[[Any, str, tuple[int, ...]], Coroutine[Any, Any, None]]) -> None:
+    """``saves`` (kind, body) through the save path into a scratch database seeded with ``document``, then
+    ``compare(conn, where, stamps)`` there (stamps free) and on the database at ``path``."""
+    async def through_save_path() -> None:
+        db = Database(":memory:")
+        await db.open()
+        try:
+            await load_seed(db, document, allow_private=False)
+            async with db.transaction() as tx:
+                for kind, body in saves:
+                    await save(tx, KINDS[kind], docs.ACCOUNT_ID, body, must_exist=False)
+            await compare(db.reader, "save path", STAMPS)
+        finally:
+            await db.close()
+
+    asyncio.run(through_save_path())
+    with readonly(path) as conn:
+        asyncio.run(compare(conn, str(path), ()))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -205,7 +270,6 @@ MEDIUMS = ("email", "social", "cpc", "referral", "push")
 PACKAGE = "com.benchcoffee.app"
 APP_STORE_ID = "1234567890"
 _BASE62 = string.ascii_letters + string.digits
-_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
 @dataclass(frozen=True)
@@ -344,44 +408,17 @@ def ensure_links(links: int, path: Path | None = None, rebuild: bool = False, lo
     return LinkSet(path=path, **{k: meta[k] for k in keep})
 
 
-class Mismatch(AssertionError):
-    """A generated row differs from what the service writes."""
-
-
-async def _compare_links(conn: Any, links: list[Link], where: str, stamps_free: bool) -> None:
-    select = f"SELECT {', '.join(LINK_COLUMNS)} FROM links WHERE id = ?"
-    for i, item in enumerate(links):
-        found = await fetch_one(conn, select, (item.id,))
-        if found is None:
-            raise Mismatch(f"{where}: link {i} ({item.code}) is missing")
-        for column, ours, theirs in zip(LINK_COLUMNS, item.row(i), tuple(found), strict=True):
-            if stamps_free and column in ("created_at", "updated_at"):
-                if not _ISO.match(str(theirs)):
-                    raise Mismatch(f"{where}: link {i}: {column} is not an ISO timestamp: {theirs!r}")
-            elif ours != theirs:
-                raise Mismatch(f"{where}: link {i}: {column} differs:\n  generated {ours!r}\n  stored    {theirs!r}")
-
-
-async def _links_through_save_path(links: list[Link]) -> None:
-    db = Database(":memory:")
-    await db.open()
-    try:
-        await load_seed(db, links_seed_document(), allow_private=False)
-        async with db.transaction() as tx:
-            for item in links:
-                await save(tx, KINDS["links"], docs.ACCOUNT_ID, item.body, must_exist=False)
-        await _compare_links(db.reader, links, "save path", stamps_free=True)
-    finally:
-        await db.close()
-
-
 def check_links(path: Path, links: int, sample: int = 200) -> int:
     """Save the first ``sample`` links through the real save path and compare rows with the generated
     ones and with the cached database's (there, created_at/updated_at too); returns how many were compared."""
     first = list(islice(generate_links(links), min(sample, links)))
-    asyncio.run(_links_through_save_path(first))
-    with readonly(path) as conn:
-        asyncio.run(_compare_links(conn, first, str(path), stamps_free=False))
+
+    async def compare(conn: Any, where: str, stamps: tuple[int, ...]) -> None:
+        for i, item in enumerate(first):
+            what = f"{where}: link {i} ({item.code})"
+            same(what, item.row(i), await by_id(conn, what, "links", LINK_COLUMNS, item.id), stamps)
+
+    check(path, links_seed_document(), [("links", item.body) for item in first], compare)
     return len(first)
 
 
@@ -502,6 +539,33 @@ def _fill_storefront(campaigns: int, customers: int, log: Log
         phases["counts and WAL switch"] = time.perf_counter() - mark
         return found
     return fill
+
+
+def check_storefront(path: Path, campaigns: int, sample: int = 300) -> int:
+    """Check the first ``sample`` campaigns and customers (restrictions and wallet lines too); returns how many
+    documents were compared. The campaign sample covers the pool of campaigns that wallet lines refer to, so
+    that the save path's reference checks pass in the scratch database."""
+    camps = list(islice(generate_campaigns(campaigns), min(campaigns, max(sample, WALLET_CAMPAIGN_POOL))))
+    custs = list(islice(generate_customers(sample, campaigns), sample))
+    lines = f"SELECT {', '.join(LINE_COLUMNS)} FROM wallet_lines WHERE customer_id = ?"
+
+    async def compare(conn: Any, where: str, stamps: tuple[int, ...]) -> None:
+        # Customers' created_at follow the campaigns' in the cached database; from 0 in the scratch one.
+        offset = campaigns if not stamps else 0
+        for i, c in enumerate(camps):
+            what = f"{where}: campaign {i}"
+            same(what, campaign_row(c, i), await by_id(conn, what, "campaigns", CAMPAIGN_COLUMNS, c.id), stamps)
+            found = await rows(conn, "SELECT dimension, value FROM campaign_restrictions WHERE campaign_id = ?", c.id)
+            same(f"{what}: restrictions", [sorted(c.restrictions)], [sorted(found)])
+        for i, u in enumerate(custs):
+            what = f"{where}: customer {i}"
+            same(what, customer_row(u, offset + i), await by_id(conn, what, "customers", CUSTOMER_COLUMNS, u.id),
+                 stamps)
+            same(f"{what}: wallet lines", [sorted(line_rows(u))], [sorted(await rows(conn, lines, u.id))])
+
+    check(path, docs.seed_document(), [("campaigns", c.body) for c in camps] + [("customers", u.body) for u in custs],
+          compare)
+    return len(camps) + len(custs)
 
 
 def ensure_storefront(campaigns: int, customers: int, path: Path | None = None, rebuild: bool = False,

@@ -28,15 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import data, events_lua, load
-from linksvc.settings import REPO_ROOT
 
 COMMAND = ".venv/bin/python -m bench.events"
-FIXTURE = REPO_ROOT / "fixtures" / "demo.json"
-ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
-SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
-API = "/api/storefront/v1"
-SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token",
-               "LINKSVC_DB_SYNCHRONOUS": "FULL"}
+API = load.API
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 ORDER = "@ORDER@"  # where a body template's order_id goes
 GOALS = {"single": 2_000, "bulk": 17_000}  # events/s; bulk: ten times 1,700
 SETTLE_S = 900  # at most this long for the backlog of a run to be committed
@@ -127,7 +122,7 @@ def _event(rng: random.Random, account: dict[str, Any], kind: str, i: int) -> di
 
 def scenarios(batch: int, bulk_connections: int) -> tuple[Scenario, Scenario, Scenario, str]:
     """(bare, single, bulk, the custom event type), from the demo fixture."""
-    account = next(a for a in json.loads(FIXTURE.read_text())["accounts"] if a["id"] == ACCOUNT)
+    account = data.demo_account()
     custom = next(t["name"] for t in account["custom_event_types"] if t["active"])
     rng = random.Random(5)
     single = [json.dumps(_event(rng, account, "PURCHASE", i), separators=(",", ":")) for i in range(24)]
@@ -181,7 +176,7 @@ def stored(db: Path) -> dict[str, int]:
     with data.readonly(db) as conn:
         events = "SELECT count(*) FROM events WHERE account_id = ?"
         most = "SELECT max(n) FROM (SELECT count(*) AS n FROM {} WHERE account_id = ? {} GROUP BY customer_id)"
-        return {name: data.count(conn, sql, ACCOUNT) for name, sql in (
+        return {name: data.count(conn, sql, data.DEMO_ACCOUNT) for name, sql in (
             ("stored", events), ("purchases", events + " AND type = 'PURCHASE'"),
             ("earned", events + " AND json_array_length(effects, '$.issued') > 0"),
             ("issues", "SELECT count(*) FROM ledger_entries WHERE account_id = ? AND kind = 'issue'"),
@@ -196,10 +191,7 @@ def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, 
     probes = 0
     env = {**SERVICE_ENV, "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(runner.directory))}
     with load.service(f"linksvc ({s.name})", db, env) as service:
-        status, answer = load.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
-        if status != 200:
-            raise SystemExit(f"authorize answered {status}: {answer}")
-        token = answer["data"]
+        token = load.authorize(service, data.DEMO_SERVER_KEY)
 
         def probe(scenario: Scenario, server: load.Server = service) -> None:
             nonlocal probes
@@ -281,12 +273,10 @@ def section(rows: list[tuple[str, Result]], accounts: list[Accounting], settings
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=int, default=15, help="seconds measured per row [15]")
-    parser.add_argument("--warmup", type=int, default=3, help="seconds of warm-up before each row [3]")
+    load.wrk_options(parser, duration=15, warmup=3, connections=32,
+                     connections_help="connections of the single and bare rows")
     parser.add_argument("--tail", type=int, default=5, help="seconds wrk waits for answers after a service run [5]")
-    parser.add_argument("--connections", type=int, default=32, help="connections of the single and bare rows [32]")
     parser.add_argument("--bulk-connections", type=int, default=8, help="connections of the bulk row [8]")
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=30, help="seconds before wrk counts a timeout [30]")
     parser.add_argument("--batch", type=int, default=500, help="events per bulk request, at most 1000 [500]")
     load.output_options(parser, "1 s per row, 10 events per bulk request")

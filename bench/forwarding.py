@@ -28,15 +28,11 @@ from aiohttp import web
 from bench import data, load
 
 COMMAND = ".venv/bin/python -m bench.forwarding"
-ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
-SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
-ADMIN = {"Authorization": "Bearer bench-admin-token"}
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-API = "/api/storefront/v1"
+API = load.API
 # A long delivery timeout: the first deliveries wait at the held receiver while the backlog is loaded.
-SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token",
-               "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1", "LINKSVC_DB_SYNCHRONOUS": "FULL",
-               "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "120"}
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1",
+               "LINKSVC_DB_SYNCHRONOUS": "FULL", "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "120"}
 # ~1 KB, shaped like an event.accepted webhook: the receiver parses it as it parses the real ones.
 BASELINE_BODY = json.dumps({"type": "event.accepted", "timestamp": "2025-01-01T00:00:00.000000Z", "data": {
     "id": "6c1f0b8e-5a2d-4e3b-9f47-b3c2d1e0a001", "type": "app_open", "customer_id": "bench-customer",
@@ -132,14 +128,13 @@ def event(i: int, customers: int, tag: str) -> dict[str, Any]:
 
 def setup(service: load.Server, receiver: load.Server, connections: int, customers: int) -> str:
     """``connections`` webhooks to the receiver and ``customers`` bench customers; the SERVER token."""
-    admin = service.url(f"/api/admin/v1/accounts/{ACCOUNT}/connections")
+    admin = service.url(f"/api/admin/v1/accounts/{data.DEMO_ACCOUNT}/connections")
     for k in range(connections):
         expect("create connection", *call(admin, {
             "name": f"bench webhook {k}", "destination": "webhook", "enabled": True, "forward_events": True,
             "forward_purchases": True, "event_types": ["PURCHASE", "app_open"],
-            "config": {"endpoint_url": receiver.url("/hook"), "secret": SECRET}}, ADMIN), 201)
-    status, answer = load.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
-    token = str(expect("authorize", status, answer, 200)["data"])
+            "config": {"endpoint_url": receiver.url("/hook"), "secret": SECRET}}, load.ADMIN), 201)
+    token = load.authorize(service, data.DEMO_SERVER_KEY)
     for first in range(0, customers, 500):
         people = [{"external_id": f"bench-{i}", "name": f"Bench customer {i}"}
                   for i in range(first, min(customers, first + 500))]

@@ -13,6 +13,7 @@ measured run with the server's CPU time read around it. :func:`beside_baseline` 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -27,9 +28,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -39,6 +41,9 @@ from linksvc.settings import REPO_ROOT
 
 T = TypeVar("T")
 HOST = "127.0.0.1"
+API = "/api/storefront/v1"
+ADMIN = {"Authorization": "Bearer bench-admin-token"}
+QUIET = {"LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}  # of every service started
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 BASELINE = ["-m", "bench.baseline", "--port", "{port}"]
 
@@ -133,6 +138,14 @@ def post_json(url: str, body: Any, headers: Mapping[str, str] | None = None, tim
         return 0, f"no answer within {timeout:.0f} s"
 
 
+def authorize(server: Server, key: str) -> str:
+    """The bearer token the API key ``key`` is given."""
+    status, answer = get_json(server.url(f"{API}/auth/authorize"), {"x-api-key": key})
+    if status != 200 or not isinstance(answer, dict) or not isinstance(answer.get("data"), str):
+        raise SystemExit(f"verification failed: authorize answered {status}: {answer}")
+    return str(answer["data"])
+
+
 def _wait_ready(server: Server, deadline: float) -> None:
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -223,6 +236,103 @@ def beside_baseline(name: str, bare: Callable[[Server, str], T], rows: Callable[
             print(f"measuring the {name}{' again' if when == 'after' else ''} ...")
             found.append(bare(server, when))
     return found[0], found[1]
+
+# ---------------------------------------------------------------------------------------------------------
+# py-spy on a server: where its event loop spends its time.
+
+
+@dataclass
+class Profile:
+    samples: int = 0
+    own: Counter[str] = field(default_factory=Counter)  # self samples per function
+    inclusive: Counter[str] = field(default_factory=Counter)
+    error: str = ""
+
+
+def _frame_name(frame: str) -> str:
+    """``handler (api/resolver.py:42)`` -> ``handler (api/resolver.py)``, paths shortened."""
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")").rsplit(":", 1)[0]
+    for marker in ("site-packages/", "/lib/python3", str(REPO_ROOT) + "/"):
+        if marker in where:
+            where = where.split(marker, 1)[1]
+            if marker == "/lib/python3":
+                where = "stdlib " + where.split("/", 1)[-1]
+    return f"{name} ({where})" if where else name
+
+
+def read_profile(path: Path) -> Profile:
+    """Self and inclusive samples per function of the main thread (the event loop) from py-spy's raw
+    output with ``--threads``; the other threads' cost is measured as CPU time instead."""
+    profile = Profile()
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        head, _, rest = stack.partition(";")
+        if not head.startswith("thread (") or not head.endswith(": MainThread"):
+            continue
+        frames = [_frame_name(f) for f in rest.split(";") if f]
+        if not frames:
+            continue
+        n = int(count)
+        profile.samples += n
+        profile.own[frames[-1]] += n
+        for name in set(frames):
+            profile.inclusive[name] += n
+    return profile
+
+
+@contextmanager
+def profiling(server: Server, seconds: int, out: Path) -> Iterator[None]:
+    """py-spy on the server for ``seconds`` (raw, non-blocking) around the block."""
+    spy = REPO_ROOT / ".venv" / "bin" / "py-spy"
+    command = [str(spy), "record", "--pid", str(server.process.pid), "--duration", str(seconds),
+               "--format", "raw", "-o", str(out), "--nonblocking", "--threads"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        yield
+    finally:
+        try:
+            _, err = process.communicate(timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            err = b"py-spy did not finish"
+        if process.returncode != 0:
+            out.with_suffix(".err").write_bytes(err or b"")
+
+
+def own_code(name: str) -> bool:
+    """A frame of the service's own code (its entry point excepted)."""
+    return "linksvc/__main__.py" not in name and any(f"({p}" in name for p in ("api/", "linksvc/", "storage/"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In-process benchmarks: how long work keeps the event loop from running.
+
+
+async def loop_block(work: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+    """(wall seconds of ``work``, worst lateness in seconds of a 1 ms ticker on the loop meanwhile)."""
+    late = 0.0
+    running = True
+
+    async def ticker() -> None:
+        nonlocal late
+        while running:
+            due = time.perf_counter() + 0.001
+            await asyncio.sleep(0.001)
+            late = max(late, time.perf_counter() - due)
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0.01)
+    started = time.perf_counter()
+    await work()
+    wall = time.perf_counter() - started
+    running = False
+    await task
+    return wall, late
+
 
 # ---------------------------------------------------------------------------------------------------------
 # wrk: one bounded run with a Lua script whose done() prints the figures as one JSON line after a marker.
@@ -464,6 +574,15 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def wrk_options(parser: argparse.ArgumentParser, duration: int, warmup: int, connections: int,
+                connections_help: str = "wrk connections") -> None:
+    """``--duration``, ``--warmup``, ``--connections`` and ``--threads`` of a wrk benchmark, with its defaults."""
+    parser.add_argument("--duration", type=int, default=duration, help=f"seconds measured per row [{duration}]")
+    parser.add_argument("--warmup", type=int, default=warmup, help=f"seconds of warm-up before each row [{warmup}]")
+    parser.add_argument("--connections", type=int, default=connections, help=f"{connections_help} [{connections}]")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads [2]")
 
 
 def output_options(parser: argparse.ArgumentParser, smoke: str) -> None:

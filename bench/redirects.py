@@ -32,16 +32,15 @@ import http.client
 import json
 import shutil
 import statistics
-import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from bench import data, load, plans
+from bench.load import Profile
 from linksvc.settings import REPO_ROOT
 from storage.db import connect_reader
 from storage.links import link_by_code
@@ -53,7 +52,7 @@ TAIL_SECONDS = 2
 FIXTURE = REPO_ROOT / "fixtures" / "user_agents.json"
 UNIQUE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
              "Chrome/%d.0.%d.%d Mobile Safari/537.36")
-SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
 # Share of requests (in %) per fixture user agent in scenario (a).
 UA_MIX = {
     "Chrome on Android (reduced user agent)": 28, "Chrome on Android (full user agent, Pixel 7)": 4,
@@ -347,26 +346,6 @@ def lookup_plan(path: Path, code: str) -> plans.Statement:
         conn.close()
 
 
-@dataclass
-class Profile:
-    samples: int = 0
-    own: Counter[str] = field(default_factory=Counter)  # self samples per function
-    inclusive: Counter[str] = field(default_factory=Counter)
-    error: str = ""
-
-
-def _frame_name(frame: str) -> str:
-    """``handler (api/resolver.py:42)`` -> ``handler (api/resolver.py)``, paths shortened."""
-    name, _, where = frame.partition(" (")
-    where = where.rstrip(")").rsplit(":", 1)[0]
-    for marker in ("site-packages/", "/lib/python3", str(REPO_ROOT) + "/"):
-        if marker in where:
-            where = where.split(marker, 1)[1]
-            if marker == "/lib/python3":
-                where = "stdlib " + where.split("/", 1)[-1]
-    return f"{name} ({where})" if where else name
-
-
 # What the heaviest leaf frames stand for.
 NOTES = {
     "_SelectorSocketTransport.write": "send() of the response (syscall)",
@@ -374,48 +353,6 @@ NOTES = {
     "BaseEventLoop._run_once": "the event loop (epoll)",
     "_read_ready__data_received": "recv() of the request (syscall)",
 }
-
-
-def read_profile(path: Path) -> Profile:
-    """Self and inclusive samples per function of the main thread (the event loop) from py-spy's raw
-    output with ``--threads``; the other threads' cost is measured as CPU time instead."""
-    profile = Profile()
-    for line in path.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        head, _, rest = stack.partition(";")
-        if not head.startswith("thread (") or not head.endswith(": MainThread"):
-            continue
-        frames = [_frame_name(f) for f in rest.split(";") if f]
-        if not frames:
-            continue
-        n = int(count)
-        profile.samples += n
-        profile.own[frames[-1]] += n
-        for name in set(frames):
-            profile.inclusive[name] += n
-    return profile
-
-
-@contextmanager
-def profiling(server: load.Server, seconds: int, out: Path) -> Iterator[None]:
-    """py-spy on the server for ``seconds`` (raw, non-blocking) around the block."""
-    spy = REPO_ROOT / ".venv" / "bin" / "py-spy"
-    command = [str(spy), "record", "--pid", str(server.process.pid), "--duration", str(seconds),
-               "--format", "raw", "-o", str(out), "--nonblocking", "--threads"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        yield
-    finally:
-        try:
-            _, err = process.communicate(timeout=seconds + 60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            err = b"py-spy did not finish"
-        if process.returncode != 0:
-            out.with_suffix(".err").write_bytes(err or b"")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -479,17 +416,13 @@ def summary(run: Run) -> str:
     return "\n".join(lines)
 
 
-def _profile_rows(profile: Profile, cpu_us: float, counter: Counter[str], top: int) -> list[list[str]]:
+def _profile_rows(profile: load.Profile, cpu_us: float, counter: Counter[str], top: int) -> list[list[str]]:
     rows = []
     for name, n in counter.most_common(top):
         share = n / profile.samples
         note = next((text for key, text in NOTES.items() if key in name), "")
         rows.append([f"`{name}`", f"{share:.0%}", f"{share * cpu_us:.0f} µs", note])
     return rows
-
-
-def _own_code(name: str) -> bool:
-    return "linksvc/__main__.py" not in name and any(f"({p}" in name for p in ("api/", "linksvc/", "storage/"))
 
 
 def section(run: Run) -> str:
@@ -558,7 +491,7 @@ def section(run: Run) -> str:
             reason = profile.error if profile else "not run"
             out += [f"Profile {title}: none ({reason}).", ""]
             continue
-        own = Counter({k: v for k, v in profile.inclusive.items() if _own_code(k)})
+        own = Counter({k: v for k, v in profile.inclusive.items() if load.own_code(k)})
         out += [f"Profile {title}: py-spy (`--nonblocking --threads`), {profile.samples:,} samples of the "
                 "service's event-loop thread while it was busy, during a further "
                 f"{run.profile_s} s run of the same process; cost per request = share of samples × the "
@@ -579,10 +512,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.redirects", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--links", type=int, default=100_000)
-    parser.add_argument("--duration", type=int, default=20, help="seconds measured per row [20]")
-    parser.add_argument("--warmup", type=int, default=5, help="seconds of warm-up before each row [5]")
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
+    load.wrk_options(parser, duration=20, warmup=5, connections=64)
     parser.add_argument("--profile", type=int, default=8, help="seconds py-spy samples each service run [8]")
     parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
     parser.add_argument("--workers", default="1,2",
@@ -590,7 +520,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     load.output_options(parser, "2,000 links, 1 worker, 1 s per row, no profile")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.links, args.duration, args.warmup, args.profile, args.workers = 2_000, 1, 1, 0, [1]
+        args.links, args.duration, args.warmup, args.profile, args.workers = 2_000, 1, 1, 0, "1"
     try:
         args.workers = sorted({int(n) for n in args.workers.split(",")})
     except ValueError:
@@ -607,18 +537,18 @@ def service_label(workers: int) -> str:
 
 
 def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, settings: load.Load, profile_s: int,
-                 out_dir: Path, workers: int) -> tuple[Result, Accounting, Profile]:
+                 out_dir: Path, workers: int) -> tuple[Result, Accounting, load.Profile]:
     before = count_clicks(db)
-    profile = Profile()
+    profile = load.Profile()
     with load.service(f"linksvc ({label})", db, SERVICE_ENV, "--workers", str(workers)) as service:
         print(f"measuring the service, {SCENARIOS[scenario]} ...")
         result, made = measure(service, scripts, scenario, settings)
         if profile_s:
             raw = out_dir / f"profile-{scenario}.txt"
-            with profiling(service, profile_s, raw):
+            with load.profiling(service, profile_s, raw):
                 made += measure(service, scripts, scenario, settings, seconds=profile_s, warmup=False)[1]
             if raw.is_file():
-                profile = read_profile(raw)
+                profile = load.read_profile(raw)
             else:
                 err = raw.with_suffix(".err")
                 profile.error = err.read_text().strip()[:300] if err.is_file() else "py-spy wrote nothing"

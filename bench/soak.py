@@ -35,8 +35,10 @@ import uvloop
 
 from bench import data
 from bench import load as driver
-from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, _event, post_json
-from bench.redirects import Profile, _own_code, get_raw, profiling, read_profile, weighted_agents
+from bench.data import DEMO, DEMO_ACCOUNT, demo_account
+from bench.events import API, ORDER, SERVICE_ENV, _event, post_json
+from bench.load import Profile, own_code, profiling, read_profile
+from bench.redirects import get_raw, weighted_agents
 from bench.soak_load import Kind, Load, Request, Tally
 from linksvc.clock import parse_iso
 from storage.db import connect_reader
@@ -50,13 +52,9 @@ PHASES = {"pool": "waiting for a free connection of the pool", "connect": "openi
           "connected": "connected, not yet written"}
 
 
-def fixture_account() -> dict[str, Any]:
-    return next(a for a in json.loads(FIXTURE.read_text())["accounts"] if a["id"] == ACCOUNT)
-
-
 def live_codes(until: datetime) -> list[str]:
     """Codes of the demo's links that are enabled and do not expire before ``until`` (every account)."""
-    return [link["code"] for account in json.loads(FIXTURE.read_text())["accounts"] for link in account["links"]
+    return [link["code"] for account in json.loads(DEMO.read_text())["accounts"] for link in account["links"]
             if not link.get("disabled") and (not link.get("expires_at") or parse_iso(link["expires_at"]) > until)]
 
 
@@ -74,7 +72,7 @@ def revision() -> str:
 def soak_customers(count: int) -> list[dict[str, Any]]:
     """``count`` customers for the load, migrated before it starts: phones written with brackets and dots,
     and an opening balance of the demo's points."""
-    reward = next(r["id"] for r in fixture_account()["rewards"])
+    reward = next(r["id"] for r in demo_account()["rewards"])
     return [{"external_id": f"soak-{n}", "document_number": f"SK{n:06d}", "name": f"Soak {n}",
              "phone": f"+57 (310) {n // 10000:03d}.{n % 10000:04d}",
              "wallet": {"lines": [{"amount": 100, "reward_id": reward}]}} for n in range(count)]
@@ -92,9 +90,9 @@ def makers(token: str, codes: list[str], seed: int, customers: list[dict[str, An
            ) -> dict[str, Callable[[int], Request]]:
     """Request number -> request, per kind. Lookups and events go to one of ``customers`` at random 9 times in
     10, and to one of the demo's customers otherwise (their wallets grow all through the run)."""
-    account = fixture_account()
+    account = demo_account()
     if not any(t["name"] == CUSTOM and t["active"] for t in account["custom_event_types"]):
-        raise SystemExit(f"{FIXTURE}: no active custom event type {CUSTOM}")
+        raise SystemExit(f"{DEMO}: no active custom event type {CUSTOM}")
     agents = weighted_agents()
     rng = random.Random(seed)
     auth = {"Authorization": f"Bearer {token}"}
@@ -327,7 +325,7 @@ def profile_lines(run: Run) -> list[str]:
     if not p.samples:
         return ["", f"Profile of the last window: none ({p.error or 'py-spy took no samples'})."]
     rows = [[f"`{name}`", f"{n / p.samples:.0%}", f"{p.own[name] / p.samples:.0%}"]
-            for name, n in Counter({k: v for k, v in p.inclusive.items() if _own_code(k)}).most_common(8)]
+            for name, n in Counter({k: v for k, v in p.inclusive.items() if own_code(k)}).most_common(8)]
     top = ", ".join(f"`{name}` {n / p.samples:.0%}" for name, n in p.own.most_common(4))
     return ["", f"Where the service's event loop went in the last window: py-spy (`--nonblocking --threads`), "
             f"{p.samples:,} samples of its main thread over the first {run.args.profile} s of that window (py-spy "
@@ -463,10 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**SERVICE_ENV, "LINKSVC_DB_CACHE_MB": str(args.db_cache_mb),
                "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(Path(tmp)))}  # the load alone, no demo week or deliveries
         with driver.service("linksvc (soak)", db, env, "--workers", str(args.workers)) as service:
-            status, answer = driver.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
-            if status != 200:
-                raise SystemExit(f"authorize answered {status}: {answer}")
-            token = answer["data"]
+            token = driver.authorize(service, data.DEMO_SERVER_KEY)
             before = stored(db)
             customers = soak_customers(args.customers)
             migrate(service, token, customers)
@@ -475,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             rates = {"redirect": args.redirects, "lookup": args.lookups, "event": args.events}
             kinds = {name: Kind(name, rates[name], make[name]) for name in TITLES}
             load = Load(service.url(""), list(kinds.values()), args.duration, args.window, args.timeout,
-                        service.process.pid, db, ACCOUNT, args.connections)
+                        service.process.pid, db, DEMO_ACCOUNT, args.connections)
             print(f"soak: {args.duration:g} s, " + ", ".join(f"{k.rate:g} {TITLES[n]}/s" for n, k in kinds.items())
                   + f", {args.workers} worker(s), database {db}")
 
@@ -504,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
         after = stored(db)
         reader = connect_reader(str(db))
         try:
-            mismatches = asyncio.run(ledger_mismatches(reader, ACCOUNT))
+            mismatches = asyncio.run(ledger_mismatches(reader, DEMO_ACCOUNT))
         finally:
             reader.close()
     answered, unanswered = Counter(probes), Counter[str]()

@@ -18,12 +18,12 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import data, load, plans, storefront_check, storefront_report
+from bench import data, load, plans, storefront_report
 from bench import storefront_docs as docs
 from linksvc.clock import iso, utcnow
 from storage.campaigns import CampaignQuery, explain_list
 
-API = "/api/storefront/v1"
+API = load.API
 CAMPAIGNS_PATH = f"{API}/campaigns?from=0&to=49&store_id={docs.BENCH_STORE}"
 CODES = {country: code for country, code, _ in docs.COUNTRIES}
 COMMAND = ".venv/bin/python -m bench.storefront"
@@ -105,12 +105,6 @@ def _expect(ok: bool, message: str) -> None:
         raise SystemExit(f"verification failed: {message}")
 
 
-def authorize(server: load.Server) -> str:
-    status, body = load.get_json(server.url(f"{API}/auth/authorize"), {"x-api-key": docs.SERVER_KEY})
-    _expect(status == 200 and isinstance(body.get("data"), str), f"authorize answered {status}: {body}")
-    return str(body["data"])
-
-
 def verify(server: load.Server, headers: dict[str, str], dataset: data.StoreSet,
            samples: list[Sample]) -> list[str]:
     """Check the answers through the real API before measuring; returns what was checked."""
@@ -146,10 +140,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--campaigns", type=int, default=100_000)
     parser.add_argument("--customers", type=int, default=1_000_000)
-    parser.add_argument("--duration", type=int, default=20, help="seconds measured per row [20]")
-    parser.add_argument("--warmup", type=int, default=5, help="seconds of warm-up before each row [5]")
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
+    load.wrk_options(parser, duration=20, warmup=5, connections=64)
     parser.add_argument("--phones", type=int, default=20_000, help="distinct phones the lookup load cycles through")
     parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
     load.output_options(parser, "300 campaigns, 2,000 customers, 1 s per row")
@@ -177,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # Slow endpoints queue 64 requests deep: a long timeout keeps their latencies in the figures.
     settings = load.Load(args.connections, args.threads, args.duration, args.warmup, timeout=30)
     dataset = data.ensure_storefront(args.campaigns, args.customers, rebuild=args.rebuild)
-    compared = storefront_check.check(dataset.path, args.campaigns)
+    compared = data.check_storefront(dataset.path, args.campaigns)
     print(f"rows identical to the save path's: {compared} documents compared")
     samples = sample_customers(dataset.path, args.phones)
     print(f"database file read into the page cache in {warm_page_cache(dataset.path):.1f} s")
@@ -188,9 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     checked: list[str] = []
 
     def service_rows() -> None:
-        env = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
+        env = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
         with load.running("linksvc", load.serve(dataset.path), env=env) as service:
-            token = authorize(service)
+            token = load.authorize(service, docs.SERVER_KEY)
             headers = {"Authorization": f"Bearer {token}"}
             checked.extend(verify(service, headers, dataset, samples))
             print("verified through the API:\n  " + "\n  ".join(checked))

@@ -17,10 +17,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench import load
+from bench.load import loop_block
 from linksvc.resolver import click_details
 from linksvc.resolver.click_details import DetailsCache, parse_details
 from linksvc.resolver.clicks import Click, ClickRecorder
@@ -42,28 +42,6 @@ def clicks(agents: list[str]) -> list[Click]:
     now = time.time()
     return [Click("acc", "link", f"t{i}", now, "android", False, "web", agent, "", {"utm_source": "mail"})
             for i, agent in enumerate(agents)]
-
-
-async def loop_block(work: Callable[[], Awaitable[object]]) -> tuple[float, float]:
-    """(wall seconds of ``work``, worst lateness in seconds of a 1 ms ticker on the loop meanwhile)."""
-    late = 0.0
-    running = True
-
-    async def ticker() -> None:
-        nonlocal late
-        while running:
-            due = time.perf_counter() + 0.001
-            await asyncio.sleep(0.001)
-            late = max(late, time.perf_counter() - due)
-
-    task = asyncio.create_task(ticker())
-    await asyncio.sleep(0.01)
-    started = time.perf_counter()
-    await work()
-    wall = time.perf_counter() - started
-    running = False
-    await task
-    return wall, late
 
 
 async def measure(rounds: int) -> dict[str, list[tuple[float, float]]]:

@@ -67,23 +67,11 @@ async def _per_lookup(run: Callable[[], Awaitable[bytes]], repeat: int) -> float
 
 async def _longest_block(run: Callable[[], Awaitable[bytes]]) -> float:
     """How late a 1 ms ticker woke, at worst, while 8 lookups ran back to back."""
-    late = 0.0
-    done = False
+    async def eight() -> None:
+        for _ in range(8):
+            await run()
 
-    async def ticker() -> None:
-        nonlocal late
-        while not done:
-            due = time.perf_counter() + 0.001
-            await asyncio.sleep(0.001)
-            late = max(late, time.perf_counter() - due)
-
-    task = asyncio.create_task(ticker())
-    await asyncio.sleep(0.01)
-    for _ in range(8):
-        await run()
-    done = True
-    await task
-    return late
+    return (await load.loop_block(eight))[1]
 
 
 async def measure(folder: Path, sizes: tuple[int, ...] = SIZES) -> list[dict[str, Any]]:
