@@ -67,18 +67,7 @@ SCENARIOS = {"mix": "(a) repeated user agents (realistic mix)", "unique": "(b) a
 # ---------------------------------------------------------------------------------------------------------
 # wrk with a Lua script that counts 302 answers and ends with a tail of HEAD requests.
 
-_LUA = r"""
-local ffi = require("ffi")
-ffi.cdef[[
-typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
-int clock_gettime(int clk_id, bench_timespec *tp);
-]]
-local ts = ffi.new("bench_timespec")
-local function now()
-  ffi.C.clock_gettime(1, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-
+_LUA = load.LUA_PRELUDE + r"""
 local codes = {}
 for line in io.lines(%(codes_file)s) do codes[#codes + 1] = line end
 local ncodes = #codes
@@ -90,12 +79,6 @@ local run_number = %(run_number)d
 local measure_s = %(measure_s)d
 local marker = "%(marker)s"
 local ua_format = %(ua_format)s
-
-local threads = {}
-function setup(thread)
-  thread:set("thread_id", #threads)
-  threads[#threads + 1] = thread
-end
 
 function init(args)
   math.randomseed(7919 * (thread_id + 1) + run_number)
