@@ -194,6 +194,13 @@ def demo_account() -> dict[str, Any]:
     return next(a for a in json.loads(DEMO.read_text())["accounts"] if a["id"] == DEMO_ACCOUNT)
 
 
+def wallet_lines_max(db: Path, account: str) -> int:
+    """The most wallet lines one customer of ``account`` has (a lookup answers all unexpired ones)."""
+    with readonly(db, timeout=30) as conn:
+        return count(conn, "SELECT max(n) FROM (SELECT count(*) AS n FROM wallet_lines WHERE account_id = ? "
+                     "GROUP BY customer_id)", account)
+
+
 def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 

@@ -1,6 +1,6 @@
 """Soak (issue 8): ``.venv/bin/python -m bench.soak``.
 
-A bounded run (``--duration``, 180 s) of a steady mix at fixed rates, open loop (``bench/soak_load.py``):
+A bounded run (``--duration``, 180 s) of a steady mix at fixed rates, open loop (``bench/load.py``):
 redirects ``GET /{code}`` over the demo's enabled, unexpired link codes with a realistic mix of user agents,
 customer lookups ``GET /api/storefront/v1/customers?phone=`` or ``?document_number=`` of the demo
 customers, and behavior events ``POST /api/storefront/v1/behavior/events`` (PURCHASE with a new order_id
@@ -37,9 +37,8 @@ from bench import data
 from bench import load as driver
 from bench.data import DEMO, DEMO_ACCOUNT, demo_account
 from bench.events import API, ORDER, SERVICE_ENV, _event, post_json
-from bench.load import Profile, own_code, profiling, read_profile
+from bench.load import Kind, OpenLoop, Profile, Request, Tally, own_code, profiling, read_profile
 from bench.redirects import get_raw, weighted_agents
-from bench.soak_load import Kind, Load, Request, Tally
 from linksvc.clock import parse_iso
 from storage.db import connect_reader
 from storage.wallet import ledger_mismatches
@@ -205,7 +204,7 @@ def _mb(kb: float) -> str:
 @dataclass
 class Run:
     args: argparse.Namespace
-    load: Load
+    load: OpenLoop
     kinds: dict[str, Kind]
     checks: Checks
     codes: list[str]
@@ -470,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
             probes = probe(service, make, token)
             rates = {"redirect": args.redirects, "lookup": args.lookups, "event": args.events}
             kinds = {name: Kind(name, rates[name], make[name]) for name in TITLES}
-            load = Load(service.url(""), list(kinds.values()), args.duration, args.window, args.timeout,
+            load = OpenLoop(service.url(""), list(kinds.values()), args.duration, args.window, args.timeout,
                         service.process.pid, db, DEMO_ACCOUNT, args.connections)
             print(f"soak: {args.duration:g} s, " + ", ".join(f"{k.rate:g} {TITLES[n]}/s" for n, k in kinds.items())
                   + f", {args.workers} worker(s), database {db}")
