@@ -95,10 +95,10 @@ def print_misses(name: str, agreement: Agreement, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--misses", type=int, default=25, help="disagreement groups printed per set")
-    output_options(parser, "the same measures (it takes seconds)")
+    output_options(parser, "the same measures with one Matomo fixture file")
     args = parser.parse_args()
     fake = fake_useragent_set()
-    matomo = matomo_set()
+    matomo = matomo_set(files=1 if args.smoke else None)
     fake_distinct = list(dict.fromkeys(entry.user_agent for entry in fake))
     sets = {
         "fake-useragent rows (all browser-shaped)": Agreement(fake),
