@@ -20,28 +20,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sqlite3
 import statistics
-import subprocess
 import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench import events_lua, report, servers, wrk
-from bench.redirects import stop
-from linksvc.settings import REPO_ROOT
+from bench import data, events_lua, load
 
 COMMAND = ".venv/bin/python -m bench.events"
-FIXTURE = REPO_ROOT / "fixtures" / "demo.json"
-ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
-SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
-API = "/api/storefront/v1"
-SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token",
-               "LINKSVC_DB_SYNCHRONOUS": "FULL"}
+API = load.API
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 ORDER = "@ORDER@"  # where a body template's order_id goes
 GOALS = {"single": 2_000, "bulk": 17_000}  # events/s; bulk: ten times 1,700
 SETTLE_S = 900  # at most this long for the backlog of a run to be committed
@@ -132,7 +122,7 @@ def _event(rng: random.Random, account: dict[str, Any], kind: str, i: int) -> di
 
 def scenarios(batch: int, bulk_connections: int) -> tuple[Scenario, Scenario, Scenario, str]:
     """(bare, single, bulk, the custom event type), from the demo fixture."""
-    account = next(a for a in json.loads(FIXTURE.read_text())["accounts"] if a["id"] == ACCOUNT)
+    account = data.demo_account()
     custom = next(t["name"] for t in account["custom_event_types"] if t["active"])
     rng = random.Random(5)
     single = [json.dumps(_event(rng, account, "PURCHASE", i), separators=(",", ":")) for i in range(24)]
@@ -146,42 +136,30 @@ def scenarios(batch: int, bulk_connections: int) -> tuple[Scenario, Scenario, Sc
                      f"{API}/behavior/events/bulk", 200, batch, bulk, bulk_connections), custom)
 
 
-def post_json(server: servers.Server, path: str, body: str, token: str) -> tuple[int, Any]:
-    request = urllib.request.Request(server.url(path), data=body.encode(), method="POST", headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=SETTLE_S) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(errors="replace")
-    except TimeoutError:
-        return 0, f"no answer within {SETTLE_S} s"
+def post_json(server: load.Server, path: str, body: str, token: str) -> tuple[int, Any]:
+    return load.post_json(server.url(path), body, {"Authorization": f"Bearer {token}"}, SETTLE_S)
 
 
 class Runner:
     """wrk runs; each script has a new run number, so order_ids never repeat."""
 
-    def __init__(self, directory: Path, load: wrk.Load, tail: int) -> None:
-        self.directory, self.load, self.tail, self.runs = directory, load, tail, 0
+    def __init__(self, directory: Path, settings: load.Load, tail: int) -> None:
+        self.directory, self.load, self.tail, self.runs = directory, settings, tail, 0
         self.odd = directory / "odd.txt"
 
-    def wrk(self, server: servers.Server, s: Scenario, headers: dict[str, str], seconds: int) -> Result:
+    def wrk(self, server: load.Server, s: Scenario, headers: dict[str, str], seconds: int) -> Result:
         self.runs += 1
         script = self.directory / f"run{self.runs}.lua"
         script.write_text(events_lua.script([v.split(ORDER) for v in s.variants], s.method, s.path, s.expect,
                                             s.per_request, seconds, f"bench-{self.runs}-", self.odd, self.runs,
                                             headers))
         total = seconds + (self.tail if s.method == "POST" else 0)
-        command = [wrk.wrk_binary(), f"-t{self.load.threads}", f"-c{s.connections or self.load.connections}",
-                   f"-d{total}s", f"--timeout={self.load.timeout}s", "-s", str(script), server.url("")]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=total + self.load.timeout + 60)
-        line = next((x for x in done.stdout.splitlines() if x.startswith(events_lua.MARK)), None)
-        if done.returncode != 0 or line is None:
-            raise RuntimeError(f"wrk failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-        return Result(**json.loads(line[len(events_lua.MARK):]), measure_s=seconds, per_request=s.per_request)
+        found = load.run_wrk(server.url(""), script, total, events_lua.MARK, s.connections or self.load.connections,
+                             self.load.threads, self.load.timeout)
+        return Result(**found, measure_s=seconds, per_request=s.per_request)
 
-    def measure(self, server: servers.Server, s: Scenario, headers: dict[str, str],
-                settle: Callable[[servers.Server], object] = servers.drain) -> list[Result]:
+    def measure(self, server: load.Server, s: Scenario, headers: dict[str, str],
+                settle: Callable[[load.Server], object] = load.drain) -> list[Result]:
         """The warm-up run (if any) and the measured run (last), each followed by ``settle(server)``."""
         made = []
         for seconds in [self.load.warmup] * (self.load.warmup > 0) + [self.load.duration]:
@@ -192,50 +170,30 @@ class Runner:
         return made
 
 
-def ingest_only_demo(directory: Path) -> Path:
-    """The demo file as the benchmark loads it: not marked demo (no week of clicks and events is added at
-    start) and its connections off (no deliveries compete with the ingest being measured)."""
-    seed = json.loads(FIXTURE.read_text())
-    seed.pop("demo", None)
-    for account in seed["accounts"]:
-        for connection in account.get("connections", []):
-            connection["enabled"] = False
-    path = directory / "demo-ingest-only.json"
-    path.write_text(json.dumps(seed))
-    return path
-
-
 def stored(db: Path) -> dict[str, int]:
     """Of the demo account: events, purchases, events that issued a reward, ledger issue entries, and the
     most purchases and wallet lines one customer has."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
+    with data.readonly(db) as conn:
         events = "SELECT count(*) FROM events WHERE account_id = ?"
         most = "SELECT max(n) FROM (SELECT count(*) AS n FROM {} WHERE account_id = ? {} GROUP BY customer_id)"
-        return {name: report.count(conn, sql, ACCOUNT) for name, sql in (
+        return {name: data.count(conn, sql, data.DEMO_ACCOUNT) for name, sql in (
             ("stored", events), ("purchases", events + " AND type = 'PURCHASE'"),
             ("earned", events + " AND json_array_length(effects, '$.issued') > 0"),
             ("issues", "SELECT count(*) FROM ledger_entries WHERE account_id = ? AND kind = 'issue'"),
             ("most_purchases", most.format("events", "AND type = 'PURCHASE'")),
             ("most_lines", most.format("wallet_lines", "")))}
-    finally:
-        conn.close()
 
 
 def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, Accounting]:
     """A fresh service: a request of ``s`` checked, warm-up and measured runs each settled by an event posted
     after it and awaited (the group commit is first in, first out: what was queued before is committed)."""
     db = runner.directory / f"events-{s.name}.db"
-    serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db)]
     probes = 0
-    env = {**SERVICE_ENV, "LINKSVC_DEMO_FILE": str(ingest_only_demo(runner.directory))}
-    with servers.running(f"linksvc ({s.name})", serve, env=env, stop=stop) as service:
-        status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
-        if status != 200:
-            raise SystemExit(f"authorize answered {status}: {answer}")
-        token = answer["data"]
+    env = {**SERVICE_ENV, "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(runner.directory))}
+    with load.service(f"linksvc ({s.name})", db, env) as service:
+        token = load.authorize(service, data.DEMO_SERVER_KEY)
 
-        def probe(scenario: Scenario, server: servers.Server = service) -> None:
+        def probe(scenario: Scenario, server: load.Server = service) -> None:
             nonlocal probes
             probes += 1
             pieces = scenario.variants[probes % len(scenario.variants)].split(ORDER)
@@ -243,13 +201,13 @@ def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, 
             status, answer = post_json(server, scenario.path, body, token)
             if (answer["data"].get("accepted", 1) if status == scenario.expect else 0) != scenario.per_request:
                 raise SystemExit(f"{scenario.method} {scenario.path} answered {status}: {json.dumps(answer)[:3000]}")
-            servers.drain(server)
+            load.drain(server)
 
         probe(s)
         print(f"measuring {s.title} ...")
         made = runner.measure(service, s, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
                               settle=lambda server: probe(single, server))
-        exit_code = stop(service)
+        exit_code = load.stop(service)
     answered = s.per_request + (probes - 1) + sum(r.events for r in made)
     return made[-1], Accounting(label=s.title, answered=answered, in_flight=sum(r.sent - r.answered for r in made),
                                 per_request=s.per_request, exit_code=exit_code, **stored(db))
@@ -263,7 +221,7 @@ def _ms(r: Result, us: int) -> str:
     return "-" if not r.answered else f"{us / 1000:.1f} ms" if us >= 1000 else f"{us / 1000:.2f} ms"
 
 
-def section(rows: list[tuple[str, Result]], accounts: list[Accounting], load: wrk.Load, args: argparse.Namespace,
+def section(rows: list[tuple[str, Result]], accounts: list[Accounting], settings: load.Load, args: argparse.Namespace,
             custom: str) -> tuple[str, list[str]]:
     """(the docs section, the summary lines)."""
     bare = statistics.mean(r.per_s(r.answered_window) for label, r in rows if label.startswith("bare"))
@@ -280,11 +238,12 @@ def section(rows: list[tuple[str, Result]], accounts: list[Accounting], load: wr
               f"exit code {a.exit_code}" for a in accounts]
     text = "\n".join([
         "## Behavior events (issue 5)", "",
-        f"Command: `{COMMAND}` (options: `--help`; {report.revision()}).", "",
-        f"Machine: {report.machine().line()}.", "",
-        f"Load: wrk on 127.0.0.1, {load.connections} connections ({args.bulk_connections} for bulk: "
-        f"{args.bulk_connections} × {args.batch} events in flight), {load.threads} threads, {load.warmup} s warm-up "
-        f"then {load.duration} s measured per row; for the service each run ends with a {args.tail} s tail where wrk "
+        f"Command: `{COMMAND}` (options: `--help`; {load.revision()}).", "",
+        f"Machine: {load.machine().line()}.", "",
+        f"Load: wrk on 127.0.0.1, {settings.connections} connections ({args.bulk_connections} for bulk: "
+        f"{args.bulk_connections} × {args.batch} events in flight), {settings.threads} threads, {settings.warmup} s "
+        f"warm-up then {settings.duration} s measured per row; for the service each run ends with a {args.tail} s tail "
+        "where wrk "
         "sends nothing (Lua `delay()`) so that what is in flight is answered and counted, then one more event is "
         "posted and awaited, so that the run's backlog is committed before the next. Each service row is a fresh "
         "`linksvc serve` (one process) over an empty temporary database where the demo (`fixtures/demo.json`) "
@@ -303,7 +262,7 @@ def section(rows: list[tuple[str, Result]], accounts: list[Accounting], load: wr
         "request; server CPU (user+system) is from the start of a run to the end of its settling, per event of the "
         "run (answered, or unanswered when wrk stopped and committed while settling). Each service row starts with one "
         "request of its kind through the real server, checked (202, or 200 with every event accepted).", "",
-        report.table(["row", "requests/s", "events/s", "share of bare", "p50", "p99", "events/s 1st / 2nd half",
+        load.table(["row", "requests/s", "events/s", "share of bare", "p50", "p99", "events/s 1st / 2nd half",
                       "server CPU per event", "timeouts"], table), "",
         "Goals, and per service process the events answered as accepted (the Lua `response()` and the probes) "
         "against the rows of `events` counted after SIGTERM:", "", *[f"- {x}." for x in lines],
@@ -314,16 +273,16 @@ def section(rows: list[tuple[str, Result]], accounts: list[Accounting], load: wr
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=int, default=15, help="seconds measured per row [15]")
-    parser.add_argument("--warmup", type=int, default=3, help="seconds of warm-up before each row [3]")
+    load.wrk_options(parser, duration=15, warmup=3, connections=32,
+                     connections_help="connections of the single and bare rows")
     parser.add_argument("--tail", type=int, default=5, help="seconds wrk waits for answers after a service run [5]")
-    parser.add_argument("--connections", type=int, default=32, help="connections of the single and bare rows [32]")
     parser.add_argument("--bulk-connections", type=int, default=8, help="connections of the bulk row [8]")
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=30, help="seconds before wrk counts a timeout [30]")
     parser.add_argument("--batch", type=int, default=500, help="events per bulk request, at most 1000 [500]")
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    load.output_options(parser, "1 s per row, 10 events per bulk request")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.duration, args.warmup, args.tail, args.batch = 1, 0, 1, 10
     if not (0 < args.duration <= 120 and 0 <= args.warmup <= 60 and 1 <= args.tail <= 60 and 1 <= args.batch <= 1000):
         parser.error("--duration must be 1-120 s, --warmup 0-60 s, --tail 1-60 s, --batch 1-1000")
     return args
@@ -331,26 +290,25 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    wrk.wrk_binary()
-    load = wrk.Load(args.connections, args.threads, args.duration, args.warmup, args.timeout)
+    load.wrk_binary()
+    settings = load.Load(args.connections, args.threads, args.duration, args.warmup, args.timeout)
     bare, single, bulk, custom = scenarios(args.batch, args.bulk_connections)
     rows: list[tuple[str, Result]] = []
     accounts: list[Accounting] = []
-    bare_cmd = ["-m", "bench.baseline", "--port", "{port}"]
     with tempfile.TemporaryDirectory(prefix="bench-events-") as tmp:
-        runner = Runner(Path(tmp), load, args.tail)
-        with servers.running("bare handler", bare_cmd) as server:
-            print("measuring the bare handler ...")
-            rows.append(("bare (before)", runner.measure(server, bare, {})[-1]))
-        for s in (single, bulk):
-            result, acc = service_row(runner, s, single)
-            rows.append((s.name, result))
-            accounts.append(acc)
-        with servers.running("bare handler", bare_cmd) as server:
-            print("measuring the bare handler again ...")
-            rows.append(("bare (after)", runner.measure(server, bare, {})[-1]))
+        runner = Runner(Path(tmp), settings, args.tail)
+
+        def service_rows() -> None:
+            for s in (single, bulk):
+                result, acc = service_row(runner, s, single)
+                rows.append((s.name, result))
+                accounts.append(acc)
+
+        before, after = load.beside_baseline("bare handler", lambda server, _: runner.measure(server, bare, {})[-1],
+                                             service_rows)
+        rows = [("bare (before)", before), *rows, ("bare (after)", after)]
         odd = runner.odd.read_text().strip() if runner.odd.is_file() else ""
-    text, lines = section(rows, accounts, load, args, custom)
+    text, lines = section(rows, accounts, settings, args, custom)
     for label, r in rows:
         print(f"  {label:14} {r.per_s(r.answered_window):9,.0f} req/s {r.per_s(r.events_window):9,.0f} events/s "
               f"p50 {_ms(r, r.p50_us)} p99 {_ms(r, r.p99_us)} sent {r.sent} answered {r.answered} "
@@ -358,8 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     if odd:
         print(f"unexpected answers (the first of each wrk thread and run):\n{odd[:6000]}")
-    if not args.no_docs:
-        print(f"wrote {report.write_section('events', text)}")
+    load.publish("events", text, args)
     return 0 if all(a.verdict() == "equal" for a in accounts) and not odd else 1
 
 

@@ -7,24 +7,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bench.wrk import _lua_string as q
+from bench.load import LUA_PRELUDE, lua_headers
+from bench.load import lua_string as q
 
 MARK = "BENCH_EVENTS "
 
-_LUA = r"""
-local ffi = require("ffi")
-ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } bench_ts; int clock_gettime(int, bench_ts *); ]]
-local ts = ffi.new("bench_ts")
-local function now() ffi.C.clock_gettime(1, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
+_LUA = LUA_PRELUDE + r"""
 local variants = {
 %(variants)s
 }
 local nvariants, method, path, expect, per_request = #variants, %(method)s, %(path)s, %(expect)d, %(per_request)d
 local measure_s, tag, odd_file = %(measure_s)d, %(tag)s, %(odd_file)s
 %(headers)s
-local threads = {}
 local names = {"sent", "answered", "answered_window", "events", "events_window", "events_first", "short", "other"}
-function setup(thread) thread:set("thread_id", #threads); threads[#threads + 1] = thread end
 function init(args)
   math.randomseed(7919 * (thread_id + 1) + %(run)d)
   started, serial, odd = nil, 0, ""
@@ -91,5 +86,5 @@ def script(variants: Sequence[Sequence[str]], method: str, path: str, expect: in
         "variants": ",\n".join("{" + ", ".join(q(p) for p in pieces) + "}" for pieces in variants),
         "method": q(method), "path": q(path), "expect": expect, "per_request": per_request, "measure_s": measure_s,
         "tag": q(tag), "odd_file": q(str(odd_file)), "run": run, "mark": MARK,
-        "headers": "\n".join(f"wrk.headers[{q(k)}] = {q(v)}" for k, v in headers.items()),
+        "headers": lua_headers(headers),
     }

@@ -14,12 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sqlite3
-import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,20 +25,14 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from bench import report, servers, wrk
-from bench.events import ingest_only_demo
-from bench.redirects import stop
+from bench import data, load
 
 COMMAND = ".venv/bin/python -m bench.forwarding"
-ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
-SERVER_KEY = "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"
-ADMIN = {"Authorization": "Bearer bench-admin-token"}
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-API = "/api/storefront/v1"
+API = load.API
 # A long delivery timeout: the first deliveries wait at the held receiver while the backlog is loaded.
-SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token",
-               "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1", "LINKSVC_DB_SYNCHRONOUS": "FULL",
-               "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "120"}
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1",
+               "LINKSVC_DB_SYNCHRONOUS": "FULL", "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "120"}
 # ~1 KB, shaped like an event.accepted webhook: the receiver parses it as it parses the real ones.
 BASELINE_BODY = json.dumps({"type": "event.accepted", "timestamp": "2025-01-01T00:00:00.000000Z", "data": {
     "id": "6c1f0b8e-5a2d-4e3b-9f47-b3c2d1e0a001", "type": "app_open", "customer_id": "bench-customer",
@@ -100,20 +90,12 @@ def run_receiver(port: int) -> None:
     app.router.add_post("/{action:reset|hold|release}", _control)
     app.router.add_get("/records", _records)
     app.router.add_get("/healthz", _records)
-    web.run_app(app, host=servers.HOST, port=port, access_log=None, print=None)
+    web.run_app(app, host=load.HOST, port=port, access_log=None, print=None)
 
 
 def call(url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     """POST ``body`` as JSON (GET when None); (status, parsed answer)."""
-    if not url.startswith(f"http://{servers.HOST}:"):
-        raise ValueError(f"benchmarks talk only to {servers.HOST}: {url}")
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
-    try:
-        with urllib.request.urlopen(request, timeout=300) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(errors="replace")
+    return load.post_json(url, body, headers)
 
 
 def expect(what: str, status: int, answer: Any, wanted: int) -> Any:
@@ -122,24 +104,18 @@ def expect(what: str, status: int, answer: Any, wanted: int) -> Any:
     return answer
 
 
-def records(receiver: servers.Server, start: int = 0) -> list[tuple[float, str | None, str | None]]:
+def records(receiver: load.Server, start: int = 0) -> list[tuple[float, str | None, str | None]]:
     status, answer = call(receiver.url(f"/records?from={start}"))
     return [(float(t), w, e) for t, w, e in expect("receiver /records", status, answer, 200)["records"]]
 
 
-def baseline(receiver: servers.Server, seconds: int, connections: int, directory: Path) -> dict[str, float]:
+def baseline(receiver: load.Server, seconds: int, connections: int, directory: Path) -> dict[str, float]:
     """wrk POSTing to the receiver; requests/s, p50, p99, errors and the receiver's CPU share."""
     script = directory / "receiver.lua"
-    script.write_text(LUA % (BASELINE_BODY, wrk.MARK))
-    command = [wrk.wrk_binary(), "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout=10s", "-s", str(script),
-               receiver.url("/hook")]
+    script.write_text(LUA % (BASELINE_BODY, load.MARK))
     cpu = receiver.cpu_seconds()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+    result = load.run_wrk(receiver.url("/hook"), script, seconds, load.MARK, connections)
     cpu = receiver.cpu_seconds() - cpu
-    line = next((x for x in done.stdout.splitlines() if x.startswith(wrk.MARK)), None)
-    if done.returncode != 0 or line is None:
-        raise RuntimeError(f"wrk failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    result = json.loads(line[len(wrk.MARK):])
     wall = result["duration_us"] / 1e6
     return {"rps": result["requests"] / wall, "p50_ms": result["p50_us"] / 1000, "p99_ms": result["p99_us"] / 1000,
             "errors": result["errors"], "cpu": cpu / wall}
@@ -150,16 +126,15 @@ def event(i: int, customers: int, tag: str) -> dict[str, Any]:
             "attribution": {"utm_source": "bench", "utm_medium": "cpc", "utm_campaign": tag}}
 
 
-def setup(service: servers.Server, receiver: servers.Server, connections: int, customers: int) -> str:
+def setup(service: load.Server, receiver: load.Server, connections: int, customers: int) -> str:
     """``connections`` webhooks to the receiver and ``customers`` bench customers; the SERVER token."""
-    admin = service.url(f"/api/admin/v1/accounts/{ACCOUNT}/connections")
+    admin = service.url(f"/api/admin/v1/accounts/{data.DEMO_ACCOUNT}/connections")
     for k in range(connections):
         expect("create connection", *call(admin, {
             "name": f"bench webhook {k}", "destination": "webhook", "enabled": True, "forward_events": True,
             "forward_purchases": True, "event_types": ["PURCHASE", "app_open"],
-            "config": {"endpoint_url": receiver.url("/hook"), "secret": SECRET}}, ADMIN), 201)
-    status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
-    token = str(expect("authorize", status, answer, 200)["data"])
+            "config": {"endpoint_url": receiver.url("/hook"), "secret": SECRET}}, load.ADMIN), 201)
+    token = load.authorize(service, data.DEMO_SERVER_KEY)
     for first in range(0, customers, 500):
         people = [{"external_id": f"bench-{i}", "name": f"Bench customer {i}"}
                   for i in range(first, min(customers, first + 500))]
@@ -171,11 +146,8 @@ def setup(service: servers.Server, receiver: servers.Server, connections: int, c
 
 
 def query(db: Path, sql: str) -> list[Any]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
+    with data.readonly(db, timeout=30) as conn:
         return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
 
 
 def settle(db: Path, deadline_s: float) -> int:
@@ -203,7 +175,7 @@ class Throughput:
         return self.deliveries / self.window_s if self.window_s > 0 else 0.0
 
 
-def throughput(service: servers.Server, receiver: servers.Server, db: Path, token: str,
+def throughput(service: load.Server, receiver: load.Server, db: Path, token: str,
                args: argparse.Namespace) -> Throughput:
     start = int(call(receiver.url("/hold"), {})[1]["count"])
     began = time.time()
@@ -254,7 +226,7 @@ async def _steady(url: str, token: str, args: argparse.Namespace) -> list[tuple[
         return list(await asyncio.gather(*tasks))
 
 
-def delay(service: servers.Server, receiver: servers.Server, db: Path, token: str,
+def delay(service: load.Server, receiver: load.Server, db: Path, token: str,
           args: argparse.Namespace) -> Delay:
     start = int(call(receiver.url("/release"), {})[1]["count"])
     sent = asyncio.run(_steady(service.url(f"{API}/behavior/events"), token, args))
@@ -301,21 +273,20 @@ def check(db: Path, arrivals: list[tuple[float, str | None, str | None]], exit_c
                  sum(1 for _, _, t in rows.values() if t > 1), exit_code)
 
 
-def service_run(directory: Path, receiver: servers.Server, connections: int, args: argparse.Namespace
+def service_run(directory: Path, receiver: load.Server, connections: int, args: argparse.Namespace
                 ) -> tuple[Throughput, Delay, Check]:
     db = directory / f"fwd-{connections}.db"
     env = {**SERVICE_ENV, "LINKSVC_DELIVERY_CONCURRENCY": str(args.concurrency),
-           "LINKSVC_DEMO_FILE": str(ingest_only_demo(directory))}  # only the bench's connections deliver
+           "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(directory))}  # only the bench's connections deliver
     call(receiver.url("/reset"), {})
-    with servers.running(f"linksvc ({connections} connections)", ["-m", "linksvc", "serve", "--port", "{port}",
-                         "--db", str(db)], env=env, stop=stop) as service:
+    with load.service(f"linksvc ({connections} connections)", db, env) as service:
         token = setup(service, receiver, connections, args.customers)
         print(f"{connections} connection(s): {args.events:,} events in bulk ...")
         made = throughput(service, receiver, db, token, args)
         print(f"  {made.deliveries:,} deliveries in {made.window_s:.2f} s: {made.per_s:,.0f}/s; "
               f"{args.rate}/s for {args.seconds} s ...")
         late = delay(service, receiver, db, token, args)
-        exit_code = stop(service)
+        exit_code = load.stop(service)
     return made, late, check(db, records(receiver), exit_code)
 
 
@@ -342,8 +313,8 @@ def section(base: dict[str, float], runs: list[tuple[int, Throughput, Delay, Che
     customers = f"{args.customers:,} customer{'s' * (args.customers > 1)}"
     return "\n".join([
         "## Forwarding (issue 6)", "",
-        f"Command: `{COMMAND}` (options: `--help`; {report.revision()}).", "",
-        f"Machine: {report.machine().line()}.", "",
+        f"Command: `{COMMAND}` (options: `--help`; {load.revision()}).", "",
+        f"Machine: {load.machine().line()}.", "",
         "Setup: per row a fresh `linksvc serve` (one process) over an empty temporary database where the demo "
         "loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_DB_SYNCHRONOUS=FULL` (the default), "
         f"`LINKSVC_ALLOW_PRIVATE_DESTINATIONS=1`, `LINKSVC_DELIVERY_CONCURRENCY={args.concurrency}` (deliveries in "
@@ -363,13 +334,13 @@ def section(base: dict[str, float], runs: list[tuple[int, Throughput, Delay, Che
         f"{args.concurrency}) in flight and claims no more; then it lets them go. Deliveries/s = deliveries "
         "received / time from the release to the last arrival (the service does nothing else meanwhile); CPU = "
         "share of one core over that time, until nothing is pending.", "",
-        report.table(["row", "events", "deliveries", "loading (held)", "release to last", "deliveries/s",
+        load.table(["row", "events", "deliveries", "loading (held)", "release to last", "deliveries/s",
                       "of receiver baseline", "service CPU", "receiver CPU"], rows), "",
         f"Delay: single `POST /behavior/events` sent open-loop by an aiohttp client at {args.rate}/s for "
         f"{args.seconds} s, after the throughput run on the same service; per delivery, the arrival at the receiver "
         "minus the event's `received_at` (the `events` table: the time the service took the request, before the "
         "group commit), and minus the 202 answer at the client (negative when the webhook arrives first).", "",
-        report.table(["connections", "events", "deliveries", "p50", "p99", "max", "after 202: p50", "p99"], delays),
+        load.table(["connections", "events", "deliveries", "p50", "p99", "max", "after 202: p50", "p99"], delays),
         "",
         "Checks after SIGTERM: every row of `deliveries` against the receiver's records (`webhook-id` = delivery "
         "id, `data.id` = its event):", "", *checks,
@@ -390,8 +361,10 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--baseline-seconds", type=int, default=10, help="wrk run against the receiver [10]")
     parser.add_argument("--wrk-connections", type=int, default=32, help="wrk connections of the baseline [32]")
     parser.add_argument("--settle", type=int, default=300, help="seconds to wait for pending deliveries [300]")
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    load.output_options(parser, "200 events, 20 customers, a 2 s delay run, a 1 s baseline")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.events, args.customers, args.rate, args.seconds, args.baseline_seconds = 200, 20, 50, 2, 1
     args.connections = [int(k) for k in args.connections.split(",")]
     if args.receiver and not args.port:
         parser.error("--receiver needs --port")
@@ -408,15 +381,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-forwarding-") as tmp, \
-            servers.running("receiver", ["-m", "bench.forwarding", "--receiver", "--port", "{port}"]) as receiver:
+            load.running("receiver", ["-m", "bench.forwarding", "--receiver", "--port", "{port}"]) as receiver:
         print("measuring the receiver with wrk ...")
         base = baseline(receiver, args.baseline_seconds, args.wrk_connections, Path(tmp))
         for k in args.connections:
             runs.append((k, *service_run(Path(tmp), receiver, k, args)))
     text = section(base, runs, args)
     print(text)
-    if not args.no_docs:
-        print(f"wrote {report.write_section('forwarding', text)}")
+    load.publish("forwarding", text, args)
     return 0 if all(c.ok() and not t.stuck and not d.stuck for _, t, d, c in runs) else 1
 
 

@@ -1,6 +1,6 @@
 """Redirects under load (issue 4): ``.venv/bin/python -m bench.redirects``.
 
-Over 100,000 links (:mod:`bench.redirects_data`), measures redirects/s and p50/p99 latency of
+Over 100,000 links (:func:`bench.data.ensure_links`), measures redirects/s and p50/p99 latency of
 ``GET /{code}`` with wrk on 127.0.0.1, codes spread over all links, in two scenarios:
 
 (a) ``mix``: a realistic mix of repeated user agents (``fixtures/user_agents.json``, weighted toward mobile
@@ -30,21 +30,17 @@ import argparse
 import asyncio
 import http.client
 import json
-import os
 import shutil
-import signal
-import sqlite3
 import statistics
-import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench import plans, redirects_data, report, servers, wrk
+from bench import data, load, plans
+from bench.load import Profile
 from linksvc.settings import REPO_ROOT
 from storage.db import connect_reader
 from storage.links import link_by_code
@@ -56,7 +52,7 @@ TAIL_SECONDS = 2
 FIXTURE = REPO_ROOT / "fixtures" / "user_agents.json"
 UNIQUE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
              "Chrome/%d.0.%d.%d Mobile Safari/537.36")
-SERVICE_ENV = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
 # Share of requests (in %) per fixture user agent in scenario (a).
 UA_MIX = {
     "Chrome on Android (reduced user agent)": 28, "Chrome on Android (full user agent, Pixel 7)": 4,
@@ -69,74 +65,9 @@ UA_MIX = {
 SCENARIOS = {"mix": "(a) repeated user agents (realistic mix)", "unique": "(b) a never-seen user agent per request"}
 
 # ---------------------------------------------------------------------------------------------------------
-# Servers: one process each; the service is stopped with SIGTERM, its exit code kept.
-
-
-def serving(name: str, args: list[str], env: Mapping[str, str] | None = None
-            ) -> AbstractContextManager[servers.Server]:
-    """A server process stopped with SIGTERM (the service's clean shutdown writes buffered clicks)."""
-    return servers.running(name, args, env=env, stop=stop)
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def thread_cpu(server: servers.Server) -> tuple[float, float]:
-    """CPU seconds (user + system) used so far by the main threads of the server and of its worker
-    processes (their event loops) and by their other threads (aiosqlite's worker threads), from Linux
-    /proc. A supervisor's own main thread only waits; it is counted with the event loops."""
-    main = other = 0.0
-    for pid in [server.process.pid, *_children(server.process.pid)]:
-        try:
-            tasks = list(Path(f"/proc/{pid}/task").iterdir())
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:  # a thread that just ended
-                continue
-            seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            if task.name == str(pid):
-                main += seconds
-            else:
-                other += seconds
-    return main, other
-
-
-def stop(server: servers.Server, grace: float = 60.0) -> int:
-    """SIGTERM (the service's clean shutdown writes the buffered clicks), then SIGKILL after ``grace``."""
-    process = server.process
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
-            raise RuntimeError(f"{server.name} did not stop within {grace:.0f} s of SIGTERM") from None
-    return int(process.returncode)
-
-
-# ---------------------------------------------------------------------------------------------------------
 # wrk with a Lua script that counts 302 answers and ends with a tail of HEAD requests.
 
-_LUA = r"""
-local ffi = require("ffi")
-ffi.cdef[[
-typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
-int clock_gettime(int clk_id, bench_timespec *tp);
-]]
-local ts = ffi.new("bench_timespec")
-local function now()
-  ffi.C.clock_gettime(1, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-
+_LUA = load.LUA_PRELUDE + r"""
 local codes = {}
 for line in io.lines(%(codes_file)s) do codes[#codes + 1] = line end
 local ncodes = #codes
@@ -148,12 +79,6 @@ local run_number = %(run_number)d
 local measure_s = %(measure_s)d
 local marker = "%(marker)s"
 local ua_format = %(ua_format)s
-
-local threads = {}
-function setup(thread)
-  thread:set("thread_id", #threads)
-  threads[#threads + 1] = thread
-end
 
 function init(args)
   math.randomseed(7919 * (thread_id + 1) + run_number)
@@ -218,19 +143,6 @@ end
 """
 
 
-def _lua_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-@dataclass(frozen=True)
-class Load:
-    connections: int = 64
-    threads: int = 2
-    duration: int = 20
-    warmup: int = 5
-    timeout: int = 10
-
-
 @dataclass(frozen=True)
 class Result:
     """One wrk run: its GET phase lasts ``measure_s`` seconds per thread, then ``TAIL_SECONDS`` of HEADs."""
@@ -287,9 +199,9 @@ class Scripts:
         self.runs += 1
         path = self.directory / f"run{self.runs}.lua"
         path.write_text(_LUA % {
-            "codes_file": _lua_string(str(self.codes)), "agents_file": _lua_string(str(self.agents)),
+            "codes_file": load.lua_string(str(self.codes)), "agents_file": load.lua_string(str(self.agents)),
             "unique": "true" if scenario == "unique" else "false", "run_number": self.runs,
-            "measure_s": measure_s, "marker": TAIL_MARKER, "ua_format": _lua_string(UNIQUE_UA), "mark": MARK,
+            "measure_s": measure_s, "marker": TAIL_MARKER, "ua_format": load.lua_string(UNIQUE_UA), "mark": MARK,
         })
         return path
 
@@ -302,32 +214,25 @@ def weighted_agents() -> list[str]:
     return [fixture[name] for name, weight in UA_MIX.items() for _ in range(weight)]
 
 
-def run_wrk(server: servers.Server, script: Path, load: Load, measure_s: int) -> Result:
-    seconds = measure_s + TAIL_SECONDS
-    command = [wrk.wrk_binary(), f"-t{load.threads}", f"-c{load.connections}", f"-d{seconds}s",
-               f"--timeout={load.timeout}s", "-s", str(script), server.url("")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + load.timeout + 60)
-    if done.returncode != 0:
-        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
-    for line in done.stdout.splitlines():
-        if line.startswith(MARK):
-            return Result(**json.loads(line[len(MARK):]), measure_s=measure_s)
-    raise RuntimeError(f"wrk printed no result line:\n{done.stdout}\n{done.stderr}")
+def run_wrk(server: load.Server, script: Path, settings: load.Load, measure_s: int) -> Result:
+    return Result(**load.run_wrk(server.url(""), script, measure_s + TAIL_SECONDS, MARK, settings.connections,
+                                 settings.threads, settings.timeout), measure_s=measure_s)
 
 
-def measure(server: servers.Server, scripts: Scripts, scenario: str, load: Load,
+def measure(server: load.Server, scripts: Scripts, scenario: str, settings: load.Load,
             seconds: int | None = None, warmup: bool = True) -> tuple[Result, list[Result]]:
     """(the measured run, every run made including it); the server's CPU time is read around the measured
     run. A run with answers other than 302 or socket errors is refused."""
     made = []
-    if warmup and load.warmup > 0:
-        made.append(run_wrk(server, scripts.script(scenario, load.warmup), load, load.warmup))
-        servers.drain(server)
-    loop_before, other_before = thread_cpu(server)
-    result = run_wrk(server, scripts.script(scenario, seconds or load.duration), load, seconds or load.duration)
-    loop_after, other_after = thread_cpu(server)
+    if warmup and settings.warmup > 0:
+        made.append(run_wrk(server, scripts.script(scenario, settings.warmup), settings, settings.warmup))
+        load.drain(server)
+    loop_before, other_before = load.thread_cpu(server)
+    seconds = seconds or settings.duration
+    result = run_wrk(server, scripts.script(scenario, seconds), settings, seconds)
+    loop_after, other_after = load.thread_cpu(server)
     result = replace(result, loop_cpu_s=loop_after - loop_before, other_cpu_s=other_after - other_before)
-    servers.drain(server)
+    load.drain(server)
     made.append(result)
     for run in made:
         if run.other or run.status_errors or run.socket_errors:
@@ -339,9 +244,9 @@ def measure(server: servers.Server, scripts: Scripts, scenario: str, load: Load,
 # Verification through the real server, the click count, the query plan, the profile.
 
 
-def get_raw(server: servers.Server, path: str, user_agent: str) -> tuple[int, str]:
+def get_raw(server: load.Server, path: str, user_agent: str) -> tuple[int, str]:
     """GET without following redirects: (status, Location)."""
-    conn = http.client.HTTPConnection(servers.HOST, server.port, timeout=30)
+    conn = http.client.HTTPConnection(load.HOST, server.port, timeout=30)
     try:
         conn.request("GET", path, headers={"User-Agent": user_agent})
         answer = conn.getresponse()
@@ -366,7 +271,7 @@ def expected_prefix(link: Mapping[str, Any], device: str) -> str:
     return _base(link["destination_url"])
 
 
-def verify(server: servers.Server, links: Sequence[Mapping[str, Any]]) -> tuple[list[str], int]:
+def verify(server: load.Server, links: Sequence[Mapping[str, Any]]) -> tuple[list[str], int]:
     """Resolve sample codes for each device kind; returns (what was checked, 302 answers to GETs)."""
     fixture = {item["name"]: item["user_agent"] for item in json.loads(FIXTURE.read_text())}
     devices = {"desktop": fixture["Chrome on Windows"], "android": fixture["Chrome on Android (reduced user agent)"],
@@ -391,11 +296,8 @@ def verify(server: servers.Server, links: Sequence[Mapping[str, Any]]) -> tuple[
 
 
 def count_clicks(path: Path) -> int:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return int(conn.execute("SELECT count(*) FROM clicks").fetchone()[0])
-    finally:
-        conn.close()
+    with data.readonly(path) as conn:
+        return data.count(conn, "SELECT count(*) FROM clicks")
 
 
 @dataclass(frozen=True)
@@ -427,26 +329,6 @@ def lookup_plan(path: Path, code: str) -> plans.Statement:
         conn.close()
 
 
-@dataclass
-class Profile:
-    samples: int = 0
-    own: Counter[str] = field(default_factory=Counter)  # self samples per function
-    inclusive: Counter[str] = field(default_factory=Counter)
-    error: str = ""
-
-
-def _frame_name(frame: str) -> str:
-    """``handler (api/resolver.py:42)`` -> ``handler (api/resolver.py)``, paths shortened."""
-    name, _, where = frame.partition(" (")
-    where = where.rstrip(")").rsplit(":", 1)[0]
-    for marker in ("site-packages/", "/lib/python3", str(REPO_ROOT) + "/"):
-        if marker in where:
-            where = where.split(marker, 1)[1]
-            if marker == "/lib/python3":
-                where = "stdlib " + where.split("/", 1)[-1]
-    return f"{name} ({where})" if where else name
-
-
 # What the heaviest leaf frames stand for.
 NOTES = {
     "_SelectorSocketTransport.write": "send() of the response (syscall)",
@@ -456,58 +338,16 @@ NOTES = {
 }
 
 
-def read_profile(path: Path) -> Profile:
-    """Self and inclusive samples per function of the main thread (the event loop) from py-spy's raw
-    output with ``--threads``; the other threads' cost is measured as CPU time instead."""
-    profile = Profile()
-    for line in path.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        head, _, rest = stack.partition(";")
-        if not head.startswith("thread (") or not head.endswith(": MainThread"):
-            continue
-        frames = [_frame_name(f) for f in rest.split(";") if f]
-        if not frames:
-            continue
-        n = int(count)
-        profile.samples += n
-        profile.own[frames[-1]] += n
-        for name in set(frames):
-            profile.inclusive[name] += n
-    return profile
-
-
-@contextmanager
-def profiling(server: servers.Server, seconds: int, out: Path) -> Iterator[None]:
-    """py-spy on the server for ``seconds`` (raw, non-blocking) around the block."""
-    spy = REPO_ROOT / ".venv" / "bin" / "py-spy"
-    command = [str(spy), "record", "--pid", str(server.process.pid), "--duration", str(seconds),
-               "--format", "raw", "-o", str(out), "--nonblocking", "--threads"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        yield
-    finally:
-        try:
-            _, err = process.communicate(timeout=seconds + 60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            err = b"py-spy did not finish"
-        if process.returncode != 0:
-            out.with_suffix(".err").write_bytes(err or b"")
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Report.
 
 
 @dataclass
 class Run:
-    machine: report.Machine
+    machine: load.Machine
     revision: str
-    load: Load
-    dataset: redirects_data.DataSet
+    load: load.Load
+    dataset: data.LinkSet
     compared: int
     checked: list[str]
     results: dict[tuple[str, str], Result]  # (scenario, label) -> result; labels bare before/service/bare after
@@ -559,7 +399,7 @@ def summary(run: Run) -> str:
     return "\n".join(lines)
 
 
-def _profile_rows(profile: Profile, cpu_us: float, counter: Counter[str], top: int) -> list[list[str]]:
+def _profile_rows(profile: load.Profile, cpu_us: float, counter: Counter[str], top: int) -> list[list[str]]:
     rows = []
     for name, n in counter.most_common(top):
         share = n / profile.samples
@@ -568,12 +408,8 @@ def _profile_rows(profile: Profile, cpu_us: float, counter: Counter[str], top: i
     return rows
 
 
-def _own_code(name: str) -> bool:
-    return "linksvc/__main__.py" not in name and any(f"({p}" in name for p in ("api/", "linksvc/", "storage/"))
-
-
 def section(run: Run) -> str:
-    load = run.load
+    settings = run.load
     ds = run.dataset
     kinds = ", ".join(f"{kind} {n:,}" for kind, n in ds.kinds.items())
     out = [
@@ -587,8 +423,8 @@ def section(run: Run) -> str:
         "`linksvc.resources.service.save` into a scratch database gave identical rows.", "",
         "Verified through the real server before measuring:", "",
         *[f"- {line}" for line in run.checked], "",
-        f"Load: wrk, {load.connections} connections, {load.threads} threads, {load.warmup} s warm-up then "
-        f"{load.duration} s measured per row, then a {TAIL_SECONDS} s tail of `HEAD /{{code}}` (records nothing) "
+        f"Load: wrk, {settings.connections} connections, {settings.threads} threads, {settings.warmup} s warm-up then "
+        f"{settings.duration} s measured per row, then a {TAIL_SECONDS} s tail of `HEAD /{{code}}` (records nothing) "
         "so that no GET is in flight when wrk stops. Codes drawn at random over all links. Scenario (a): "
         f"{len(UA_MIX)} user agents of `fixtures/user_agents.json` weighted toward mobile Chrome and Safari and "
         "desktop Chrome (a few in-app browsers, 4% bots); (b): a Chrome-on-Android string with the run, the "
@@ -612,7 +448,7 @@ def section(run: Run) -> str:
             rows.append([title if label == "bare (before)" else "", label, f"{r.rps:,.0f}", share, _ms(r.p50_us),
                          _ms(r.p99_us), f"{r.cpu_us_per_request:.0f} µs", f"{r.loop_us_per_request:.0f} µs",
                          f"{r.other_us_per_request:.0f} µs", f"{r.timeouts}"])
-    out += [report.table(["scenario", "server", "redirects/s", "vs bare (mean)", "p50", "p99", "CPU/request",
+    out += [load.table(["scenario", "server", "redirects/s", "vs bare (mean)", "p50", "p99", "CPU/request",
                           "event loop", "other threads", "timeouts"], rows), ""]
     verdicts = []
     for scenario, title in SCENARIOS.items():
@@ -624,7 +460,7 @@ def section(run: Run) -> str:
     out += ["No click lost: per service process (warm-up, measured and profiled runs; the verification process "
             "alone), the GETs wrk sent, the 302 answers its Lua `response()` counted, and the clicks the "
             "process added to the database, counted after SIGTERM:", ""]
-    out += [report.table(["process", "GETs sent", "302 answered", "clicks stored", "equal", "exit code"],
+    out += [load.table(["process", "GETs sent", "302 answered", "clicks stored", "equal", "exit code"],
                          [[a.label, f"{a.sent:,}", f"{a.answered:,}", f"{a.stored:,}",
                            "yes" if a.equal else "**no**", str(a.exit_code)] for a in run.accounts]), ""]
     plan = run.plan
@@ -638,17 +474,17 @@ def section(run: Run) -> str:
             reason = profile.error if profile else "not run"
             out += [f"Profile {title}: none ({reason}).", ""]
             continue
-        own = Counter({k: v for k, v in profile.inclusive.items() if _own_code(k)})
+        own = Counter({k: v for k, v in profile.inclusive.items() if load.own_code(k)})
         out += [f"Profile {title}: py-spy (`--nonblocking --threads`), {profile.samples:,} samples of the "
                 "service's event-loop thread while it was busy, during a further "
                 f"{run.profile_s} s run of the same process; cost per request = share of samples × the "
                 f"{cpu:.0f} µs of event-loop CPU per request measured above. For scale: the bare handler's "
                 f"whole event loop costs {run.bare_loop_us(scenario):.0f} µs per request.", "",
                 "Self time (top functions):", "",
-                report.table(["function", "share", "per request", ""], _profile_rows(profile, cpu, profile.own, 12)),
+                load.table(["function", "share", "per request", ""], _profile_rows(profile, cpu, profile.own, 12)),
                 "", "Inclusive time of the service's own code (a lower bound: a non-blocking sample may catch "
                 "a stack half unwound):", "",
-                report.table(["function", "share", "per request", ""], _profile_rows(profile, cpu, own, 10)), ""]
+                load.table(["function", "share", "per request", ""], _profile_rows(profile, cpu, own, 10)), ""]
     return "\n".join(out)
 
 
@@ -659,16 +495,15 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.redirects", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--links", type=int, default=100_000)
-    parser.add_argument("--duration", type=int, default=20, help="seconds measured per row [20]")
-    parser.add_argument("--warmup", type=int, default=5, help="seconds of warm-up before each row [5]")
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
+    load.wrk_options(parser, duration=20, warmup=5, connections=64)
     parser.add_argument("--profile", type=int, default=8, help="seconds py-spy samples each service run [8]")
     parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument("--workers", default="1,2",
                         help="worker process counts of the service, one service row each [1,2]")
+    load.output_options(parser, "2,000 links, 1 worker, 1 s per row, no profile")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.links, args.duration, args.warmup, args.profile, args.workers = 2_000, 1, 1, 0, "1"
     try:
         args.workers = sorted({int(n) for n in args.workers.split(",")})
     except ValueError:
@@ -680,44 +515,27 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _working_copy(source: Path) -> Path:
-    """A copy of the cached database for this run: clicks written by the runs never touch the cache."""
-    target = source.with_name(source.stem + ".run.db")
-    for stale in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
-        stale.unlink(missing_ok=True)
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    dst = sqlite3.connect(target)
-    try:
-        src.backup(dst)
-        dst.execute("PRAGMA journal_mode=WAL")
-    finally:
-        dst.close()
-        src.close()
-    return target
-
-
 def service_label(workers: int) -> str:
     return f"service, {workers} worker" + ("s" if workers > 1 else "")
 
 
-def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, load: Load, profile_s: int,
-                 out_dir: Path, workers: int) -> tuple[Result, Accounting, Profile]:
+def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, settings: load.Load, profile_s: int,
+                 out_dir: Path, workers: int) -> tuple[Result, Accounting, load.Profile]:
     before = count_clicks(db)
-    serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db), "--workers", str(workers)]
-    profile = Profile()
-    with serving(f"linksvc ({label})", serve, env=SERVICE_ENV) as service:
+    profile = load.Profile()
+    with load.service(f"linksvc ({label})", db, SERVICE_ENV, "--workers", str(workers)) as service:
         print(f"measuring the service, {SCENARIOS[scenario]} ...")
-        result, made = measure(service, scripts, scenario, load)
+        result, made = measure(service, scripts, scenario, settings)
         if profile_s:
             raw = out_dir / f"profile-{scenario}.txt"
-            with profiling(service, profile_s, raw):
-                made += measure(service, scripts, scenario, load, seconds=profile_s, warmup=False)[1]
+            with load.profiling(service, profile_s, raw):
+                made += measure(service, scripts, scenario, settings, seconds=profile_s, warmup=False)[1]
             if raw.is_file():
-                profile = read_profile(raw)
+                profile = load.read_profile(raw)
             else:
                 err = raw.with_suffix(".err")
                 profile.error = err.read_text().strip()[:300] if err.is_file() else "py-spy wrote nothing"
-        exit_code = stop(service)
+        exit_code = load.stop(service)
     acc = Accounting(label, sum(r.get_sent for r in made), sum(r.get_302 for r in made), count_clicks(db) - before,
                      exit_code)
     return result, acc, profile
@@ -725,58 +543,56 @@ def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, load: Lo
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    wrk.wrk_binary()
-    load = Load(args.connections, args.threads, args.duration, args.warmup)
-    dataset = redirects_data.ensure(args.links, rebuild=args.rebuild)
-    compared = redirects_data.check(dataset.path, args.links)
+    load.wrk_binary()
+    settings = load.Load(args.connections, args.threads, args.duration, args.warmup)
+    dataset = data.ensure_links(args.links, rebuild=args.rebuild)
+    compared = data.check_links(dataset.path, args.links)
     print(f"rows identical to the save path's: {compared} links compared")
-    db = _working_copy(dataset.path)
-    plan = lookup_plan(db, redirects_data.all_codes(db)[args.links // 2])
+    db = data.working_copy(dataset.path)
+    plan = lookup_plan(db, data.all_codes(db)[args.links // 2])
     print("plan of the link lookup:\n  " + "\n  ".join(plan.plan))
     results: dict[tuple[str, str], Result] = {}
     accounts: list[Accounting] = []
     profiles: dict[str, Profile] = {}
-    bare_cmd = ["-m", "bench.baseline", "--port", "{port}"]
+    cpu_us: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-redirects-") as tmp:
         directory = Path(tmp)
         scripts = Scripts(directory, directory / "codes.txt", directory / "agents.txt")
-        scripts.codes.write_text("\n".join(redirects_data.all_codes(db)) + "\n")
+        scripts.codes.write_text("\n".join(data.all_codes(db)) + "\n")
         scripts.agents.write_text("\n".join(weighted_agents()) + "\n")
 
         before = count_clicks(db)
-        with serving("linksvc (verification)", ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db)],
-                     env=SERVICE_ENV) as service:
-            checked, answered = verify(service, redirects_data.sample_links(db, 12))
-            exit_code = stop(service)
+        with load.service("linksvc (verification)", db, SERVICE_ENV) as service:
+            checked, answered = verify(service, data.sample_links(db, 12))
+            exit_code = load.stop(service)
         accounts.append(Accounting("verification", answered, answered, count_clicks(db) - before, exit_code))
         print("verified through the real server:\n  " + "\n  ".join(checked))
 
-        with serving("bare 302 handler", bare_cmd) as bare:
+        def bare(server: load.Server, when: str) -> None:
             for scenario in SCENARIOS:
-                print(f"measuring the bare handler, {SCENARIOS[scenario]} ...")
-                results[(scenario, "bare (before)")] = measure(bare, scripts, scenario, load)[0]
-        cpu_us: dict[str, float] = {}
-        for workers in args.workers:
-            label = service_label(workers)
-            for scenario in SCENARIOS:
-                # py-spy samples the single-process runs (one event loop to read).
-                profile_s = args.profile if workers == 1 else 0
-                result, acc, profile = _service_run(f"{label}, {scenario}", db, scripts, scenario, load, profile_s,
-                                                    directory, workers)
-                results[(scenario, label)] = result
-                accounts.append(acc)
-                if workers == 1:
-                    profiles[scenario] = profile
-                    cpu_us[scenario] = result.loop_us_per_request
-        with serving("bare 302 handler", bare_cmd) as bare:
-            for scenario in SCENARIOS:
-                print(f"measuring the bare handler again, {SCENARIOS[scenario]} ...")
-                results[(scenario, "bare (after)")] = measure(bare, scripts, scenario, load)[0]
+                print(f"  {SCENARIOS[scenario]} ...")
+                results[(scenario, f"bare ({when})")] = measure(server, scripts, scenario, settings)[0]
+
+        def service_rows() -> None:
+            for workers in args.workers:
+                label = service_label(workers)
+                for scenario in SCENARIOS:
+                    # py-spy samples the single-process runs (one event loop to read).
+                    profile_s = args.profile if workers == 1 else 0
+                    result, acc, profile = _service_run(f"{label}, {scenario}", db, scripts, scenario, settings,
+                                                        profile_s, directory, workers)
+                    results[(scenario, label)] = result
+                    accounts.append(acc)
+                    if workers == 1:
+                        profiles[scenario] = profile
+                        cpu_us[scenario] = result.loop_us_per_request
+
+        load.beside_baseline("bare 302 handler", bare, service_rows)
         for scenario in SCENARIOS:
             raw = directory / f"profile-{scenario}.txt"
             if raw.is_file():
                 shutil.copy(raw, REPO_ROOT / "data" / f"bench-redirects-profile-{scenario}.txt")
-    run = Run(machine=report.machine(), revision=report.revision(), load=load, dataset=dataset, compared=compared,
+    run = Run(machine=load.machine(), revision=load.revision(), load=settings, dataset=dataset, compared=compared,
               checked=checked, results=results, accounts=accounts, plan=plan, profiles=profiles,
               profile_s=args.profile, cpu_us=cpu_us, workers=args.workers)
     print(summary(run))
@@ -784,8 +600,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {scenario:7} {label:14} {r.rps:8,.0f}/s p50 {_ms(r.p50_us)} p99 {_ms(r.p99_us)} "
               f"cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, other "
               f"{r.other_us_per_request:.0f}) timeouts {r.timeouts}")
-    if not args.no_docs:
-        print(f"wrote {report.write_section('redirects', section(run))}")
+    load.publish("redirects", section(run), args)
     return 0 if all(a.equal for a in accounts) else 1
 
 

@@ -1,6 +1,6 @@
 """Soak (issue 8): ``.venv/bin/python -m bench.soak``.
 
-A bounded run (``--duration``, 180 s) of a steady mix at fixed rates, open loop (``bench/soak_load.py``):
+A bounded run (``--duration``, 180 s) of a steady mix at fixed rates, open loop (``bench/load.py``):
 redirects ``GET /{code}`` over the demo's enabled, unexpired link codes with a realistic mix of user agents,
 customer lookups ``GET /api/storefront/v1/customers?phone=`` or ``?document_number=`` of the demo
 customers, and behavior events ``POST /api/storefront/v1/behavior/events`` (PURCHASE with a new order_id
@@ -18,7 +18,6 @@ import asyncio
 import json
 import random
 import secrets
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -34,10 +33,12 @@ from typing import Any
 
 import uvloop
 
-from bench import report, servers
-from bench.events import ACCOUNT, API, FIXTURE, ORDER, SERVER_KEY, SERVICE_ENV, _event, ingest_only_demo, post_json
-from bench.redirects import Profile, _own_code, get_raw, profiling, read_profile, stop, weighted_agents
-from bench.soak_load import Kind, Load, Request, Tally
+from bench import data
+from bench import load as driver
+from bench.data import DEMO, DEMO_ACCOUNT, demo_account
+from bench.events import API, ORDER, SERVICE_ENV, _event, post_json
+from bench.load import Kind, OpenLoop, Profile, Request, Tally, own_code, profiling, read_profile
+from bench.redirects import get_raw, weighted_agents
 from linksvc.clock import parse_iso
 from storage.db import connect_reader
 from storage.wallet import ledger_mismatches
@@ -50,19 +51,15 @@ PHASES = {"pool": "waiting for a free connection of the pool", "connect": "openi
           "connected": "connected, not yet written"}
 
 
-def fixture_account() -> dict[str, Any]:
-    return next(a for a in json.loads(FIXTURE.read_text())["accounts"] if a["id"] == ACCOUNT)
-
-
 def live_codes(until: datetime) -> list[str]:
     """Codes of the demo's links that are enabled and do not expire before ``until`` (every account)."""
-    return [link["code"] for account in json.loads(FIXTURE.read_text())["accounts"] for link in account["links"]
+    return [link["code"] for account in json.loads(DEMO.read_text())["accounts"] for link in account["links"]
             if not link.get("disabled") and (not link.get("expires_at") or parse_iso(link["expires_at"]) > until)]
 
 
 def revision() -> str:
-    """:func:`report.revision`, its list of changed files cut short (other work leaves files about)."""
-    text = report.revision()
+    """:func:`driver.revision`, its list of changed files cut short (other work leaves files about)."""
+    text = driver.revision()
     head, sep, files = text.partition(", with uncommitted changes to ")
     names = files.split(", ")
     if len(names) <= 4:
@@ -74,13 +71,13 @@ def revision() -> str:
 def soak_customers(count: int) -> list[dict[str, Any]]:
     """``count`` customers for the load, migrated before it starts: phones written with brackets and dots,
     and an opening balance of the demo's points."""
-    reward = next(r["id"] for r in fixture_account()["rewards"])
+    reward = next(r["id"] for r in demo_account()["rewards"])
     return [{"external_id": f"soak-{n}", "document_number": f"SK{n:06d}", "name": f"Soak {n}",
              "phone": f"+57 (310) {n // 10000:03d}.{n % 10000:04d}",
              "wallet": {"lines": [{"amount": 100, "reward_id": reward}]}} for n in range(count)]
 
 
-def migrate(service: servers.Server, token: str, customers: list[dict[str, Any]]) -> None:
+def migrate(service: driver.Server, token: str, customers: list[dict[str, Any]]) -> None:
     for start in range(0, len(customers), 500):
         batch = json.dumps({"customers": customers[start:start + 500]})
         status, answer = post_json(service, f"{API}/customers/migrate", batch, token)
@@ -92,9 +89,9 @@ def makers(token: str, codes: list[str], seed: int, customers: list[dict[str, An
            ) -> dict[str, Callable[[int], Request]]:
     """Request number -> request, per kind. Lookups and events go to one of ``customers`` at random 9 times in
     10, and to one of the demo's customers otherwise (their wallets grow all through the run)."""
-    account = fixture_account()
+    account = demo_account()
     if not any(t["name"] == CUSTOM and t["active"] for t in account["custom_event_types"]):
-        raise SystemExit(f"{FIXTURE}: no active custom event type {CUSTOM}")
+        raise SystemExit(f"{DEMO}: no active custom event type {CUSTOM}")
     agents = weighted_agents()
     rng = random.Random(seed)
     auth = {"Authorization": f"Bearer {token}"}
@@ -132,12 +129,12 @@ def makers(token: str, codes: list[str], seed: int, customers: list[dict[str, An
     return {"redirect": redirect, "lookup": lookup, "event": event}
 
 
-def probe(service: servers.Server, make: dict[str, Callable[[int], Request]], token: str) -> dict[str, int]:
+def probe(service: driver.Server, make: dict[str, Callable[[int], Request]], token: str) -> dict[str, int]:
     """One request of each kind through the real server, checked; what it added (clicks, events)."""
     redirect = make["redirect"](0)
     status, location = get_raw(service, redirect.path, redirect.headers["User-Agent"])
     lookup = make["lookup"](0)
-    got = servers.get_json(service.url(lookup.path), lookup.headers)
+    got = driver.get_json(service.url(lookup.path), lookup.headers)
     purchase, custom = make["event"](10**9), make["event"](10**9 + 3)
     assert (purchase.label, custom.label) == ("PURCHASE", CUSTOM)
     answers = [post_json(service, e.path, (e.body or b"").decode(), token) for e in (purchase, custom)]
@@ -149,13 +146,10 @@ def probe(service: servers.Server, make: dict[str, Callable[[int], Request]], to
 
 def stored(db: Path) -> dict[str, int]:
     """Rows of clicks, and of events per type, now."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        found = {"clicks": report.count(conn, "SELECT count(*) FROM clicks")}
+    with data.readonly(db, timeout=30) as conn:
+        found = {"clicks": data.count(conn, "SELECT count(*) FROM clicks")}
         found.update((t, n) for t, n in conn.execute("SELECT type, count(*) FROM events GROUP BY type"))
         return found
-    finally:
-        conn.close()
 
 
 @dataclass(frozen=True)
@@ -210,7 +204,7 @@ def _mb(kb: float) -> str:
 @dataclass
 class Run:
     args: argparse.Namespace
-    load: Load
+    load: OpenLoop
     kinds: dict[str, Kind]
     checks: Checks
     codes: list[str]
@@ -330,14 +324,14 @@ def profile_lines(run: Run) -> list[str]:
     if not p.samples:
         return ["", f"Profile of the last window: none ({p.error or 'py-spy took no samples'})."]
     rows = [[f"`{name}`", f"{n / p.samples:.0%}", f"{p.own[name] / p.samples:.0%}"]
-            for name, n in Counter({k: v for k, v in p.inclusive.items() if _own_code(k)}).most_common(8)]
+            for name, n in Counter({k: v for k, v in p.inclusive.items() if own_code(k)}).most_common(8)]
     top = ", ".join(f"`{name}` {n / p.samples:.0%}" for name, n in p.own.most_common(4))
     return ["", f"Where the service's event loop went in the last window: py-spy (`--nonblocking --threads`), "
             f"{p.samples:,} samples of its main thread over the first {run.args.profile} s of that window (py-spy "
             "shares the 2 cores meanwhile); the "
             f"service's own functions by inclusive share (self share beside). Most self time: {top} (`run_app` "
             "self is uvloop's loop itself, waiting included).", "",
-            report.table(["function", "inclusive", "self"], rows)]
+            driver.table(["function", "inclusive", "self"], rows)]
 
 
 def section(run: Run) -> tuple[str, bool]:
@@ -354,7 +348,7 @@ def section(run: Run) -> tuple[str, bool]:
         "## Soak (issue 8)", "",
         f"Command: `{' '.join([COMMAND, *args.given])}` (options: "
         f"`--help`; {revision()}).", "",
-        f"Machine: {report.machine().line()}.", "",
+        f"Machine: {driver.machine().line()}.", "",
         f"Setup: a fresh `linksvc serve --workers {args.workers}` ({workers}) over an empty temporary database "
         "where the demo (`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_ADMIN_TOKEN`, "
         "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default: every event is synced to disk before its 202) and "
@@ -383,7 +377,7 @@ def section(run: Run) -> tuple[str, bool]:
         "error is a wrong answer (any other status), a timeout or a socket error.", "",
         f"Per {load.window:g}-second window{every} (requests counted in the window they were due in): due / "
         "answered / errors, and latency p50 / p99 in ms:", "",
-        report.table(["window", *[x for n in run.kinds for x in (TITLES[n], "p50 / p99")]], request_rows(run, step)),
+        driver.table(["window", *[x for n in run.kinds for x in (TITLES[n], "p50 / p99")]], request_rows(run, step)),
         "",
         "The service at the end of each window: RSS (VmRSS from /proc, summed over the server and its workers), "
         "of which anonymous / file-backed (SQLite maps the database: file pages grow with it), CPU (user+system, "
@@ -393,7 +387,7 @@ def section(run: Run) -> tuple[str, bool]:
         "beside the database, once a second (the disk as the service's group commit meets it; other work on the "
         "machine writes too), and the load generator's own CPU / the longest it sent a request after its due "
         "time:", "",
-        report.table(["window", "RSS MB", "anon / file MB", "CPU / per request", "threads / fds", "DB / WAL MB",
+        driver.table(["window", "RSS MB", "anon / file MB", "CPU / per request", "threads / fds", "DB / WAL MB",
                       "wallet lines", "fsync max", "client CPU / lag"], service_rows(run, step)), "",
         "Verdicts:", "",
         f"- Memory {memory}.",
@@ -440,9 +434,13 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", type=int, default=10,
                         help="seconds py-spy samples the service at the start of the last window; 0: none [10]")
     parser.add_argument("--seed", type=int, default=8)
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    driver.output_options(parser, "10 s of load at 20, 10 and 5 requests/s in 5 s windows, p99 bounds of 1 s, "
+                          "no profile")
     args = parser.parse_args(argv)
     args.given = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--no-docs"]
+    if args.smoke:
+        args.duration, args.window, args.warmup, args.profile, args.customers = 10, 5, 5, 0, 20
+        args.redirects, args.lookups, args.events, args.bounds = 20, 10, 5, "1000,1000,1000"
     args.profile = min(args.profile, int(args.window))
     try:
         args.bounds = dict(zip(TITLES, (float(x) for x in args.bounds.split(",")), strict=True))
@@ -460,14 +458,10 @@ def main(argv: list[str] | None = None) -> int:
     codes = live_codes(datetime.now(UTC) + timedelta(seconds=args.duration + 600))
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         db = Path(tmp) / "soak.db"
-        serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db), "--workers", str(args.workers)]
         env = {**SERVICE_ENV, "LINKSVC_DB_CACHE_MB": str(args.db_cache_mb),
-               "LINKSVC_DEMO_FILE": str(ingest_only_demo(Path(tmp)))}  # the load alone, no demo week or deliveries
-        with servers.running("linksvc (soak)", serve, env=env, stop=stop) as service:
-            status, answer = servers.get_json(service.url(f"{API}/auth/authorize"), {"x-api-key": SERVER_KEY})
-            if status != 200:
-                raise SystemExit(f"authorize answered {status}: {answer}")
-            token = answer["data"]
+               "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(Path(tmp)))}  # the load alone, no demo week or deliveries
+        with driver.service("linksvc (soak)", db, env, "--workers", str(args.workers)) as service:
+            token = driver.authorize(service, data.DEMO_SERVER_KEY)
             before = stored(db)
             customers = soak_customers(args.customers)
             migrate(service, token, customers)
@@ -475,8 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             probes = probe(service, make, token)
             rates = {"redirect": args.redirects, "lookup": args.lookups, "event": args.events}
             kinds = {name: Kind(name, rates[name], make[name]) for name in TITLES}
-            load = Load(service.url(""), list(kinds.values()), args.duration, args.window, args.timeout,
-                        service.process.pid, db, ACCOUNT, args.connections)
+            load = OpenLoop(service.url(""), list(kinds.values()), args.duration, args.window, args.timeout,
+                        service.process.pid, db, DEMO_ACCOUNT, args.connections)
             print(f"soak: {args.duration:g} s, " + ", ".join(f"{k.rate:g} {TITLES[n]}/s" for n, k in kinds.items())
                   + f", {args.workers} worker(s), database {db}")
 
@@ -500,12 +494,12 @@ def main(argv: list[str] | None = None) -> int:
                 err = raw.with_suffix(".err")
                 profile.error = err.read_text().strip()[:300] if err.is_file() else ""
             signalled = time.monotonic()
-            exit_code = stop(service)
+            exit_code = driver.stop(service)
             stop_s = time.monotonic() - signalled
         after = stored(db)
         reader = connect_reader(str(db))
         try:
-            mismatches = asyncio.run(ledger_mismatches(reader, ACCOUNT))
+            mismatches = asyncio.run(ledger_mismatches(reader, DEMO_ACCOUNT))
         finally:
             reader.close()
     answered, unanswered = Counter(probes), Counter[str]()
@@ -517,8 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     run = Run(args, load, kinds, checks, codes, [s.pids for s in load.samples], profile)
     text, ok = section(run)
     print(text)
-    if not args.no_docs:
-        print(f"wrote {report.write_section('soak', text)}")
+    driver.publish("soak", text, args)
     return 0 if ok else 1
 
 

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import argparse
 import random
-import sqlite3
 import statistics
 import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import plans, report, servers, storefront_check, storefront_data, storefront_report, wrk
+from bench import data, load, plans, storefront_report
 from bench import storefront_docs as docs
 from linksvc.clock import iso, utcnow
 from storage.campaigns import CampaignQuery, explain_list
 
-API = "/api/storefront/v1"
+API = load.API
 CAMPAIGNS_PATH = f"{API}/campaigns?from=0&to=49&store_id={docs.BENCH_STORE}"
 CODES = {country: code for country, code, _ in docs.COUNTRIES}
 COMMAND = ".venv/bin/python -m bench.storefront"
@@ -51,9 +50,8 @@ class Sample:
 
 def sample_customers(path: Path, count: int, seed: int = 3) -> list[Sample]:
     """``count`` customers with a phone, spread over the whole table (random rowids)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        top = int(conn.execute("SELECT max(rowid) FROM customers").fetchone()[0])
+    with data.readonly(path) as conn:
+        top = data.count(conn, "SELECT max(rowid) FROM customers")
         rowids = random.Random(seed).sample(range(1, top + 1), min(top, count * 2))
         now = iso(utcnow())
         found = []
@@ -64,8 +62,6 @@ def sample_customers(path: Path, count: int, seed: int = 3) -> list[Sample]:
                 "WHERE w.customer_id = c.id AND (w.expiration_date IS NULL OR w.expiration_date > ?)) "
                 f"FROM customers c WHERE rowid IN ({', '.join('?' for _ in chunk)}) AND phone_digits IS NOT NULL",
                 (now, *chunk)).fetchall()
-    finally:
-        conn.close()
     return [Sample(*row) for row in found[:count]]
 
 
@@ -109,16 +105,10 @@ def _expect(ok: bool, message: str) -> None:
         raise SystemExit(f"verification failed: {message}")
 
 
-def authorize(server: servers.Server) -> str:
-    status, body = servers.get_json(server.url(f"{API}/auth/authorize"), {"x-api-key": docs.SERVER_KEY})
-    _expect(status == 200 and isinstance(body.get("data"), str), f"authorize answered {status}: {body}")
-    return str(body["data"])
-
-
-def verify(server: servers.Server, headers: dict[str, str], dataset: storefront_data.DataSet,
+def verify(server: load.Server, headers: dict[str, str], dataset: data.StoreSet,
            samples: list[Sample]) -> list[str]:
     """Check the answers through the real API before measuring; returns what was checked."""
-    status, page = servers.get_json(server.url(CAMPAIGNS_PATH), headers)
+    status, page = load.get_json(server.url(CAMPAIGNS_PATH), headers)
     _expect(status == 200, f"GET /campaigns answered {status}: {page}")
     items = page["data"]
     _expect(len(items) == 50, f"the page holds {len(items)} campaigns, not 50")
@@ -128,14 +118,14 @@ def verify(server: servers.Server, headers: dict[str, str], dataset: storefront_
                f"{docs.BENCH_STORE}, counted directly), every item open to the store"]
     chosen = [s for s in samples if s.live_lines][:2] + [s for s in samples if not s.live_lines][:2]
     for style, sample in enumerate(chosen):
-        status, body = servers.get_json(server.url(sample.path(style)), headers)
+        status, body = load.get_json(server.url(sample.path(style)), headers)
         _expect(status == 200, f"lookup of {sample.query_phone(style)!r} answered {status}: {body}")
         found = body["data"]
         _expect(found["customer_id"] == sample.customer_id, f"{sample.query_phone(style)!r} found another customer")
         _expect(len(found["wallet"]["lines"]) == sample.live_lines, f"wallet of {sample.customer_id}")
         checked.append(f"GET /customers?phone={sample.query_phone(style)}: the expected customer, "
                        f"{sample.live_lines} unexpired wallet line(s)")
-    status, _ = servers.get_json(server.url(f"{API}/customers?phone=%2B999000111222"), headers)
+    status, _ = load.get_json(server.url(f"{API}/customers?phone=%2B999000111222"), headers)
     _expect(status == 404, f"an unknown phone answered {status}")
     checked.append("GET /customers?phone=+999000111222 (nobody's): 404")
     return checked
@@ -150,14 +140,13 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--campaigns", type=int, default=100_000)
     parser.add_argument("--customers", type=int, default=1_000_000)
-    parser.add_argument("--duration", type=int, default=20, help="seconds measured per row [20]")
-    parser.add_argument("--warmup", type=int, default=5, help="seconds of warm-up before each row [5]")
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
+    load.wrk_options(parser, duration=20, warmup=5, connections=64)
     parser.add_argument("--phones", type=int, default=20_000, help="distinct phones the lookup load cycles through")
     parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    load.output_options(parser, "300 campaigns, 2,000 customers, 1 s per row")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.campaigns, args.customers, args.phones, args.duration, args.warmup = 300, 2_000, 200, 1, 1
     if not 0 < args.duration <= 60 or not 0 <= args.warmup <= 30:
         parser.error("--duration must be 1-60 s and --warmup 0-30 s")
     return args
@@ -175,45 +164,43 @@ def warm_page_cache(path: Path) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    wrk.wrk_binary()  # fail early, with the install hint
+    load.wrk_binary()  # fail early, with the install hint
     # Slow endpoints queue 64 requests deep: a long timeout keeps their latencies in the figures.
-    load = wrk.Load(args.connections, args.threads, args.duration, args.warmup, timeout=30)
-    dataset = storefront_data.ensure(args.campaigns, args.customers, rebuild=args.rebuild)
-    compared = storefront_check.check(dataset.path, args.campaigns)
+    settings = load.Load(args.connections, args.threads, args.duration, args.warmup, timeout=30)
+    dataset = data.ensure_storefront(args.campaigns, args.customers, rebuild=args.rebuild)
+    compared = data.check_storefront(dataset.path, args.campaigns)
     print(f"rows identical to the save path's: {compared} documents compared")
     samples = sample_customers(dataset.path, args.phones)
     print(f"database file read into the page cache in {warm_page_cache(dataset.path):.1f} s")
     started = time.perf_counter()
     per_request, statements = query_plans(dataset.path, next(s for s in samples if s.live_lines))
     print(f"query plans and statement timings (requests traced in-process): {time.perf_counter() - started:.1f} s")
-    results: dict[str, wrk.Result] = {}
-    bare_cmd = ["-m", "bench.baseline", "--port", "{port}"]
-    with servers.running("bare aiohttp handler", bare_cmd) as bare:
-        print("measuring the bare handler ...")
-        results["bare (before)"] = wrk.measure(bare, ["/bare"], {}, load)
-    env = {"LINKSVC_LOAD_DEMO": "0", "LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
-    serve = ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(dataset.path)]
-    with servers.running("linksvc", serve, env=env) as service:
-        token = authorize(service)
-        headers = {"Authorization": f"Bearer {token}"}
-        checked = verify(service, headers, dataset, samples)
-        print("verified through the API:\n  " + "\n  ".join(checked))
-        print("measuring GET /campaigns ...")
-        results["campaigns"] = wrk.measure(service, [CAMPAIGNS_PATH], headers, load, _drained)
-        print("measuring GET /customers ...")
-        phone_paths = [s.path(i) for i, s in enumerate(samples)]
-        results["customers"] = wrk.measure(service, phone_paths, headers, load, _drained)
-    with servers.running("bare aiohttp handler", bare_cmd) as bare:
-        print("measuring the bare handler again ...")
-        results["bare (after)"] = wrk.measure(bare, ["/bare"], {}, load)
+    results: dict[str, load.Result] = {}
+    checked: list[str] = []
+
+    def service_rows() -> None:
+        env = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
+        with load.running("linksvc", load.serve(dataset.path), env=env) as service:
+            token = load.authorize(service, docs.SERVER_KEY)
+            headers = {"Authorization": f"Bearer {token}"}
+            checked.extend(verify(service, headers, dataset, samples))
+            print("verified through the API:\n  " + "\n  ".join(checked))
+            print("measuring GET /campaigns ...")
+            results["campaigns"] = load.measure(service, [CAMPAIGNS_PATH], headers, settings, _drained)
+            print("measuring GET /customers ...")
+            phone_paths = [s.path(i) for i, s in enumerate(samples)]
+            results["customers"] = load.measure(service, phone_paths, headers, settings, _drained)
+
+    before, after = load.beside_baseline("bare aiohttp handler",
+                                         lambda bare, _: load.measure(bare, ["/bare"], {}, settings), service_rows)
+    results = {"bare (before)": before, **results, "bare (after)": after}
     bare_rps = statistics.mean(results[k].rps for k in ("bare (before)", "bare (after)"))
     run = storefront_report.Run(
-        machine=report.machine(), command=COMMAND, load=load, dataset=dataset, compared=compared,
+        machine=load.machine(), command=COMMAND, load=settings, dataset=dataset, compared=compared,
         phones=len(samples), checked=checked, results=results, bare_rps=bare_rps, statements=statements,
-        per_request=per_request, revision=report.revision())
+        per_request=per_request, revision=load.revision())
     print(storefront_report.summary(run))
-    if not args.no_docs:
-        print(f"wrote {report.write_section('storefront', storefront_report.section(run))}")
+    load.publish("storefront", storefront_report.section(run), args)
     return 0
 
 

@@ -4,7 +4,7 @@ Each builder returns what :func:`linksvc.resources.service.save` would write for
 as ``model_dump(mode="json")`` gives it (every field, in model order, normalised values), the filter
 columns of its :class:`~linksvc.resources.kinds.Kind`, and its side-table rows. Building the dicts
 directly takes microseconds a document where validating through pydantic takes ~60 µs;
-:mod:`bench.storefront_check` proves on a sample that the rows are identical to the save path's.
+:func:`bench.data.check_storefront` proves on a sample that the rows are identical to the save path's.
 """
 
 from __future__ import annotations

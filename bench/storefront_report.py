@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bench import plans, report, storefront_data, wrk
+from bench import data, load, plans
 from bench import storefront_docs as docs
+from bench.load import Result
 
 ROWS = (
     ("bare (before)", "bare aiohttp handler, fixed JSON body (before the service)"),
@@ -21,14 +22,14 @@ SLOW_MS = 1.0
 
 @dataclass
 class Run:
-    machine: report.Machine
+    machine: load.Machine
     command: str
-    load: wrk.Load
-    dataset: storefront_data.DataSet
+    load: load.Load
+    dataset: data.StoreSet
     compared: int
     phones: int
     checked: list[str]
-    results: dict[str, wrk.Result]
+    results: dict[str, Result]
     bare_rps: float
     statements: list[plans.Statement]
     per_request: list[tuple[str, list[str]]]
@@ -72,7 +73,7 @@ def diagnosis(statement: plans.Statement) -> str:
     return f"it goes through {index} on account_id alone and tests the other conditions row by row."
 
 
-def _cpu(r: wrk.Result) -> str:
+def _cpu(r: Result) -> str:
     us = r.cpu_us_per_request
     return f"{us:,.0f} µs" if us < 10_000 else f"{us / 1000:,.0f} ms"
 
@@ -121,7 +122,7 @@ def _dataset(run: Run) -> str:
     return f"""One production account with a SERVER key, 2 brands, 3 tiers and a reward (loaded with
 `linksvc.seed.load_seed`), then {d.campaigns:,} campaigns and {d.customers:,} customers bulk-inserted with
 `executemany` into the service's own tables (schema from its migrations; no `ANALYZE`, as the service runs).
-The database is cached at `{d.path.relative_to(storefront_data.REPO_ROOT)}` (gitignored; `--rebuild` makes it
+The database is cached at `{d.path.relative_to(data.REPO_ROOT)}` (gitignored; `--rebuild` makes it
 again) and reused while its generator version, the digest of the migration files, the migration level and
 the row counts match. {how}
 
@@ -178,7 +179,7 @@ def section(run: Run) -> str:
 
 
 def _section(run: Run) -> str:
-    load = run.load
+    settings = run.load
     return f"""## Storefront reads (issue 3)
 
 Command: `{run.command}` (options: `--help`; the first run builds the data set).
@@ -187,14 +188,14 @@ Machine: {run.machine.line()}.
 
 Code: {run.revision}.
 
-Load: wrk on 127.0.0.1, {load.connections} connections, {load.threads} threads, {load.warmup} s warm-up then
-{load.duration} s measured per row, one server process at a time: `linksvc serve` with `LINKSVC_LOAD_DEMO=0
+Load: wrk on 127.0.0.1, {settings.connections} connections, {settings.threads} threads, {settings.warmup} s warm-up then
+{settings.duration} s measured per row, one server process at a time: `linksvc serve` with `LINKSVC_LOAD_DEMO=0
 LINKSVC_LOG_LEVEL=WARNING` (at that level the access logger does no work), or the baseline
 `bench/baseline.py`, measured before and after the service; ratios are to the mean of the two. The database
 file is read once before measuring, so its pages are in the operating system's cache, as a served
 database's are (read cold from this machine's disk, random lookups are several times slower). After each
 load run the benchmark waits until the server has answered what was still queued.
-Requests slower than {load.timeout} s would count as timeouts.
+Requests slower than {settings.timeout} s would count as timeouts.
 
 ### Data set
 
@@ -202,7 +203,7 @@ Requests slower than {load.timeout} s would count as timeouts.
 
 ### Results
 
-{report.table(["request", "requests/s", "p50", "p99", "ratio to bare", "server CPU per request", "requests"],
+{load.table(["request", "requests/s", "p50", "p99", "ratio to bare", "server CPU per request", "requests"],
               _result_rows(run))}
 
 "server CPU per request" is the user plus system CPU time of the server process during the measured run,

@@ -17,10 +17,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bench import report
+from bench import load
+from bench.load import loop_block
 from linksvc.resolver import click_details
 from linksvc.resolver.click_details import DetailsCache, parse_details
 from linksvc.resolver.clicks import Click, ClickRecorder
@@ -42,28 +42,6 @@ def clicks(agents: list[str]) -> list[Click]:
     now = time.time()
     return [Click("acc", "link", f"t{i}", now, "android", False, "web", agent, "", {"utm_source": "mail"})
             for i, agent in enumerate(agents)]
-
-
-async def loop_block(work: Callable[[], Awaitable[object]]) -> tuple[float, float]:
-    """(wall seconds of ``work``, worst lateness in seconds of a 1 ms ticker on the loop meanwhile)."""
-    late = 0.0
-    running = True
-
-    async def ticker() -> None:
-        nonlocal late
-        while running:
-            due = time.perf_counter() + 0.001
-            await asyncio.sleep(0.001)
-            late = max(late, time.perf_counter() - due)
-
-    task = asyncio.create_task(ticker())
-    await asyncio.sleep(0.01)
-    started = time.perf_counter()
-    await work()
-    wall = time.perf_counter() - started
-    running = False
-    await task
-    return wall, late
 
 
 async def measure(rounds: int) -> dict[str, list[tuple[float, float]]]:
@@ -108,8 +86,10 @@ def parse_cost(n: int = 500) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--no-docs", action="store_true")
+    load.output_options(parser, "one round")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds = 1
     per_string = statistics.median(parse_cost() for _ in range(3))
     results = asyncio.run(measure(args.rounds))
 
@@ -125,23 +105,22 @@ def main() -> None:
     given = sys.argv[1:]
     text = "\n".join([
         "## Click user-agent parse (issue 16)", "",
-        f"Command: `{' '.join([COMMAND, *given])}` ({report.revision()}).", "",
-        f"Machine: {report.machine().line()}.", "",
+        f"Command: `{' '.join([COMMAND, *given])}` ({load.revision()}).", "",
+        f"Machine: {load.machine().line()}.", "",
         f"Resolver: `{click_details.RESOLVER}` (ua-parser's best installed). Bare parse of one unseen string: "
         f"{per_string * 1000:.2f} ms (median of 3 × 500).", "",
         f"In one process over a temporary database, {args.rounds} rounds: the click writer's flush of a batch of "
         f"{BATCH} clicks whose user agents were never seen (a distinct Android model and Chrome build each), then "
         "the same batch again. Wall = median time of the flush (parse and insert); block = how late a 1 ms "
         "ticker on the event loop woke, at worst, during it (median and worst over the rounds).", "",
-        report.table(["case", "wall ms", "loop block ms (median)", "loop block ms (worst)"], rows), "",
+        load.table(["case", "wall ms", "loop block ms (median)", "loop block ms (worst)"], rows), "",
         "Reading: the parse runs in a worker thread, so the loop is held only while it waits for the GIL "
         "(Python's 5 ms switch interval at most at a time), not for the whole batch; on the loop the same "
         "parse would hold it for the whole batch. Repeated strings are answered from the cache without a "
         "thread hop.",
     ])
     print(text)
-    if not args.no_docs:
-        print(f"wrote {report.write_section('ua_enrichment', text)}")
+    load.publish("ua_enrichment", text, args)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.report import machine, table, write_section
+from bench.load import machine, output_options, publish, table
 from bench.ua_sets import FAKE_USERAGENT, MATOMO, Labelled, fake_useragent_set, matomo_bots, matomo_set
 from linksvc.resolver.devices import classify, classify_uncached, clear_cache
 
@@ -95,9 +95,10 @@ def print_misses(name: str, agreement: Agreement, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--misses", type=int, default=25, help="disagreement groups printed per set")
+    output_options(parser, "the same measures with one Matomo fixture file")
     args = parser.parse_args()
     fake = fake_useragent_set()
-    matomo = matomo_set()
+    matomo = matomo_set(files=1 if args.smoke else None)
     fake_distinct = list(dict.fromkeys(entry.user_agent for entry in fake))
     sets = {
         "fake-useragent rows (all browser-shaped)": Agreement(fake),
@@ -175,7 +176,7 @@ def main() -> None:
         "they are counted as they come.",
     ])
     print(body)
-    write_section("useragents", body)
+    publish("useragents", body, args)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench import report
+from bench import load
 from linksvc.jsoncodec import dumpb
 from linksvc.loyalty.wallet import load_wallet
 from linksvc.seed import load_seed
@@ -67,28 +67,16 @@ async def _per_lookup(run: Callable[[], Awaitable[bytes]], repeat: int) -> float
 
 async def _longest_block(run: Callable[[], Awaitable[bytes]]) -> float:
     """How late a 1 ms ticker woke, at worst, while 8 lookups ran back to back."""
-    late = 0.0
-    done = False
+    async def eight() -> None:
+        for _ in range(8):
+            await run()
 
-    async def ticker() -> None:
-        nonlocal late
-        while not done:
-            due = time.perf_counter() + 0.001
-            await asyncio.sleep(0.001)
-            late = max(late, time.perf_counter() - due)
-
-    task = asyncio.create_task(ticker())
-    await asyncio.sleep(0.01)
-    for _ in range(8):
-        await run()
-    done = True
-    await task
-    return late
+    return (await load.loop_block(eight))[1]
 
 
-async def measure(folder: Path) -> list[dict[str, Any]]:
+async def measure(folder: Path, sizes: tuple[int, ...] = SIZES) -> list[dict[str, Any]]:
     results = []
-    for size in SIZES:
+    for size in sizes:
         db = Database(str(folder / f"wallet-{size}.db"), "NORMAL")
         await db.open()
         try:
@@ -122,15 +110,15 @@ def section(results: list[dict[str, Any]], given: list[str]) -> str:
             for r in results]
     return "\n".join([
         "## Wallet lookups (issue 8)", "",
-        f"Command: `{' '.join([COMMAND, *given])}` ({report.revision()}).", "",
-        f"Machine: {report.machine().line()}.", "",
+        f"Command: `{' '.join([COMMAND, *given])}` ({load.revision()}).", "",
+        f"Machine: {load.machine().line()}.", "",
         "In one process, over a temporary database: a customer holding N wallet lines, its wallet read as "
         "`GET /customers` reads it (`load_wallet`, then the JSON of the answer): on the background connection "
         "(what the service does) and, for comparison, on the event loop's reader. Time = median per lookup, one at "
         "a time; block = how late a 1 ms ticker on the event loop woke, at worst, while 8 lookups ran back to back "
         "(how long the loop could not answer anything else). Baseline (same run): the bare `SELECT *` of the same "
         "lines into Python rows on the reader.", "",
-        report.table(["lines", "answer", "baseline ms", "background ms", "of baseline", "background: loop block ms",
+        load.table(["lines", "answer", "baseline ms", "background ms", "of baseline", "background: loop block ms",
                       "on the loop ms", "on the loop: block ms"], rows), "",
         "Reading: SQLite makes the lines' JSON itself, in one statement (one snapshot with the totals), so the "
         "work per line runs inside SQLite without Python's GIL. On the background connection the event loop "
@@ -142,14 +130,13 @@ def section(results: list[dict[str, Any]], given: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.wallet", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    load.output_options(parser, "wallets of 10 and 100 lines")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-wallet-") as tmp:
-        results = asyncio.run(measure(Path(tmp)))
+        results = asyncio.run(measure(Path(tmp), SIZES[:2] if args.smoke else SIZES))
     text = section(results, [])
     print(text)
-    if not args.no_docs:
-        print(f"wrote {report.write_section('wallet', text)}")
+    load.publish("wallet", text, args)
     return 0
 
 
