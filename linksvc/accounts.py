@@ -19,7 +19,8 @@ from linksvc.errors import Conflict, NotFound, Unauthorized
 from linksvc.resources.models import Account, ApiKeyIn
 from linksvc.store import Store
 from storage import accounts as repo
-from storage.db import Conn, Row, Tx
+from storage.accounts import AccountRecord, ApiKeyRecord
+from storage.db import Conn, Tx
 
 KEY_PREFIX = "lk_"
 TOKEN_PREFIX = "lt_"
@@ -40,25 +41,25 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def account_view(row: Row) -> dict[str, Any]:
+def account_view(account: AccountRecord) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "environment": row["environment"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
+        "id": account.id,
+        "name": account.name,
+        "environment": account.environment,
+        "created_at": account.created_at,
+        "updated_at": account.updated_at,
     }
 
 
-def key_view(row: Row) -> dict[str, Any]:
+def key_view(key: ApiKeyRecord) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "account_id": row["account_id"],
-        "kind": row["kind"],
-        "name": row["name"],
-        "prefix": row["key_prefix"],
-        "created_at": row["created_at"],
-        "revoked_at": row["revoked_at"],
+        "id": key.id,
+        "account_id": key.account_id,
+        "kind": key.kind,
+        "name": key.name,
+        "prefix": key.key_prefix,
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
     }
 
 
@@ -69,7 +70,7 @@ async def upsert_account(tx: Tx, account: Account) -> bool:
     if row is None:
         await repo.insert_account(tx, account.id, account.name, account.environment, now)
         return True
-    if (row["name"], row["environment"]) == (account.name, account.environment):
+    if (row.name, row.environment) == (account.name, account.environment):
         return False
     await repo.update_account(tx, account.id, account.name, account.environment, now)
     return True
@@ -85,7 +86,7 @@ async def create_account(db: Store, account: Account) -> dict[str, Any]:
     return account_view(row)
 
 
-async def get_account(conn: Conn, account_id: str) -> Row:
+async def get_account(conn: Conn, account_id: str) -> AccountRecord:
     row = await repo.get_account(conn, account_id)
     if row is None:
         raise NotFound("Account not found", f"no account with id {account_id}")
@@ -134,12 +135,12 @@ async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, An
     hashed = digest(secret)
     existing = await repo.key_by_hash(tx, hashed)
     if existing is not None:
-        if existing["account_id"] != account_id:
+        if existing.account_id != account_id:
             raise Conflict("Key in use", "this key belongs to another account")
-        if existing["kind"] != spec.kind:
+        if existing.kind != spec.kind:
             # Changing what a live key may do is not an edit: revoke it and issue a new key.
             raise Conflict(
-                "Key kind is fixed", f"this key exists as a {existing['kind']} key; revoke it and add a new key"
+                "Key kind is fixed", f"this key exists as a {existing.kind} key; revoke it and add a new key"
             )
         return key_view(existing), secret, False
     # A seeded key gets an id derived from its digest, so that loading a seed twice adds it once.
@@ -171,18 +172,18 @@ async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, i
     if not (api_key.isascii() and api_key.isprintable()):  # bytes that are not UTF-8 arrive as surrogates
         raise Unauthorized("Malformed API key", "an API key is printable ASCII")
     key = await repo.key_by_hash(db.reader, digest(api_key))
-    if key is None or key["revoked_at"] is not None:
+    if key is None or key.revoked_at is not None:
         raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     now = utcnow()
     async with db.transaction() as tx:
         # The key may have been revoked while we waited for the writer: check again inside.
-        current = await repo.get_key(tx, key["account_id"], key["id"])
-        if current is None or current["revoked_at"] is not None:
+        current = await repo.get_key(tx, key.account_id, key.id)
+        if current is None or current.revoked_at is not None:
             raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")
         await repo.delete_expired_tokens(tx, iso(now))
         await repo.insert_token(
-            tx, digest(token), key["account_id"], key["id"], key["kind"],
+            tx, digest(token), key.account_id, key.id, key.kind,
             iso(now), iso(now + timedelta(seconds=ttl_seconds)),
         )
     return token, ttl_seconds
@@ -192,11 +193,11 @@ async def principal_for(db: Store, token: str) -> Principal:
     row = await repo.token_principal(db.reader, digest(token))
     if row is None:
         raise Unauthorized("Invalid token", "the bearer token is unknown")
-    if row["revoked_at"] is not None:
+    if row.revoked_at is not None:
         raise Unauthorized("Invalid token", "the bearer token's API key was revoked")
-    if parse_iso(row["expires_at"]) <= utcnow():
+    if parse_iso(row.expires_at) <= utcnow():
         raise Unauthorized("Token expired", "the bearer token has expired; get a new one")
-    return Principal(account_id=row["account_id"], key_id=row["key_id"], kind=row["kind"])
+    return Principal(account_id=row.account_id, key_id=row.key_id, kind=row.kind)
 
 
 async def has_none(db: Store) -> bool:

@@ -118,9 +118,9 @@ async def list_campaigns(
     query = replace(query, now=iso(moment))
     if customer_id is not None:
         query = await with_customer(conn, query, customer_id)
-    rows = await repo.page_campaigns(conn, query, offset, limit)
+    page = await repo.campaign_page(conn, query, offset, limit)
     total = await counts.count(conn, query, counting)
-    campaigns = [response_campaign(loads(row["body"]), moment) for row in rows]
+    campaigns = [response_campaign(campaign.body, moment) for campaign in page]
     if codes_summary:
         coupons = [c["id"] for c in campaigns if c["type"] == "COUPONS"]
         summaries = await repo.codes_summaries(conn, coupons, query.now)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from linksvc.jsoncodec import loads
 from linksvc.store import Store
 from storage import documents
 from storage.db import Conn
 
 
 async def list_bodies(conn: Conn, table: str, account_id: str) -> list[dict[str, Any]]:
-    return [loads(row["body"]) for row in await documents.list_all(conn, table, account_id)]
+    return [doc.body for doc in await documents.list_all(conn, table, account_id)]
 
 
 async def brands(store: Store, account_id: str) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from linksvc.accounts import get_account
-from linksvc.jsoncodec import loads
 from linksvc.store import Store
 from storage import dead_letters as repo
 
@@ -17,8 +16,8 @@ from storage import dead_letters as repo
 async def list_dead_letters(db: Store, account_id: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     await get_account(db.reader, account_id)  # 404 for an unknown account
     rows, total = await repo.list_for_account(db.reader, account_id, limit, offset)
-    items = [{"id": row["id"], "kind": row["kind"], "reason": row["reason"], "payload": loads(row["payload"]),
-              "created_at": row["created_at"]} for row in rows]
+    items = [{"id": row.id, "kind": row.kind, "reason": row.reason, "payload": row.payload,
+              "created_at": row.created_at} for row in rows]
     return items, total
 
 

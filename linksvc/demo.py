@@ -63,7 +63,7 @@ def _seed_of(account_id: str) -> int:
 
 
 async def _bodies(tx: Tx, table: str, account_id: str) -> list[dict[str, Any]]:
-    return [loads(row["body"]) for row in await documents.list_all(tx, table, account_id)]
+    return [doc.body for doc in await documents.list_all(tx, table, account_id)]
 
 
 async def _points(tx: Tx, account_id: str, customers: list[dict[str, Any]], rewards: list[dict[str, Any]],

@@ -51,7 +51,7 @@ async def admit_migration(db: Store, account_id: str) -> None:
     """The rate limit of ``POST /customers/migrate``: production accounts only, 15 requests in any 5 seconds
     and 10,000 an hour (refusals are not counted); RateLimited when over."""
     account = await get_account(db.reader, account_id)
-    if account["environment"] != "production":
+    if account.environment != "production":
         return
     async with db.transaction() as tx:
         await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS,

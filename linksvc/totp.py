@@ -57,7 +57,7 @@ async def issue_code(db: Store, account_id: str, customer_id: str, now: float) -
     step = step_of(now)
     ends = (step + 1) * STEP_SECONDS
     return {
-        "code": code_at(state["secret"], step),
+        "code": code_at(state.secret, step),
         "expired_at": datetime.fromtimestamp(ends, UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
         "seconds_left": int(ends - now),
     }
@@ -82,11 +82,11 @@ async def verify_code(db: Store, customer_id: str, code: str, now: float) -> boo
         state = await repo.get_state(tx, customer_id)
         if state is None:
             return False
-        if state["failed_step"] == step and state["failures"] >= MAX_FAILURES:
+        if state.failed_step == step and state.failures >= MAX_FAILURES:
             wait = math.ceil((step + 1) * STEP_SECONDS - now)
             raise RateLimited(wait, "too many wrong codes; ask for a new code after the current one expires")
         for candidate in (step, step - 1):
-            if candidate > state["last_used_step"] and hmac.compare_digest(code_at(state["secret"], candidate), code):
+            if candidate > state.last_used_step and hmac.compare_digest(code_at(state.secret, candidate), code):
                 await repo.record_use(tx, customer_id, candidate)
                 return True
         await repo.record_failure(tx, customer_id, step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
@@ -12,6 +13,31 @@ OWNS = ("clicks",)
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
            "device_brand", "device_model")
+
+
+@dataclass(frozen=True, slots=True)
+class ClickCount:
+    """How many clicks (``bot`` or human) share a key: ``value`` is the second part of a two-part key (a major
+    version, a device model), None for one-part keys (a day, a platform, a utm_source)."""
+
+    key: Any
+    value: Any
+    bot: bool
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedClick:
+    """The latest click that carried a tracking_id, with its link's code and stored destination."""
+
+    user_agent: str | None
+    referer: str | None
+    clicked_at: str
+    platform: str | None
+    bot: int
+    link_id: str | None
+    code: str | None
+    destination_url: str | None
 
 
 ROWS_PER_STATEMENT = 1000  # 17,000 parameters: under SQLite's limit of 32,766
@@ -36,12 +62,12 @@ def _major(column: str) -> str:
     return f"CASE WHEN instr({column}, '.') > 0 THEN substr({column}, 1, instr({column}, '.') - 1) ELSE {column} END"
 
 
-async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[Row]]:
+async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[ClickCount]]:
     """Clicks of a link since ``since``, each split with bot: by day, platform, utm_source, browser family and
     major version, OS family and major version, device brand and model (the most clicked first)."""
     where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
     most = "ORDER BY sum(n) OVER (PARTITION BY k, v) DESC, k, v"
-    return {
+    counts = {
         "browser": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT browser_family AS k, "
                                          f"{_major('browser_version')} AS v, bot, count(*) AS n {where} "
                                          f"GROUP BY k, v, bot) {most}", (link_id, since)),
@@ -56,11 +82,19 @@ async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[R
         "utm_source": await fetch_all(conn, f"SELECT utm_source AS k, bot, count(*) AS n {where} GROUP BY k, bot",
                                       (link_id, since)),
     }
+    return {name: [_count(row) for row in rows] for name, rows in counts.items()}
 
 
-async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> Row | None:
+def _count(row: Row) -> ClickCount:
+    """(k, v, bot, n) or (k, bot, n)."""
+    if len(row) == 4:
+        return ClickCount(row[0], row[1], bool(row[2]), int(row[3]))
+    return ClickCount(row[0], None, bool(row[1]), int(row[2]))
+
+
+async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> TrackedClick | None:
     """The latest click of the account that carried ``tracking_id``, with its link's stored destination."""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         "SELECT c.user_agent, c.referer, c.clicked_at, c.platform, c.bot, c.link_id, l.code, "
         "json_extract(l.body, '$.destination_url') AS destination_url FROM clicks c "
@@ -68,3 +102,4 @@ async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) ->
         "ORDER BY c.id DESC LIMIT 1",
         (tracking_id, account_id),
     )
+    return None if row is None else TrackedClick(*row)

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+import orjson
+
+from storage.db import Conn, Tx, execute, fetch_all, fetch_one
 
 OWNS = ("dead_letters",)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A write set aside: its kind, why, and its payload (decoded here: what the write was, free-form by kind)."""
+
+    id: int
+    kind: str
+    reason: str
+    payload: Any
+    created_at: str
 
 
 async def insert(tx: Tx, kind: str, account_id: str | None, reason: str, payload: str, created_at: str) -> None:
@@ -14,11 +28,12 @@ async def insert(tx: Tx, kind: str, account_id: str | None, reason: str, payload
                   (kind, account_id, reason, payload, created_at))
 
 
-async def list_for_account(conn: Conn, account_id: str, limit: int, offset: int) -> tuple[list[Row], int]:
+async def list_for_account(conn: Conn, account_id: str, limit: int, offset: int) -> tuple[list[DeadLetter], int]:
     rows = await fetch_all(conn, "SELECT id, kind, reason, payload, created_at FROM dead_letters "
                                  "WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?", (account_id, limit, offset))
     total = await fetch_one(conn, "SELECT count(*) AS n FROM dead_letters WHERE account_id = ?", (account_id,))
-    return rows, int(total["n"]) if total is not None else 0
+    letters = [DeadLetter(r[0], r[1], r[2], orjson.loads(r[3]), r[4]) for r in rows]
+    return letters, int(total["n"]) if total is not None else 0
 
 
 def counts_by_kind(conn: Any) -> list[tuple[str, int]]:

@@ -3,11 +3,48 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.documents import Document
 
 OWNS = ("deliveries",)
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRecord:
+    """One delivery of the outbox: what to send where, and how its tries went."""
+
+    seq: int
+    id: str
+    account_id: str
+    connection_id: str
+    destination: str
+    event_id: str
+    trigger: str
+    kind: str
+    order_key: str
+    state: str
+    reason: str | None
+    tries: int
+    next_attempt_at: str
+    lease_until: str | None
+    last_status: int | None
+    last_error: str | None
+    created_at: str
+    updated_at: str
+    delivered_at: str | None
+
+
+_DELIVERY = ", ".join(DeliveryRecord.__dataclass_fields__)
+_D_DELIVERY = ", ".join(f"d.{name}" for name in DeliveryRecord.__dataclass_fields__)
+
+
+def _delivery(row: Row) -> DeliveryRecord:
+    return DeliveryRecord(*row)
 
 COLUMNS = ("id", "account_id", "connection_id", "destination", "event_id", "trigger", "kind", "order_key", "state",
            "reason", "next_attempt_at", "created_at", "updated_at")
@@ -20,18 +57,19 @@ async def enqueue(tx: Tx, rows: Sequence[dict[str, Any]]) -> None:
                       [row[c] for row in rows for c in COLUMNS])
 
 
-async def connections(conn: Conn, account_id: str) -> list[Row]:
+async def connections(conn: Conn, account_id: str) -> list[Document]:
     """The account's enabled connections (a disabled one gets no deliveries at all)."""
-    return await fetch_all(conn, "SELECT id, body FROM connections WHERE account_id = ? AND enabled = 1 ORDER BY id",
-                           (account_id,))
+    rows = await fetch_all(conn, "SELECT id, body, created_at, updated_at FROM connections "
+                                 "WHERE account_id = ? AND enabled = 1 ORDER BY id", (account_id,))
+    return [Document(r[0], account_id, orjson.loads(r[1]), r[2], r[3]) for r in rows]
 
 
-async def claim(tx: Tx, now: str, lease_until: str, limit: int) -> list[Row]:
+async def claim(tx: Tx, now: str, lease_until: str, limit: int) -> list[DeliveryRecord]:
     """Due pending deliveries not leased by anyone, each the first pending one of its connection and
     order key (so one customer's deliveries reach a connection in order); leased to the caller."""
     rows = await fetch_all(
         tx,
-        "SELECT d.* FROM deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= ? "
+        f"SELECT {_D_DELIVERY} FROM deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= ? "
         "AND (d.lease_until IS NULL OR d.lease_until < ?) "
         "AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.state = 'pending' AND e.connection_id = d.connection_id "
         "AND e.order_key = d.order_key AND e.seq < d.seq) ORDER BY d.next_attempt_at, d.seq LIMIT ?",
@@ -41,7 +79,8 @@ async def claim(tx: Tx, now: str, lease_until: str, limit: int) -> list[Row]:
         marks = ", ".join("?" for _ in rows)
         await execute(tx, f"UPDATE deliveries SET lease_until = ? WHERE seq IN ({marks})",
                       [lease_until, *(r["seq"] for r in rows)])
-    return rows
+    # lease_until as read, before this lease (the caller knows its own)
+    return [_delivery(r) for r in rows]
 
 
 async def record(tx: Tx, seq: int, state: str, tries: int, next_attempt_at: str, status: int | None,
@@ -60,21 +99,25 @@ async def next_due(conn: Conn) -> str | None:
     return row["at"] if row else None
 
 
-async def by_id(conn: Conn, account_id: str, delivery_id: str) -> Row | None:
-    return await fetch_one(conn, "SELECT * FROM deliveries WHERE account_id = ? AND id = ?", (account_id, delivery_id))
+async def by_id(conn: Conn, account_id: str, delivery_id: str) -> DeliveryRecord | None:
+    row = await fetch_one(conn, f"SELECT {_DELIVERY} FROM deliveries WHERE account_id = ? AND id = ?",
+                          (account_id, delivery_id))
+    return None if row is None else _delivery(row)
 
 
-async def of_event(conn: Conn, account_id: str, event_id: str) -> list[Row]:
-    return await fetch_all(conn, "SELECT * FROM deliveries WHERE account_id = ? AND event_id = ? ORDER BY seq",
-                           (account_id, event_id))
+async def of_event(conn: Conn, account_id: str, event_id: str) -> list[DeliveryRecord]:
+    rows = await fetch_all(conn, f"SELECT {_DELIVERY} FROM deliveries WHERE account_id = ? AND event_id = ? "
+                                 "ORDER BY seq", (account_id, event_id))
+    return [_delivery(r) for r in rows]
 
 
 async def of_connection(conn: Conn, account_id: str, connection_id: str, state: str | None, limit: int,
-                        offset: int) -> list[Row]:
+                        offset: int) -> list[DeliveryRecord]:
     where = "account_id = ? AND connection_id = ?" + (" AND state = ?" if state else "")
     params: list[Any] = [account_id, connection_id, *([state] if state else [])]
-    return await fetch_all(conn, f"SELECT * FROM deliveries WHERE {where} ORDER BY seq DESC LIMIT ? OFFSET ?",
-                           [*params, limit, offset])
+    rows = await fetch_all(conn, f"SELECT {_DELIVERY} FROM deliveries WHERE {where} ORDER BY seq DESC LIMIT ? "
+                                 "OFFSET ?", [*params, limit, offset])
+    return [_delivery(r) for r in rows]
 
 
 async def retry(tx: Tx, account_id: str, delivery_id: str, now: str) -> bool:

@@ -3,7 +3,10 @@ connections the demo's receivers check signatures against."""
 
 from __future__ import annotations
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+import orjson
+
+from storage.db import Conn, Tx, execute, fetch_all, fetch_one
+from storage.documents import Document
 
 OWNS = ("demo_accounts",)
 
@@ -32,10 +35,12 @@ async def any_account(conn: Conn) -> bool:
     return await fetch_one(conn, "SELECT 1 FROM demo_accounts LIMIT 1") is not None
 
 
-async def webhook_connections(conn: Conn) -> list[Row]:
+async def webhook_connections(conn: Conn) -> list[Document]:
     """The enabled webhook connections of demo accounts, with their bodies (the config holds the secrets)."""
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
-        "SELECT c.id, c.account_id, c.body FROM connections c JOIN demo_accounts d ON d.account_id = c.account_id "
+        "SELECT c.id, c.account_id, c.body, c.created_at, c.updated_at FROM connections c "
+        "JOIN demo_accounts d ON d.account_id = c.account_id "
         "WHERE c.destination = 'webhook' AND c.enabled = 1 ORDER BY c.id",
     )
+    return [Document(r[0], r[1], orjson.loads(r[2]), r[3], r[4]) for r in rows]

@@ -7,7 +7,10 @@ without naming its account. Table and column names come only from :data:`TABLES`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
@@ -37,6 +40,25 @@ ORDER: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A stored resource: its validated document, decoded once here (``body`` is free-form JSON by kind: the
+    resource models of ``linksvc.resources`` give it its shape), and when it was written."""
+
+    id: str
+    account_id: str
+    body: dict[str, Any]
+    created_at: str
+    updated_at: str
+
+
+_DOCUMENT = "id, body, created_at, updated_at"
+
+
+def _document(row: Row, account_id: str) -> Document:
+    return Document(row[0], account_id, orjson.loads(row[1]), row[2], row[3])
+
+
 def _known(table: str) -> None:
     """Only the tables of TABLES are ever named in SQL here."""
     if table not in TABLES:
@@ -52,13 +74,14 @@ def _columns(table: str, values: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(values)
 
 
-async def get(conn: Conn, table: str, account_id: str, doc_id: str) -> Row | None:
+async def get(conn: Conn, table: str, account_id: str, doc_id: str) -> Document | None:
     _known(table)
-    return await fetch_one(
+    row = await fetch_one(
         conn,
-        f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? AND id = ?",
+        f"SELECT {_DOCUMENT} FROM {table} WHERE account_id = ? AND id = ?",
         (account_id, doc_id),
     )
+    return None if row is None else _document(row, account_id)
 
 
 async def owner(conn: Conn, table: str, doc_id: str) -> str | None:
@@ -76,25 +99,27 @@ async def exists(conn: Conn, table: str, account_id: str, doc_id: str) -> bool:
     return row is not None
 
 
-async def list_page(conn: Conn, table: str, account_id: str, limit: int, offset: int) -> list[Row]:
+async def list_page(conn: Conn, table: str, account_id: str, limit: int, offset: int) -> list[Document]:
     _known(table)
     order = ORDER.get(table, "created_at, id")
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
-        f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? "
+        f"SELECT {_DOCUMENT} FROM {table} WHERE account_id = ? "
         f"ORDER BY {order} LIMIT ? OFFSET ?",
         (account_id, limit, offset),
     )
+    return [_document(row, account_id) for row in rows]
 
 
-async def list_all(conn: Conn, table: str, account_id: str) -> list[Row]:
+async def list_all(conn: Conn, table: str, account_id: str) -> list[Document]:
     _known(table)
     order = ORDER.get(table, "created_at, id")
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
-        f"SELECT id, body, created_at, updated_at FROM {table} WHERE account_id = ? ORDER BY {order}",
+        f"SELECT {_DOCUMENT} FROM {table} WHERE account_id = ? ORDER BY {order}",
         (account_id,),
     )
+    return [_document(row, account_id) for row in rows]
 
 
 async def count(conn: Conn, table: str, account_id: str) -> int:
@@ -161,8 +186,9 @@ async def referred_by(conn: Conn, table: str, account_id: str, doc_id: str) -> l
     return found
 
 
-def every_body(conn: Any, table: str) -> list[tuple[str, str, str]]:
-    """(id, account_id, body) of every document of ``table`` in every account; a plain sqlite3 connection
-    (called at start-up and from a metrics scrape)."""
+def every_document(conn: Any, table: str) -> list[Document]:
+    """Every document of ``table`` in every account; a plain sqlite3 connection (called at start-up and from a
+    metrics scrape)."""
     _known(table)
-    return [(r[0], r[1], r[2]) for r in conn.execute(f"SELECT id, account_id, body FROM {table}")]
+    return [Document(r[0], r[1], orjson.loads(r[2]), r[3], r[4])
+            for r in conn.execute(f"SELECT id, account_id, body, created_at, updated_at FROM {table}")]

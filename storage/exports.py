@@ -8,6 +8,11 @@ advancing are compare-and-set, so two exporters (two processes) never both advan
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 OWNS = ("export_progress",)
@@ -16,10 +21,43 @@ EVENT_COLUMNS = ("rowid AS export_rowid, id, account_id, type, customer_id, orde
                  "reversed_at, reversal")
 
 
-async def accounts_to_export(conn: Conn, target: str) -> list[Row]:
-    """Accounts with events past their watermark or a claimed range: ``account_id``, ``last_rowid`` (0 when
-    never exported), ``pending_rowid``."""
-    return await fetch_all(
+@dataclass(frozen=True, slots=True)
+class ExportProgress:
+    """How far a target has written an account's events: ``last_rowid`` written (0: none), ``pending_rowid`` the
+    end of a claimed range not yet written (None: none); ``updated_at`` None where no progress is stored yet."""
+
+    account_id: str
+    last_rowid: int
+    pending_rowid: int | None
+    updated_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedEvent:
+    """An event as the export reads it, with its rowid. Local to the export: the events table's own record
+    belongs with ``storage.events``; this one may become it (or wrap it) once that exists."""
+
+    export_rowid: int
+    id: str
+    account_id: str
+    type: str
+    customer_id: str | None
+    order_id: str | None
+    issued_at: str
+    received_at: str
+    body: dict[str, Any]
+    reversed_at: str | None
+    reversal: dict[str, Any] | None
+
+
+def _event(row: Row) -> ExportedEvent:
+    return ExportedEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], orjson.loads(row[8]),
+                         row[9], orjson.loads(row[10]) if row[10] else None)
+
+
+async def accounts_to_export(conn: Conn, target: str) -> list[ExportProgress]:
+    """Accounts with events past their watermark or a claimed range, with their progress."""
+    rows = await fetch_all(
         conn,
         "SELECT a.id AS account_id, COALESCE(p.last_rowid, 0) AS last_rowid, p.pending_rowid AS pending_rowid "
         "FROM accounts a LEFT JOIN export_progress p ON p.target = ? AND p.account_id = a.id "
@@ -28,6 +66,7 @@ async def accounts_to_export(conn: Conn, target: str) -> list[Row]:
         "ORDER BY a.id",
         (target,),
     )
+    return [ExportProgress(r[0], int(r[1]), r[2]) for r in rows]
 
 
 async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> int:
@@ -37,22 +76,24 @@ async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> i
     return int(row[0]) if row else 0
 
 
-async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[Row]:
+async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[ExportedEvent]:
     """The account's next ``limit`` events after ``after_rowid``, in rowid order."""
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
         (account_id, after_rowid, limit),
     )
+    return [_event(row) for row in rows]
 
 
-async def events_between(conn: Conn, account_id: str, after_rowid: int, upto_rowid: int) -> list[Row]:
+async def events_between(conn: Conn, account_id: str, after_rowid: int, upto_rowid: int) -> list[ExportedEvent]:
     """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order."""
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? AND rowid <= ? ORDER BY rowid",
         (account_id, after_rowid, upto_rowid),
     )
+    return [_event(row) for row in rows]
 
 
 async def claim(tx: Tx, target: str, account_id: str, last_rowid: int, pending_rowid: int, now: str) -> bool:
@@ -81,11 +122,12 @@ async def advance(tx: Tx, target: str, account_id: str, last_rowid: int, pending
     return changed == 1
 
 
-async def progress(conn: Conn, target: str) -> list[Row]:
-    """Every account's progress for ``target``: ``account_id``, ``last_rowid``, ``pending_rowid``, ``updated_at``."""
-    return await fetch_all(
+async def progress(conn: Conn, target: str) -> list[ExportProgress]:
+    """Every account's progress for ``target``."""
+    rows = await fetch_all(
         conn,
         "SELECT account_id, last_rowid, pending_rowid, updated_at FROM export_progress WHERE target = ? "
         "ORDER BY account_id",
         (target,),
     )
+    return [ExportProgress(r[0], int(r[1]), r[2], r[3]) for r in rows]

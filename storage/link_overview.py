@@ -7,14 +7,28 @@ which is what codes and URLs are made of. The clicks are counted with the ``clic
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from storage.db import Conn, Row, fetch_all, fetch_one
+import orjson
+
+from storage.db import Conn, fetch_all, fetch_one
 
 OWNS: tuple[str, ...] = ()
 
 _MATCH = ("(instr(lower(l.code), :needle) > 0 "
           "OR instr(lower(json_extract(l.body, '$.destination_url')), :needle) > 0)")
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOverviewRecord:
+    """One link of the dashboard's list: its stored body (decoded), its campaign's name and its recent clicks."""
+
+    id: str
+    link: dict[str, Any]
+    created_at: str
+    campaign_name: str | None
+    clicks: int
 
 
 def _where(account_id: str, needle: str | None) -> tuple[str, dict[str, Any]]:
@@ -27,10 +41,10 @@ def _where(account_id: str, needle: str | None) -> tuple[str, dict[str, Any]]:
 
 
 async def page_links(conn: Conn, account_id: str, needle: str | None, clicks_since: str, limit: int,
-                     offset: int) -> list[Row]:
-    """Rows of (id, body, created_at, campaign_name, clicks): human clicks since ``clicks_since``."""
+                     offset: int) -> list[LinkOverviewRecord]:
+    """The page's links, with their human clicks since ``clicks_since``."""
     where, params = _where(account_id, needle)
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         "SELECT l.id, l.body, l.created_at, json_extract(c.body, '$.name') AS campaign_name, "
         "(SELECT count(*) FROM clicks k WHERE k.link_id = l.id AND k.clicked_at >= :since AND k.bot = 0) AS clicks "
@@ -38,6 +52,7 @@ async def page_links(conn: Conn, account_id: str, needle: str | None, clicks_sin
         f"WHERE {where} ORDER BY l.created_at DESC, l.id DESC LIMIT :limit OFFSET :offset",
         {**params, "since": clicks_since, "limit": limit, "offset": offset},
     )
+    return [LinkOverviewRecord(r[0], orjson.loads(r[1]), r[2], r[3], int(r[4])) for r in rows]
 
 
 async def count_links(conn: Conn, account_id: str, needle: str | None) -> int:

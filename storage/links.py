@@ -6,18 +6,42 @@ reads it.
 
 from __future__ import annotations
 
-from storage.db import Conn, Row, fetch_all, fetch_one
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from storage.db import Conn, fetch_all, fetch_one
 
 OWNS: tuple[str, ...] = ()
 
 
-async def link_by_code(conn: Conn, code: str) -> Row | None:
-    return await fetch_one(conn, "SELECT id, account_id, body FROM links WHERE code = ?", (code,))
+@dataclass(frozen=True, slots=True)
+class StoredLink:
+    """A link as stored: its id, its account and its body (the link's settings, decoded here)."""
+
+    id: str
+    account_id: str
+    link: dict[str, Any]
 
 
-async def other_link_with_code(conn: Conn, code: str, link_id: str) -> Row | None:
-    """A link other than ``link_id`` at ``code`` (codes are unique across accounts)."""
-    return await fetch_one(conn, "SELECT id FROM links WHERE code = ? AND id != ?", (code, link_id))
+@dataclass(frozen=True, slots=True)
+class AppSettings:
+    """The apps of one link: its ``android`` and ``ios`` objects (None when it has none)."""
+
+    android: dict[str, Any] | None
+    ios: dict[str, Any] | None
+
+
+async def link_by_code(conn: Conn, code: str) -> StoredLink | None:
+    row = await fetch_one(conn, "SELECT id, account_id, body FROM links WHERE code = ?", (code,))
+    return None if row is None else StoredLink(row[0], row[1], orjson.loads(row[2]))
+
+
+async def other_link_with_code(conn: Conn, code: str, link_id: str) -> str | None:
+    """The id of a link other than ``link_id`` at ``code`` (codes are unique across accounts)."""
+    row = await fetch_one(conn, "SELECT id FROM links WHERE code = ? AND id != ?", (code, link_id))
+    return None if row is None else str(row[0])
 
 
 async def code_is_free(conn: Conn, code: str) -> bool:
@@ -25,10 +49,16 @@ async def code_is_free(conn: Conn, code: str) -> bool:
     return await fetch_one(conn, "SELECT 1 FROM links WHERE code = ?", (code,)) is None
 
 
-async def app_settings(conn: Conn) -> list[Row]:
+async def app_settings(conn: Conn) -> list[AppSettings]:
     """The android and ios settings of every link that has any (for the .well-known files)."""
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         "SELECT json_extract(body, '$.android') AS android, json_extract(body, '$.ios') AS ios FROM links "
         "WHERE json_type(body, '$.android') = 'object' OR json_type(body, '$.ios') = 'object'",
     )
+    return [AppSettings(_object(row[0]), _object(row[1])) for row in rows]
+
+
+def _object(text: str | None) -> dict[str, Any] | None:
+    """A JSON object extracted by ``json_extract`` (text), decoded; None for SQL NULL or an empty value."""
+    return orjson.loads(text) if text else None

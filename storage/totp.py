@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
-from storage.db import Conn, Row, Tx, execute, fetch_one
+from dataclasses import dataclass
+
+from storage.db import Conn, Tx, execute, fetch_one
 
 OWNS = ("totp_state",)
 
 
-async def get_state(conn: Conn, customer_id: str) -> Row | None:
-    return await fetch_one(conn, "SELECT * FROM totp_state WHERE customer_id = ?", (customer_id,))
+@dataclass(frozen=True, slots=True)
+class TotpState:
+    """A customer's one-time-code secret, the last step a code was used in, and the failures of ``failed_step``
+    (-1: none)."""
+
+    customer_id: str
+    account_id: str
+    secret: str
+    last_used_step: int
+    failed_step: int
+    failures: int
+
+
+async def get_state(conn: Conn, customer_id: str) -> TotpState | None:
+    row = await fetch_one(
+        conn,
+        "SELECT customer_id, account_id, secret, last_used_step, failed_step, failures FROM totp_state "
+        "WHERE customer_id = ?",
+        (customer_id,),
+    )
+    return None if row is None else TotpState(*row)
 
 
 async def create_state(conn: Tx, account_id: str, customer_id: str, secret: str) -> None:

@@ -10,18 +10,18 @@ from typing import Any
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
 from linksvc.forwarding import versions
-from linksvc.jsoncodec import loads
 from linksvc.store import Store
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
+from storage.deliveries import DeliveryRecord
 
 FIELDS = ("id", "connection_id", "destination", "event_id", "trigger", "kind", "state", "reason", "tries",
           "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at")
 
 
-def _view(row: Any) -> dict[str, Any]:
-    return {name: row[name] for name in FIELDS}
+def _view(delivery: DeliveryRecord) -> dict[str, Any]:
+    return {name: getattr(delivery, name) for name in FIELDS}
 
 
 async def of_event(db: Store, account_id: str, event_id: str) -> list[dict[str, Any]]:
@@ -44,6 +44,7 @@ async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
         if not await repo.retry(tx, account_id, delivery_id, iso(utcnow())):
             raise Conflict("Not retryable", "only failed or dead deliveries can be retried")
     row = await repo.by_id(db.reader, account_id, delivery_id)
+    assert row is not None  # retried just now; deleted only with its account
     return _view(row)
 
 
@@ -53,13 +54,13 @@ async def test_connection(db: Store, account_id: str, connection_id: str,
     row = await documents.get(db.reader, "connections", account_id, connection_id)
     if row is None:
         raise NotFound("Connection not found", f"no connection with id {connection_id} in this account")
-    return await send_test(loads(row["body"]), account_id)
+    return await send_test(row.body, account_id)
 
 
 def connections_near_sunset(db: Store, today: date) -> list[dict[str, Any]]:
     """Every connection whose vendor API version ends within the warning window (or has ended)."""
-    connections = [{**loads(body), "id": doc_id, "account_id": account_id}
-                   for doc_id, account_id, body in documents.every_body(db.reader, "connections")]
+    connections = [{**doc.body, "id": doc.id, "account_id": doc.account_id}
+                   for doc in documents.every_document(db.reader, "connections")]
     return versions.near_sunset(connections, today)
 
 

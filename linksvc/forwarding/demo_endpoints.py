@@ -144,8 +144,8 @@ async def webhook_sink(conn: Conn, headers: Mapping[str, str], body: bytes, now:
     if not await repo.any_account(conn):
         return None
     secrets: list[str] = []
-    for row in await repo.webhook_connections(conn):
-        secrets += signing_secrets(loads(row["body"]).get("config") or {}, now)
+    for connection in await repo.webhook_connections(conn):
+        secrets += signing_secrets(connection.body.get("config") or {}, now)
     problem = signature_problem(secrets, headers, body, now)
     return SinkAnswer(401, problem) if problem else SinkAnswer(204)
 

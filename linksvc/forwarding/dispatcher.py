@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -58,7 +58,8 @@ from storage import customers as customer_repo
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
-from storage.db import Database, Row
+from storage.db import Database
+from storage.deliveries import DeliveryRecord
 
 log = logging.getLogger("linksvc.forwarding")
 MAX_DELAY_SECONDS = 3600.0
@@ -121,50 +122,50 @@ class Dispatcher:
             return await send(self._session, replace(request, url=local), True, now)
         return await send(self._session, request, self.allow_private, now)
 
-    def _retry_or_dead(self, row: Row, tries: int, now: datetime, status: int | None, error: str,
+    def _retry_or_dead(self, row: DeliveryRecord, tries: int, now: datetime, status: int | None, error: str,
                        retry_after: float | None = None) -> Outcome:
         if tries >= self.max_tries:
-            return Outcome(row["seq"], "dead", tries, iso(now), status, error)
+            return Outcome(row.seq, "dead", tries, iso(now), status, error)
         delay = backoff_delay(tries, self.backoff, retry_after)
-        return Outcome(row["seq"], "pending", tries, iso(now + timedelta(seconds=delay)), status, error)
+        return Outcome(row.seq, "pending", tries, iso(now + timedelta(seconds=delay)), status, error)
 
-    async def _attempt(self, row: Row) -> Outcome:
+    async def _attempt(self, row: DeliveryRecord) -> Outcome:
         now = utcnow()
-        tries = int(row["tries"]) + 1
+        tries = int(row.tries) + 1
         reader = self.db.reader
-        event_row = await event_repo.by_id(reader, row["account_id"], row["event_id"])
-        connection_row = await documents.get(reader, "connections", row["account_id"], row["connection_id"])
+        event_row = await event_repo.by_id(reader, row.account_id, row.event_id)
+        connection_row = await documents.get(reader, "connections", row.account_id, row.connection_id)
         if event_row is None or connection_row is None:
-            return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason="the event or connection is gone")
-        connection = loads(connection_row["body"])
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason="the event or connection is gone")
+        connection = connection_row.body
         if not connection.get("enabled", True):
-            return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason="connection disabled")
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason="connection disabled")
         event: dict[str, Any] = {
             **dict(event_row), "body": loads(event_row["body"]), "effects": loads(event_row["effects"]),
             "reversal": loads(event_row["reversal"]) if event_row["reversal"] else None,
         }
         customer = None
         if event_row["customer_id"]:
-            customer_row = await customer_repo.customer_by(reader, row["account_id"], "id", event_row["customer_id"])
+            customer_row = await customer_repo.customer_by(reader, row.account_id, "id", event_row["customer_id"])
             customer = loads(customer_row["body"]) if customer_row is not None else None
-        event["click"] = await self._click_of(row["account_id"], event["body"])
+        event["click"] = await self._click_of(row.account_id, event["body"])
         assert self._session is not None
-        destination = row["destination"]
+        destination = row.destination
         request: Outgoing | Filtered | None = None
         try:
             for fresh_token in (False, True):
                 if fresh_token:
                     self.tokens.invalidate(connection)
                 current = await self.tokens.with_token(self._session, connection)
-                request = build(destination, row["kind"], event, customer, current, row["id"], now,
-                                trigger=row["trigger"])
+                request = build(destination, row.kind, event, customer, current, row.id, now,
+                                trigger=row.trigger)
                 if isinstance(request, Skipped):
-                    return Outcome(row["seq"], "skipped", row["tries"], iso(now), reason=request.reason)
+                    return Outcome(row.seq, "skipped", row.tries, iso(now), reason=request.reason)
                 if isinstance(request, Filtered):
-                    return Outcome(row["seq"], "filtered", row["tries"], iso(now), reason=request.reason)
-                sent = await self._send(row["account_id"], request, now)
+                    return Outcome(row.seq, "filtered", row.tries, iso(now), reason=request.reason)
+                sent = await self._send(row.account_id, request, now)
                 if sent is None:
-                    return Outcome(row["seq"], "pending", row["tries"], iso(now + timedelta(seconds=POLL_SECONDS)))
+                    return Outcome(row.seq, "pending", row.tries, iso(now + timedelta(seconds=POLL_SECONDS)))
                 answer = sent
                 verdict = judge(destination, answer.status, answer.body, request)
                 if not verdict.token_expired:
@@ -172,25 +173,26 @@ class Dispatcher:
         except TokenError as exc:
             if exc.retry:
                 return self._retry_or_dead(row, tries, now, None, str(exc))
-            return Outcome(row["seq"], "failed", tries, iso(now), None, str(exc))
+            return Outcome(row.seq, "failed", tries, iso(now), None, str(exc))
         except RefusedDestination as exc:
             url = request.url if isinstance(request, Outgoing) else ""
             refusal = redact_error(str(exc), url)
-            log.warning("delivery %s %s", row["id"], refusal)
-            return Outcome(row["seq"], "failed", tries, iso(now), None, refusal)
+            log.warning("delivery %s %s", row.id, refusal)
+            return Outcome(row.seq, "failed", tries, iso(now), None, refusal)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             url = request.url if isinstance(request, Outgoing) else ""
             error = redact_error(f"{type(exc).__name__}: {exc}", url)
             return self._retry_or_dead(row, tries, now, None, error[:500])
         return self._outcome_of(row, tries, now, answer, verdict)
 
-    def _outcome_of(self, row: Row, tries: int, now: datetime, answer: Answer, verdict: Verdict) -> Outcome:
+    def _outcome_of(self, row: DeliveryRecord, tries: int, now: datetime, answer: Answer,
+                    verdict: Verdict) -> Outcome:
         if verdict.outcome == DELIVERED:
             self.sent += 1
-            return Outcome(row["seq"], "delivered", tries, iso(now), answer.status, verdict.message)
+            return Outcome(row.seq, "delivered", tries, iso(now), answer.status, verdict.message)
         error = verdict.message or f"HTTP {answer.status}"
         if verdict.outcome == FAILED:
-            return Outcome(row["seq"], "failed", tries, iso(now), answer.status, error)
+            return Outcome(row.seq, "failed", tries, iso(now), answer.status, error)
         return self._retry_or_dead(row, tries, now, answer.status, error, answer.retry_after)
 
     async def test(self, connection: dict[str, Any], account_id: str = "") -> dict[str, Any]:
@@ -222,15 +224,15 @@ class Dispatcher:
         if not isinstance(tracking_id, str) or not tracking_id:
             return None
         found = await click_repo.click_by_tracking_id(self.db.reader, account_id, tracking_id)
-        return dict(found) if found is not None else None
+        return asdict(found) if found is not None else None
 
-    async def _deliver(self, row: Row) -> None:
+    async def _deliver(self, row: DeliveryRecord) -> None:
         try:
             outcome = await self._attempt(row)
         except Exception as exc:  # a bug in a mapping must not stop the dispatcher; the delivery is kept
-            log.exception("delivery %s failed unexpectedly", row["id"])
+            log.exception("delivery %s failed unexpectedly", row.id)
             error = mask_url_credentials(f"internal error: {exc}")
-            outcome = self._retry_or_dead(row, int(row["tries"]) + 1, utcnow(), None, error[:500])
+            outcome = self._retry_or_dead(row, int(row.tries) + 1, utcnow(), None, error[:500])
         self._outcomes.append(outcome)
         self._wake.set()
 
@@ -249,7 +251,7 @@ class Dispatcher:
             log.exception("recording %d delivery outcomes failed", len(outcomes))
             self._outcomes = outcomes + self._outcomes
 
-    async def _claim(self, limit: int) -> list[Row]:
+    async def _claim(self, limit: int) -> list[DeliveryRecord]:
         now = utcnow()
         lease = now + timedelta(seconds=self.timeout * 2 + 1)
         async with self.db.transaction() as tx:
@@ -259,7 +261,7 @@ class Dispatcher:
         while not self._stopping:
             self._wake.clear()
             await self._record()
-            claimed: list[Row] = []
+            claimed: list[DeliveryRecord] = []
             free = self.concurrency - len(self._inflight)
             if free > 0:
                 try:

@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from linksvc.clock import iso, parse_iso, utcnow
-from linksvc.jsoncodec import dumpb, loads
+from linksvc.jsoncodec import dumpb
 from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
 from storage import exports as repo
-from storage.db import Database, Row
+from storage.db import Database
+from storage.exports import ExportedEvent, ExportProgress
 
 if TYPE_CHECKING:
     from linksvc.settings import Settings
@@ -115,31 +116,31 @@ class ExportFile:
     events: int
 
 
-def export_line(row: Row) -> dict[str, Any]:
+def export_line(row: ExportedEvent) -> dict[str, Any]:
     """One event as exported: its stored body, ``attribution`` as the client sent it, the resolved one
     beside it, and the stored columns."""
-    body = loads(row["body"])
+    body = dict(row.body)
     resolved = body.pop("attribution", None)
     original = body.pop("attribution_original", None)
     return {
         **body,
-        "id": row["id"], "account_id": row["account_id"], "type": row["type"], "customer_id": row["customer_id"],
-        "order_id": row["order_id"], "issued_at": row["issued_at"], "received_at": row["received_at"],
+        "id": row.id, "account_id": row.account_id, "type": row.type, "customer_id": row.customer_id,
+        "order_id": row.order_id, "issued_at": row.issued_at, "received_at": row.received_at,
         "attribution": original, "attribution_resolved": resolved,
-        "reversed_at": row["reversed_at"], "reversal": loads(row["reversal"]) if row["reversal"] else None,
+        "reversed_at": row.reversed_at, "reversal": row.reversal,
     }
 
 
-def build_files(target: ExportTarget, account_id: str, rows: list[Row]) -> list[ExportFile]:
+def build_files(target: ExportTarget, account_id: str, rows: list[ExportedEvent]) -> list[ExportFile]:
     """One file per issue date (UTC) of the events, in rowid order. Same rows, same names and bytes."""
-    days: dict[str, list[Row]] = {}
+    days: dict[str, list[ExportedEvent]] = {}
     for row in rows:
-        days.setdefault(parse_iso(row["issued_at"]).date().isoformat(), []).append(row)
+        days.setdefault(parse_iso(row.issued_at).date().isoformat(), []).append(row)
     files = []
     for day, group in days.items():
-        first, last = group[0]["export_rowid"], group[-1]["export_rowid"]
+        first, last = group[0].export_rowid, group[-1].export_rowid
         name = uuid.uuid5(NAMESPACE, f"{target.identity}|{account_id}|{day}|{first}|{last}")
-        first_ts = parse_iso(group[0]["issued_at"]).strftime("%Y%m%dT%H%M%SZ")
+        first_ts = parse_iso(group[0].issued_at).strftime("%Y%m%dT%H%M%SZ")
         parts = (target.prefix.strip("/"), account_id, f"dt={day}", f"{first_ts}-{name}.jsonl.gz")
         lines = b"".join(dumpb(export_line(row)) + b"\n" for row in group)
         # mtime=0: the same events give the same bytes, so a rewrite after a crash is identical.
@@ -215,11 +216,11 @@ async def open_sink(target: ExportTarget) -> AsyncIterator[Sink]:
         yield S3Sink(client, target.bucket)
 
 
-async def _export_account(db: Database, target: ExportTarget, sink: Sink, account: Row, now: str, batch: int,
-                          result: ExportResult, progress: Progress) -> None:
-    account_id: str = account["account_id"]
-    last: int = account["last_rowid"]
-    pending: int | None = account["pending_rowid"]
+async def _export_account(db: Database, target: ExportTarget, sink: Sink, account: ExportProgress, now: str,
+                          batch: int, result: ExportResult, progress: Progress) -> None:
+    account_id: str = account.account_id
+    last: int = account.last_rowid
+    pending: int | None = account.pending_rowid
     while True:
         if pending is not None:  # a range claimed by a run that did not finish: write exactly it again
             rows = await repo.events_between(db.background, account_id, last, pending)
@@ -227,7 +228,7 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
             rows = await repo.events_after(db.background, account_id, last, batch)
             if not rows:
                 return
-            pending = int(rows[-1]["export_rowid"])
+            pending = int(rows[-1].export_rowid)
             async with db.transaction() as tx:
                 claimed = await repo.claim(tx, target.identity, account_id, last, pending, now)
             if not claimed:
@@ -255,7 +256,7 @@ async def export_events(db: Database, target: ExportTarget, now: datetime, batch
         raise ValueError("batch must be positive")
     result = ExportResult()
     todo = [row for row in await repo.accounts_to_export(db.background, target.identity)
-            if accounts is None or row["account_id"] in accounts]
+            if accounts is None or row.account_id in accounts]
     if not todo:
         return result
     if progress is None:
@@ -264,7 +265,7 @@ async def export_events(db: Database, target: ExportTarget, now: datetime, batch
         progress.stage(f"export to {target.kind}: counting", None, "events")
         total = 0
         for account in todo:
-            total += await repo.count_events_after(db.background, account["account_id"], account["last_rowid"])
+            total += await repo.count_events_after(db.background, account.account_id, account.last_rowid)
         progress.stage(f"export to {target.kind}", total, "events")
     async with contextlib.AsyncExitStack() as stack:
         writer = sink if sink is not None else await stack.enter_async_context(open_sink(target))

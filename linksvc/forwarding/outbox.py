@@ -13,7 +13,6 @@ from typing import Any
 
 from linksvc.forwarding.outgoing import kinds_for
 from linksvc.forwarding.rules import filter_reason
-from linksvc.jsoncodec import loads
 from storage import deliveries as repo
 from storage.db import Tx
 
@@ -28,8 +27,8 @@ async def enqueue(tx: Tx, account_id: str, event: dict[str, Any], customer: dict
     """``event`` is the stored event (row fields, ``body`` parsed); ``effects`` what this trigger did.
     Returns how many deliveries are pending."""
     rows = []
-    for row in await repo.connections(tx, account_id):
-        connection = loads(row["body"])
+    for stored in await repo.connections(tx, account_id):
+        connection = stored.body
         for kind in kinds_for(connection["destination"], trigger, effects):
             reason = filter_reason(connection, kind, event, customer)
             rows.append({

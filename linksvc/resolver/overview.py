@@ -17,7 +17,6 @@ from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
-from linksvc.jsoncodec import loads
 from linksvc.resolver.decide import unavailable
 from linksvc.resolver.devices import classify
 from linksvc.resolver.explain import describe_device, explain
@@ -62,13 +61,13 @@ async def link_overview(conn: Conn, account_id: str, q: str | None, limit: int, 
     total = await repo.count_links(conn, account_id, needle)
     items = []
     for row in rows:
-        link = loads(row["body"])
+        link = row.link
         items.append({
             "id": link["id"], "code": link["code"], "kind": link["kind"], "campaign_id": link.get("campaign_id"),
-            "campaign_name": row["campaign_name"], "destination_url": link["destination_url"],
+            "campaign_name": row.campaign_name, "destination_url": link["destination_url"],
             "disabled": bool(link.get("disabled")), "expires_at": link.get("expires_at"),
-            "short_url": f"{public_url}/{link['code']}", "clicks_7d": int(row["clicks"]),
-            "created_at": row["created_at"],
+            "short_url": f"{public_url}/{link['code']}", "clicks_7d": row.clicks,
+            "created_at": row.created_at,
         })
     return items, total
 
@@ -102,9 +101,9 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
     row = await link_by_code(conn, code)
     if row is None:
         return None
-    link = loads(row["body"])
+    link = row.link
     device = classify(user_agent)
-    answer: dict[str, Any] = {"code": code, "link_id": row["id"], "account_id": row["account_id"]}
+    answer: dict[str, Any] = {"code": code, "link_id": row.id, "account_id": row.account_id}
     reason = unavailable(link, now)
     if reason is not None:
         return {**answer, "status": 410, "location": None, "answer": "gone", "body": None, "utm": {},

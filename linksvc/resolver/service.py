@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from linksvc.jsoncodec import loads
 from linksvc.resolver import wellknown
 from linksvc.store import Store
-from storage.links import app_settings, link_by_code
+from storage.links import StoredLink, app_settings, link_by_code
 
-
-@dataclass(frozen=True, slots=True)
-class StoredLink:
-    """A link as stored: its id, its account and its body (the link's settings)."""
-
-    id: str
-    account_id: str
-    link: dict[str, Any]
+__all__ = ["StoredLink", "apple_app_site_association", "asset_links", "link_of_code"]
 
 
 async def link_of_code(db: Store, code: str) -> StoredLink | None:
     """The link at ``code``; None for an unknown code."""
-    row = await link_by_code(db.reader, code)
-    if row is None:
-        return None
-    return StoredLink(row["id"], row["account_id"], loads(row["body"]))
+    return await link_by_code(db.reader, code)
 
 
 async def apple_app_site_association(db: Store) -> dict[str, Any]:

@@ -10,24 +10,25 @@ from typing import Any
 
 from linksvc.clock import iso, utcnow
 from storage import clicks as repo
-from storage.db import Conn, Row
+from storage.clicks import ClickCount
+from storage.db import Conn
 
 
-def _split(rows: Sequence[Row], name: str) -> list[dict[str, Any]]:
-    """Rows of (key, bot, n) as [{name: key, human, bot}] in first-seen order."""
+def _split(rows: Sequence[ClickCount], name: str) -> list[dict[str, Any]]:
+    """Counts by one key as [{name: key, human, bot}] in first-seen order."""
     merged: dict[Any, dict[str, Any]] = {}
     for row in rows:
-        entry = merged.setdefault(row["k"], {name: row["k"], "human": 0, "bot": 0})
-        entry["bot" if row["bot"] else "human"] += row["n"]
+        entry = merged.setdefault(row.key, {name: row.key, "human": 0, "bot": 0})
+        entry["bot" if row.bot else "human"] += row.n
     return list(merged.values())
 
 
-def _split_two(rows: Sequence[Row], name: str, second: str) -> list[dict[str, Any]]:
-    """Rows of (k, v, bot, n) as [{name: k, second: v, human, bot}] in first-seen order."""
+def _split_two(rows: Sequence[ClickCount], name: str, second: str) -> list[dict[str, Any]]:
+    """Counts by two keys as [{name: key, second: value, human, bot}] in first-seen order."""
     merged: dict[tuple[Any, Any], dict[str, Any]] = {}
     for row in rows:
-        entry = merged.setdefault((row["k"], row["v"]), {name: row["k"], second: row["v"], "human": 0, "bot": 0})
-        entry["bot" if row["bot"] else "human"] += row["n"]
+        entry = merged.setdefault((row.key, row.value), {name: row.key, second: row.value, "human": 0, "bot": 0})
+        entry["bot" if row.bot else "human"] += row.n
     return list(merged.values())
 
 

@@ -11,24 +11,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from linksvc.jsoncodec import loads
+from storage.links import AppSettings
 
 
-def _apps(rows: Iterable[Any], key: str) -> list[dict[str, Any]]:
-    return [loads(row[key]) for row in rows if row[key]]
-
-
-def apple_app_site_association(rows: Iterable[Any]) -> dict[str, Any]:
-    app_ids = sorted({f"{ios['team_id']}.{ios['bundle_id']}" for ios in _apps(rows, "ios")
+def apple_app_site_association(rows: Iterable[AppSettings]) -> dict[str, Any]:
+    apps = [row.ios for row in rows if row.ios is not None]
+    app_ids = sorted({f"{ios['team_id']}.{ios['bundle_id']}" for ios in apps
                       if ios.get("team_id") and ios.get("bundle_id")})
     details = [{"appIDs": [app_id], "components": [{"/": "*"}], "appID": app_id, "paths": ["*"]}
                for app_id in app_ids]
     return {"applinks": {"apps": [], "details": details}}
 
 
-def asset_links(rows: Iterable[Any]) -> list[dict[str, Any]]:
+def asset_links(rows: Iterable[AppSettings]) -> list[dict[str, Any]]:
     prints: dict[str, set[str]] = {}
-    for android in _apps(rows, "android"):
+    for android in (row.android for row in rows if row.android is not None):
         prints.setdefault(android["package"], set()).update(android.get("sha256_cert_fingerprints") or [])
     return [
         {"relation": ["delegate_permission/common.handle_all_urls"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 import string
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -188,7 +188,7 @@ class CampaignKind(Kind):
         extra: dict[str, Any] = {"status": status}
         if body["type"] == "COUPONS":
             rows = await campaign_repo.list_codes(conn, body["id"])
-            extra["codes"] = [dict(row) for row in rows]
+            extra["codes"] = [asdict(row) for row in rows]
         return extra
 
 

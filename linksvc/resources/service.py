@@ -13,20 +13,20 @@ from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
-from linksvc.jsoncodec import dumps, loads
+from linksvc.jsoncodec import dumps
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
 from storage import documents
-from storage.db import Conn, Database, Row, Tx
+from storage.db import Conn, Database, Tx
+from storage.documents import Document
 
 
 def kind_of(name: str) -> Kind:
     return KINDS[name]
 
 
-async def view(conn: Conn, kind: Kind, account_id: str, row: Row) -> dict[str, Any]:
-    body = loads(row["body"])
-    extras = await kind.extras(conn, account_id, body)
-    return {**kind.public(body), **extras, "created_at": row["created_at"], "updated_at": row["updated_at"]}
+async def view(conn: Conn, kind: Kind, account_id: str, doc: Document) -> dict[str, Any]:
+    extras = await kind.extras(conn, account_id, doc.body)
+    return {**kind.public(doc.body), **extras, "created_at": doc.created_at, "updated_at": doc.updated_at}
 
 
 async def save(
@@ -49,7 +49,7 @@ async def save(
         item = parse(kind, data, prefix)
     doc_id = item.id if item is not None else data.get("id") if isinstance(data, dict) else None
     row = await documents.get(tx, kind.name, account_id, doc_id) if isinstance(doc_id, str) else None
-    existing = None if row is None else {**loads(row["body"]), "created_at": row["created_at"]}
+    existing = None if row is None else {**row.body, "created_at": row.created_at}
     now = iso(utcnow())
     ctx = SaveContext(tx, account_id, prefix, allow_private, existing, now, issues, refused)
     if isinstance(data, dict):
@@ -65,7 +65,7 @@ async def save(
     body = item.model_dump(mode="json")
     if row is None:
         await documents.insert(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
-    elif loads(row["body"]) != body:
+    elif row.body != body:
         await documents.update(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
     else:
         # Unchanged: side tables are left as they are too, so a reload never resets live state.
@@ -81,7 +81,7 @@ class Resources:
         self.db = db
         self.allow_private = allow_private_destinations
 
-    async def _get_row(self, conn: Conn, kind: Kind, account_id: str, doc_id: str) -> Row:
+    async def _get_row(self, conn: Conn, kind: Kind, account_id: str, doc_id: str) -> Document:
         row = await documents.get(conn, kind.name, account_id, doc_id)
         if row is None:
             await get_account(conn, account_id)
@@ -125,7 +125,7 @@ class Resources:
             raise InvalidField("body", f"must be a JSON object (a {kind.label})", "Invalid body", rule="type")
         async with self.db.transaction() as tx:
             row = await self._get_row(tx, kind, account_id, doc_id)
-            stored = loads(row["body"])
+            stored = row.body
             merged = kind.restore_hidden(stored, {**stored, **data} if partial else dict(data))
             merged["id"] = doc_id
             fixed_id = [Issue("id", "is not a field a PATCH can change", "unknown_field")] if partial and "id" in data \
@@ -139,7 +139,7 @@ class Resources:
         Returns the new secret (shown only here) and when the old one stops signing."""
         kind = kind_of("connections")
         async with self.db.transaction() as tx:
-            stored = loads((await self._get_row(tx, kind, account_id, doc_id))["body"])
+            stored = (await self._get_row(tx, kind, account_id, doc_id)).body
             if stored.get("destination") != "webhook":
                 raise InvalidField("destination", f"a {stored.get('destination')} connection has no signing secret "
                                                   "to rotate; only webhook connections do")

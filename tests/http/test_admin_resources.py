@@ -14,7 +14,6 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
-from linksvc.jsoncodec import loads
 from storage import documents
 from tests.conftest import ADMIN
 from tests.factories import A, B, ids
@@ -248,7 +247,7 @@ SECRET = "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="
 async def stored_connection(client: TestClient, account: str, doc_id: str) -> dict[str, Any]:
     row = await documents.get(client.app[DB].reader, "connections", account, doc_id)
     assert row is not None
-    return dict(loads(row["body"]))
+    return dict(row.body)
 
 
 async def test_connection_secrets_are_masked_in_every_response(seeded: TestClient) -> None:

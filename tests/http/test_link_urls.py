@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
 from linksvc.clock import iso, utcnow
-from linksvc.jsoncodec import dumps, loads
+from linksvc.jsoncodec import dumps
 from linksvc.resources.link_urls import URL_TEXT
 from storage import documents
 from tests.conftest import ADMIN
@@ -124,7 +124,7 @@ async def store_unchecked(client: TestClient, link_id: str, changes: dict[str, A
     async with db.transaction() as tx:
         row = await documents.get(tx, "links", A, link_id)
         assert row is not None
-        body = {**loads(row["body"]), **changes}
+        body = {**row.body, **changes}
         await documents.update(tx, "links", A, link_id, dumps(body), {}, iso(utcnow()))
 
 

@@ -33,7 +33,6 @@ from api.appkeys import DB
 from api.auth import SESSION_COOKIE
 from api.observability import AccessLogger
 from linksvc.app import create_app
-from linksvc.jsoncodec import loads
 from linksvc.logs import JsonFormatter, configure_logging
 from linksvc.resources.kinds import SECRET_MASK
 from linksvc.seed import load_seed
@@ -349,7 +348,7 @@ async def test_url_credentials_are_masked_everywhere_and_kept_when_sent_back(ser
     async def stored_config(doc_id: str) -> dict[str, Any]:
         row = await documents.get(client.app[DB].reader, "connections", A, doc_id)
         assert row is not None
-        config: dict[str, Any] = loads(row["body"])["config"]
+        config: dict[str, Any] = row.body["config"]
         return config
 
     response = await client.post(collection, headers=ADMIN, json={

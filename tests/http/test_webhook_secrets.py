@@ -34,7 +34,7 @@ def rotate_url(account: str, connection: str) -> str:
 async def stored_config(client: TestClient, account: str, connection: str) -> dict[str, Any]:
     row = await documents.get(client.app[DB].reader, "connections", account, connection)
     assert row is not None
-    return dict(loads(row["body"])["config"])
+    return dict(row.body["config"])
 
 
 async def rotate(client: TestClient, connection: str) -> dict[str, Any]:
@@ -146,9 +146,9 @@ async def test_a_short_secret_stored_before_the_rule_can_be_rotated_away(service
     async with service.app[DB].transaction() as tx:  # as saved before secrets had a minimum length
         row = await documents.get(tx, "connections", A, connection)
         assert row is not None
-        body = loads(row["body"])
+        body = row.body
         body["config"]["secret"] = SHORT
-        await documents.update(tx, "connections", A, connection, dumps(body), {}, row["updated_at"])
+        await documents.update(tx, "connections", A, connection, dumps(body), {}, row.updated_at)
     response = await service.patch(f"{ADMIN_API}/connections/{connection}", json={"enabled": True}, headers=ADMIN)
     assert response.status == 200, await response.text()  # edits that keep it go on working
     new = (await rotate(service, connection))["secret"]

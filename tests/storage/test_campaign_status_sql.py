@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from linksvc.accounts import upsert_account
 from linksvc.clock import iso
-from linksvc.jsoncodec import loads
 from linksvc.loyalty.status import STATUSES, campaign_status
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Account
@@ -43,7 +42,7 @@ async def _check(campaigns: list[dict]) -> None:
         }
         for status in (*STATUSES, "NOT FINISHED"):
             rows, count = await list_campaigns(db.reader, CampaignQuery(ACCOUNT, iso(NOW), status=status), 0, 1000)
-            names = {loads(row["body"])["name"] for row in rows}
+            names = {campaign.body["name"] for campaign in rows}
             wanted = {n for n, s in expected.items() if (s != "FINISHED" if status == "NOT FINISHED" else s == status)}
             assert names == wanted, (status, campaigns)
             assert count == len(wanted)

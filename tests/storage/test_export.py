@@ -177,8 +177,8 @@ async def test_a_run_after_a_crash_rewrites_the_same_objects(db: Database, tmp_p
     assert result.events == 4
     [progress] = await export_repo.progress(db.reader, target.identity)
     newest = await fetch_one(db.reader, "SELECT max(rowid) FROM events")
-    assert newest is not None and progress["last_rowid"] == newest[0]
-    assert progress["pending_rowid"] is None
+    assert newest is not None and progress.last_rowid == newest[0]
+    assert progress.pending_rowid is None
 
 
 async def test_a_claimed_range_belongs_to_one_exporter_until_written(db: Database) -> None:

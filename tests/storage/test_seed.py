@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,11 @@ def rich_seed() -> dict[str, Any]:
 async def snapshot(db: Database) -> dict[str, Any]:
     """Everything observable through the admin service: accounts, keys and every resource of every account."""
     resources = Resources(db, allow_private_destinations=True)
-    accounts = [dict(row) for row in await account_repo.list_accounts(db.reader, 100, 0)]
+    accounts = [asdict(row) for row in await account_repo.list_accounts(db.reader, 100, 0)]
     state: dict[str, Any] = {"accounts": accounts}
     for account in accounts:
-        state[f"keys {account['id']}"] = [dict(row) for row in await account_repo.list_keys(db.reader, account["id"])]
+        keys = await account_repo.list_keys(db.reader, account["id"])
+        state[f"keys {account['id']}"] = [asdict(row) for row in keys]
         for name in LOAD_ORDER:
             state[f"{name} {account['id']}"] = await resources.list(account["id"], name, 500, 0)
     return dict(loads(dumpb(state)))  # as the admin API answers it
@@ -315,7 +317,7 @@ async def test_cli_loads_a_file_and_reloading_changes_nothing(tmp_path: Path) ->
     database = Database(str(db_path), "NORMAL")
     await database.open()
     try:
-        assert sorted(a["id"] for a in await account_repo.list_accounts(database.reader, 10, 0)) == [A, B]
+        assert sorted(a.id for a in await account_repo.list_accounts(database.reader, 10, 0)) == [A, B]
     finally:
         await database.close()
 
@@ -358,5 +360,5 @@ async def test_a_changed_key_kind_is_applied_or_refused(db: Database) -> None:
     except InvalidField as exc:
         assert exc.path == "accounts[0].api_keys[0].kind"
         return
-    kinds = sorted(row["kind"] for row in await account_repo.list_keys(db.reader, A))
+    kinds = sorted(row.kind for row in await account_repo.list_keys(db.reader, A))
     assert (counts["api_keys"], kinds) == (1, ["CLIENT", "CLIENT"])
