@@ -23,7 +23,9 @@ PREFIX = "/api/admin/v1"
 async def openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
 
+
 OPENAPI: web.AppKey[dict] = web.AppKey("admin_openapi", dict)
+
 
 ENDPOINTS = [
     *ACCOUNT_ENDPOINTS,

@@ -118,9 +118,11 @@ async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:
     destination = edit_utm(current["destination_url"], body.model_dump(exclude_unset=True))
     return data(await resources.update(account_id, "links", link_id, {"destination_url": destination}, partial=True))
 
+
 class QrQuery(BaseModel):
     format: Literal["svg", "png"] = "svg"
     scale: int = Field(default=8, ge=1, le=40, description="pixels per module")
+
 
 async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]
@@ -131,13 +133,16 @@ async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
     return web.Response(body=image, content_type=content_type,
                         headers={"Content-Disposition": f'inline; filename="{name}"'})
 
+
 class ClicksQuery(BaseModel):
     days: int = Field(default=30, ge=1, le=366, description="how many days back")
+
 
 class CountSplit(BaseModel):
     model_config = ConfigDict(extra="allow")
     human: int
     bot: int
+
 
 class LinkClicks(BaseModel):
     link_id: str
@@ -150,6 +155,7 @@ class LinkClicks(BaseModel):
     by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
     by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
     by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
+
 
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]

@@ -30,6 +30,7 @@ def _partial(model: type[BaseModel]) -> type[BaseModel]:
     return create_model(f"{model.__name__}Patch", __config__=ConfigDict(extra="forbid"), __module__=SCHEMA_MODULE,
                         **fields)
 
+
 _VIEW_EXTRAS: dict[str, dict[str, Any]] = {
     "campaigns": {"status": (str, ...), "codes": (Optional[list[CouponCode]], None)},  # noqa: UP045
     "customers": {"wallet": (Wallet, ...)},
@@ -45,9 +46,11 @@ def resource_view(kind: Kind) -> type[BaseModel]:
         created_at=(str, ...), updated_at=(str, ...), **_VIEW_EXTRAS.get(kind.name, {}),
     )
 
+
 def wrapped(view: type[BaseModel]) -> tuple[type[BaseModel], type[BaseModel]]:
     """``Envelope[view]`` and ``Page[view]`` of a model built at run time."""
     return Envelope[view], Page[view]  # type: ignore[valid-type]
+
 
 def resource_endpoints(kind: Kind) -> list[Endpoint]:
     segment = kind.name.replace("_", "-")

@@ -17,14 +17,17 @@ class AccountPatch(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     environment: Environment | None = None
 
+
 class AccountView(Account):
     created_at: str
     updated_at: str
+
 
 class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: KeyKind
     name: str = Field(default="", max_length=200)
+
 
 class ApiKeyView(BaseModel):
     id: str
@@ -35,6 +38,7 @@ class ApiKeyView(BaseModel):
     created_at: str
     revoked_at: str | None
 
+
 class ApiKeyCreated(ApiKeyView):
     key: str = Field(description="the secret: shown only in this response")
 
@@ -44,12 +48,15 @@ async def list_accounts(request: web.Request, query: Paging) -> web.Response:
     return json_response({"data": views, "count": total,
                           "limit": query.limit, "offset": query.offset})
 
+
 async def create_account(request: web.Request, body: Account) -> web.Response:
     return data(await accounts.create_account(request.app[DB], body), status=201)
+
 
 async def get_account(request: web.Request) -> web.Response:
     row = await accounts.get_account(request.app[DB].reader, request.match_info["account_id"])
     return data(accounts.account_view(row))
+
 
 async def patch_account(request: web.Request, body: AccountPatch) -> web.Response:
     db = request.app[DB]
@@ -58,21 +65,26 @@ async def patch_account(request: web.Request, body: AccountPatch) -> web.Respons
                      environment=body.environment or current["environment"])
     return data(await accounts.update_account(db, merged))
 
+
 async def delete_account(request: web.Request) -> web.Response:
     await accounts.delete_account(request.app[DB], request.match_info["account_id"])
     return web.Response(status=204)
 
+
 async def list_keys(request: web.Request) -> web.Response:
     return data(await accounts.list_keys(request.app[DB], request.match_info["account_id"]))
+
 
 async def create_key(request: web.Request, body: ApiKeyCreate) -> web.Response:
     spec = ApiKeyIn(kind=body.kind, name=body.name)
     created = await accounts.create_key(request.app[DB], request.match_info["account_id"], spec)
     return data(created, status=201)
 
+
 async def get_key(request: web.Request) -> web.Response:
     account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]
     return data(await accounts.get_key(request.app[DB], account_id, key_id))
+
 
 async def revoke_key(request: web.Request) -> web.Response:
     account_id, key_id = request.match_info["account_id"], request.match_info["key_id"]

@@ -34,12 +34,15 @@ class DeliveryView(BaseModel):
 
 DeliveryState = Literal["pending", "delivered", "filtered", "skipped", "failed", "dead"]
 
+
 class DeliveriesQuery(Paging):
     state: DeliveryState | None = None
+
 
 async def event_deliveries(request: web.Request) -> web.Response:
     account_id, event_id = request.match_info["account_id"], request.match_info["event_id"]
     return data(await deliveries.of_event(request.app[DB], account_id, event_id))
+
 
 async def connection_deliveries(request: web.Request, query: DeliveriesQuery) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
@@ -47,11 +50,13 @@ async def connection_deliveries(request: web.Request, query: DeliveriesQuery) ->
     return data(await deliveries.of_connection(request.app[DB], account_id, connection_id, query.state,
                                                query.limit, query.offset))
 
+
 async def retry_delivery(request: web.Request) -> web.Response:
     account_id, delivery_id = request.match_info["account_id"], request.match_info["delivery_id"]
     view = await deliveries.retry(request.app[DB], account_id, delivery_id)
     request.app[DISPATCHER].wake()
     return data(view)
+
 
 class ConnectionTest(BaseModel):
     outcome: str = Field(description="delivered (the vendor accepted the test event), failed (it refused it: see "
@@ -60,19 +65,23 @@ class ConnectionTest(BaseModel):
     status: int | None = Field(description="the vendor's HTTP status")
     message: str | None = Field(description="the vendor's own code and message")
 
+
 async def test_connection(request: web.Request) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
     return data(await deliveries.test_connection(request.app[DB], account_id, connection_id,
                                                  request.app[DISPATCHER].test))
+
 
 class SecretRotated(BaseModel):
     secret: str = Field(description="the new whsec_ signing secret: shown only in this response")
     previous_secret_expires_at: str | None = Field(
         description="until when the replaced secret also signs every delivery (24 hours from now)")
 
+
 async def rotate_secret(request: web.Request) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
     return data(await request.app[RESOURCES].rotate_webhook_secret(account_id, connection_id))
+
 
 class DeadLetterView(BaseModel):
     id: int
@@ -80,6 +89,7 @@ class DeadLetterView(BaseModel):
     reason: str = Field(description="the error it met when it was written alone")
     payload: dict[str, Any] = Field(description="what it held, every text made valid UTF-8 and cut")
     created_at: str
+
 
 async def list_dead_letters(request: web.Request, query: Paging) -> web.Response:
     items, total = await deadletters.list_dead_letters(request.app[DB], request.match_info["account_id"],
