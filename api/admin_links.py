@@ -18,12 +18,10 @@ from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
 from api.resources import resource_view, wrapped
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit
-from linksvc.accounts import get_account
-from linksvc.resolver import stats
-from linksvc.resolver.overview import link_overview, preview
+from linksvc.resolver import service
+from linksvc.resolver.overview import link_overview, preview_for_account
 from linksvc.resolver.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.resolver.qr import qr_image
-from linksvc.resolver.utm import edit_utm
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Link
 
@@ -49,9 +47,8 @@ class LinkSummary(BaseModel):
 
 
 async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
-    await request.app[CLICKS].flush_before_counting()  # every click taken so far is counted
-    items, total = await link_overview(request.app[DB].reader, request.match_info["account_id"], query.q,
-                                       query.limit, query.offset, request.app[SETTINGS].public_url)
+    items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
+                                       query.q, query.limit, query.offset, request.app[SETTINGS].public_url)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 
@@ -93,10 +90,11 @@ class LinkPreview(BaseModel):
 
 
 async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Response:
-    await get_account(request.app[DB].reader, request.match_info["account_id"])
     link = body.model_dump(mode="json", exclude={"utm"})
     settings = request.app[SETTINGS]
-    return data(preview(link, body.utm.model_dump(exclude_unset=True), settings.public_url, settings.service_label))
+    return data(await preview_for_account(request.app[DB], request.match_info["account_id"], link,
+                                          body.utm.model_dump(exclude_unset=True), settings.public_url,
+                                          settings.service_label))
 
 
 def overview_endpoints() -> list[Endpoint]:
@@ -113,10 +111,8 @@ def overview_endpoints() -> list[Endpoint]:
 
 async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]
-    resources = request.app[RESOURCES]
-    current = await resources.get(account_id, "links", link_id)
-    destination = edit_utm(current["destination_url"], body.model_dump(exclude_unset=True))
-    return data(await resources.update(account_id, "links", link_id, {"destination_url": destination}, partial=True))
+    return data(await service.edit_link_utm(request.app[RESOURCES], account_id, link_id,
+                                            body.model_dump(exclude_unset=True)))
 
 
 class QrQuery(BaseModel):
@@ -159,9 +155,8 @@ class LinkClicks(BaseModel):
 
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]
-    await request.app[RESOURCES].get(account_id, "links", link_id)  # 404 unless the account's link
-    await request.app[CLICKS].flush_before_counting()  # every click taken so far is counted
-    return data(await stats.link_clicks(request.app[DB].reader, link_id, query.days))
+    return data(await service.clicks_of_link(request.app[DB], request.app[RESOURCES], request.app[CLICKS], account_id,
+                                             link_id, query.days))
 
 
 def link_endpoints() -> list[Endpoint]:

@@ -26,7 +26,7 @@ async def _body(request: web.Request) -> bytes:
 
 async def _mounted_post(request: web.Request) -> None:
     """404 without demo data, as for any path the service does not serve; then only POST is allowed."""
-    if not await demo_mounted(request.app[DB].reader):
+    if not await demo_mounted(request.app[DB]):
         raise web.HTTPNotFound()
     if request.method != "POST":
         raise web.HTTPMethodNotAllowed(request.method, ["POST"])
@@ -34,7 +34,7 @@ async def _mounted_post(request: web.Request) -> None:
 
 async def sink(request: web.Request) -> web.Response:
     await _mounted_post(request)
-    answer = await webhook_sink(request.app[DB].reader, request.headers, await _body(request), utcnow())
+    answer = await webhook_sink(request.app[DB], request.headers, await _body(request), utcnow())
     if answer is None:
         raise web.HTTPNotFound()
     if answer.problem is not None:

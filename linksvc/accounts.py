@@ -16,7 +16,7 @@ from typing import Any
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, NotFound, Unauthorized
-from linksvc.resources.models import Account, ApiKeyIn
+from linksvc.resources.models import Account, ApiKeyIn, Environment
 from linksvc.store import Store
 from storage import accounts as repo
 from storage.accounts import AccountRecord, ApiKeyRecord
@@ -91,6 +91,20 @@ async def get_account(conn: Conn, account_id: str) -> AccountRecord:
     if row is None:
         raise NotFound("Account not found", f"no account with id {account_id}")
     return row
+
+
+async def read_account(db: Store, account_id: str) -> dict[str, Any]:
+    """The account as the admin API shows it."""
+    return account_view(await get_account(db.reader, account_id))
+
+
+async def patch_account(db: Store, account_id: str, name: str | None, environment: Environment | None
+                        ) -> dict[str, Any]:
+    """Renames the account or changes its environment; a field left None keeps its value."""
+    current = await get_account(db.reader, account_id)
+    merged = Account.model_validate(
+        {"id": current.id, "name": name or current.name, "environment": environment or current.environment})
+    return await update_account(db, merged)
 
 
 async def list_accounts(db: Store, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:

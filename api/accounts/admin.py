@@ -54,16 +54,12 @@ async def create_account(request: web.Request, body: Account) -> web.Response:
 
 
 async def get_account(request: web.Request) -> web.Response:
-    row = await accounts.get_account(request.app[DB].reader, request.match_info["account_id"])
-    return data(accounts.account_view(row))
+    return data(await accounts.read_account(request.app[DB], request.match_info["account_id"]))
 
 
 async def patch_account(request: web.Request, body: AccountPatch) -> web.Response:
-    db = request.app[DB]
-    current = accounts.account_view(await accounts.get_account(db.reader, request.match_info["account_id"]))
-    merged = Account(id=current["id"], name=body.name or current["name"],
-                     environment=body.environment or current["environment"])
-    return data(await accounts.update_account(db, merged))
+    return data(await accounts.patch_account(request.app[DB], request.match_info["account_id"], body.name,
+                                             body.environment))
 
 
 async def delete_account(request: web.Request) -> web.Response:

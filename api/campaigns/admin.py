@@ -33,7 +33,7 @@ class CampaignSummary(BaseModel):
 
 
 async def campaigns_overview(request: web.Request, query: CampaignOverviewQuery) -> web.Response:
-    items, total = await campaign_overview(request.app[DB].reader, request.match_info["account_id"], query.type,
+    items, total = await campaign_overview(request.app[DB], request.match_info["account_id"], query.type,
                                            query.status, query.brand_id, query.limit, query.offset)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 

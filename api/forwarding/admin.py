@@ -46,9 +46,8 @@ async def event_deliveries(request: web.Request) -> web.Response:
 
 async def connection_deliveries(request: web.Request, query: DeliveriesQuery) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
-    await request.app[RESOURCES].get(account_id, "connections", connection_id)  # 404 unless the account's
-    return data(await deliveries.of_connection(request.app[DB], account_id, connection_id, query.state,
-                                               query.limit, query.offset))
+    return data(await deliveries.of_connection(request.app[DB], request.app[RESOURCES], account_id, connection_id,
+                                               query.state, query.limit, query.offset))
 
 
 async def retry_delivery(request: web.Request) -> web.Response:

@@ -10,6 +10,7 @@ from typing import Any
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
 from linksvc.forwarding import versions
+from linksvc.resources.service import Resources
 from linksvc.store import Store
 from storage import deliveries as repo
 from storage import documents
@@ -30,8 +31,10 @@ async def of_event(db: Store, account_id: str, event_id: str) -> list[dict[str, 
     return [_view(r) for r in await repo.of_event(db.reader, account_id, event_id)]
 
 
-async def of_connection(db: Store, account_id: str, connection_id: str, state: str | None, limit: int,
-                        offset: int) -> list[dict[str, Any]]:
+async def of_connection(db: Store, resources: Resources, account_id: str, connection_id: str, state: str | None,
+                        limit: int, offset: int) -> list[dict[str, Any]]:
+    """A page of the deliveries to the connection, newest first (404 unless the account's connection)."""
+    await resources.get(account_id, "connections", connection_id)
     rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset)
     return [_view(r) for r in rows]
 

@@ -39,8 +39,9 @@ from linksvc.forwarding.webhook import signature
 from linksvc.forwarding.webhook_secrets import secret_key, signing_secrets
 from linksvc.jsoncodec import dumpb, loads
 from linksvc.settings import REPO_ROOT
+from linksvc.store import Store
 from storage import demo as repo
-from storage.db import Conn, Database
+from storage.db import Database
 
 SELF_HOST = "this-service.invalid"
 DEMO_PATH = "/demo/"
@@ -139,8 +140,9 @@ class SinkAnswer:
     problem: str | None = None
 
 
-async def webhook_sink(conn: Conn, headers: Mapping[str, str], body: bytes, now: datetime) -> SinkAnswer | None:
+async def webhook_sink(db: Store, headers: Mapping[str, str], body: bytes, now: datetime) -> SinkAnswer | None:
     """The sink's answer to one delivery; None when the database holds no demo data (the sink is not there)."""
+    conn = db.reader
     if not await repo.any_account(conn):
         return None
     secrets: list[str] = []
@@ -190,8 +192,8 @@ def vendor_answer(vendor: str, path: str, query: Mapping[str, str], body: bytes)
     return None
 
 
-async def demo_mounted(conn: Conn) -> bool:
-    return await repo.any_account(conn)
+async def demo_mounted(db: Store) -> bool:
+    return await repo.any_account(db.reader)
 
 
 def endpoints_of(db: Database, listening: Callable[[], Sequence[Any]], host: str, port: int) -> DemoEndpoints:

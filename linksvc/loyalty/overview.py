@@ -14,8 +14,8 @@ from linksvc.accounts import get_account
 from linksvc.campaigns import status_of
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import loads
+from linksvc.store import Store
 from storage import campaigns as repo
-from storage.db import Conn
 
 SUMMARY_FIELDS = ("id", "name", "type", "brand_id", "labels", "platforms", "funded_by", "starts_at", "ends_at",
                   "paused", "finished_at", "order")
@@ -27,9 +27,10 @@ def campaign_summary(body: dict[str, Any], now: Any) -> dict[str, Any]:
     return summary
 
 
-async def campaign_overview(conn: Conn, account_id: str, type_: str | None, status: str | None,
+async def campaign_overview(db: Store, account_id: str, type_: str | None, status: str | None,
                             brand_id: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     """One page of the account's campaigns in list order, and the number of all that match."""
+    conn = db.reader
     await get_account(conn, account_id)
     moment = utcnow()
     query = repo.CampaignQuery(account_id=account_id, now=iso(moment), type=type_, status=status, brand_id=brand_id)

@@ -17,11 +17,13 @@ from typing import Any
 
 from linksvc.accounts import get_account
 from linksvc.clock import iso, utcnow
+from linksvc.resolver.clicks import ClickRecorder
 from linksvc.resolver.decide import unavailable
 from linksvc.resolver.devices import classify
 from linksvc.resolver.explain import describe_device, explain
 from linksvc.resolver.urls import query_values
 from linksvc.resolver.utm import default_utm, edit_utm, utm_of
+from linksvc.store import Store
 from storage import link_overview as repo
 from storage.db import Conn
 from storage.links import link_by_code
@@ -51,10 +53,13 @@ def search_needle(q: str | None) -> str | None:
     return needle or None
 
 
-async def link_overview(conn: Conn, account_id: str, q: str | None, limit: int, offset: int,
+async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: str | None, limit: int, offset: int,
                         public_url: str) -> tuple[list[dict[str, Any]], int]:
-    """One page of the account's links, newest first, with their human clicks of the last seven days."""
+    """One page of the account's links, newest first, with their human clicks of the last seven days (every
+    click taken so far is counted)."""
+    conn = db.reader
     await get_account(conn, account_id)
+    await clicks.flush_before_counting()
     needle = search_needle(q)
     since = iso(utcnow() - timedelta(days=CLICK_DAYS))
     rows = await repo.page_links(conn, account_id, needle, since, limit, offset)
@@ -70,6 +75,14 @@ async def link_overview(conn: Conn, account_id: str, q: str | None, limit: int, 
             "created_at": row.created_at,
         })
     return items, total
+
+
+async def preview_for_account(db: Store, account_id: str, link: Mapping[str, Any],
+                              utm_changes: Mapping[str, str | None], public_url: str, service_label: str
+                              ) -> dict[str, Any]:
+    """:func:`preview` for an account of the store (404 for an unknown one)."""
+    await get_account(db.reader, account_id)
+    return preview(link, utm_changes, public_url, service_label)
 
 
 def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], public_url: str,

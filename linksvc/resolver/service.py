@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from linksvc.resolver import wellknown
+from linksvc.resolver import stats, wellknown
+from linksvc.resolver.clicks import ClickRecorder
+from linksvc.resolver.utm import edit_utm
+from linksvc.resources.service import Resources
 from linksvc.store import Store
 from storage.links import StoredLink, app_settings, link_by_code
 
@@ -14,6 +18,22 @@ __all__ = ["StoredLink", "apple_app_site_association", "asset_links", "link_of_c
 async def link_of_code(db: Store, code: str) -> StoredLink | None:
     """The link at ``code``; None for an unknown code."""
     return await link_by_code(db.reader, code)
+
+
+async def edit_link_utm(resources: Resources, account_id: str, link_id: str, changes: Mapping[str, str | None]
+                        ) -> dict[str, Any]:
+    """Edits the UTM fields of the link's destination (:func:`linksvc.resolver.utm.edit_utm`) and saves it."""
+    current = await resources.get(account_id, "links", link_id)
+    destination = edit_utm(current["destination_url"], changes)
+    return await resources.update(account_id, "links", link_id, {"destination_url": destination}, partial=True)
+
+
+async def clicks_of_link(db: Store, resources: Resources, clicks: ClickRecorder, account_id: str, link_id: str,
+                         days: int) -> dict[str, Any]:
+    """The link's clicks of the last ``days`` (404 unless the account's link); every click taken so far counts."""
+    await resources.get(account_id, "links", link_id)
+    await clicks.flush_before_counting()
+    return await stats.link_clicks(db.reader, link_id, days)
 
 
 async def apple_app_site_association(db: Store) -> dict[str, Any]:
