@@ -9,11 +9,11 @@ advancing are compare-and-set, so two exporters (two processes) never both advan
 from __future__ import annotations
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.events import StoredEvent, from_row
 
 OWNS = ("export_progress",)
 
-EVENT_COLUMNS = ("rowid AS export_rowid, id, account_id, type, customer_id, order_id, issued_at, received_at, body, "
-                 "reversed_at, reversal")
+EVENT_COLUMNS = "rowid AS export_rowid, *"
 
 
 async def accounts_to_export(conn: Conn, target: str) -> list[Row]:
@@ -37,22 +37,27 @@ async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> i
     return int(row[0]) if row else 0
 
 
-async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[Row]:
-    """The account's next ``limit`` events after ``after_rowid``, in rowid order."""
-    return await fetch_all(
+async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[tuple[int, StoredEvent]]:
+    """The account's next ``limit`` events after ``after_rowid``, in rowid order, each with its rowid."""
+    return await _events(
         conn,
         f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
         (account_id, after_rowid, limit),
     )
 
 
-async def events_between(conn: Conn, account_id: str, after_rowid: int, upto_rowid: int) -> list[Row]:
-    """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order."""
-    return await fetch_all(
+async def events_between(conn: Conn, account_id: str, after_rowid: int,
+                         upto_rowid: int) -> list[tuple[int, StoredEvent]]:
+    """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order, each with its rowid."""
+    return await _events(
         conn,
         f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? AND rowid <= ? ORDER BY rowid",
         (account_id, after_rowid, upto_rowid),
     )
+
+
+async def _events(conn: Conn, sql: str, params: tuple[object, ...]) -> list[tuple[int, StoredEvent]]:
+    return [(int(row["export_rowid"]), from_row(row)) for row in await fetch_all(conn, sql, params)]
 
 
 async def claim(tx: Tx, target: str, account_id: str, last_rowid: int, pending_rowid: int, now: str) -> bool:
