@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 from storage import customer_stats
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
@@ -197,12 +199,15 @@ SELECT
 """
 
 
-async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, str]:
-    """``(lines, rewards)``: the held lines as JSON text, in wallet order; the rewards held as a JSON array of
-    ``[reward_id, amounts separated by spaces, earliest expiration or null]``, earliest expiration first."""
+async def wallet_view(conn: Conn, account_id: str, customer_id: str,
+                      now: str) -> tuple[str, list[tuple[str, str, str | None]]]:
+    """``(lines, rewards)``: the held lines as JSON text, in wallet order (they go out as they are); the
+    rewards held, each ``(reward_id, amounts separated by spaces, earliest expiration or None)``, earliest
+    expiration first."""
     row = await fetch_one(conn, _WALLET_VIEW, (account_id, customer_id, now))
     assert row is not None  # an aggregate always answers one row
-    return row["lines"], row["rewards"]
+    held = orjson.loads(row["rewards"])
+    return row["lines"], [(reward_id, amounts, earliest) for reward_id, amounts, earliest in held]
 
 
 async def reward_bodies(conn: Conn, account_id: str, reward_ids: Sequence[str]) -> dict[str, str]:
