@@ -229,14 +229,18 @@ async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[W
     )
 
 
-async def lines_of_customers(conn: Conn, account_id: str, customer_ids: Iterable[str]) -> list[WalletLine]:
-    """Every line of these customers (expired and used-up ones too), in one statement."""
+async def live_lines_of_customers(conn: Conn, account_id: str, customer_ids: Iterable[str],
+                                  issued_since: str) -> list[WalletLine]:
+    """In one statement, the lines of these customers that hold something (expired ones too) and those
+    issued by an event since ``issued_since``: every line an event can change or count. (The others are
+    used up: they hold zero.)"""
     wanted = sorted(set(customer_ids))
     if not wanted:
         return []
     marks = ", ".join("?" for _ in wanted)
     return await _lines(conn, f"SELECT * FROM wallet_lines WHERE account_id = ? AND customer_id IN ({marks}) "
-                              "ORDER BY customer_id, id", (account_id, *wanted))
+                              "AND (CAST(amount AS REAL) > 0 OR (source = 'event' AND issued_at >= ?)) "
+                              "ORDER BY customer_id, id", (account_id, *wanted, issued_since))
 
 
 async def line(conn: Conn, line_id: str) -> WalletLine | None:

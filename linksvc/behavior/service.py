@@ -183,6 +183,10 @@ class _Customers:
         return found
 
 
+def _day_start(now: datetime) -> str:
+    return iso(now.replace(hour=0, minute=0, second=0, microsecond=0))
+
+
 def _lapsed(lines: Iterable[WalletLine], now: str) -> list[WalletLine]:
     """Lines past their expiration that still hold something, in the order they are expired."""
     return sorted((line for line in lines if line.expiration_date is not None and line.expiration_date <= now
@@ -214,7 +218,7 @@ class _Holder:
             return self.stats
         if self.stored_stats is not None:
             return self.stored_stats
-        # Every line, lapsed ones too: the running figure moves with every ledger entry.
+        # Every line that holds something, lapsed ones too: the running figure moves with every ledger entry.
         points = sum((line.amount for line in self.lines.values()), Decimal(0))
         return stats_repo.Stats(self.customer["id"], account_id, self.history[0], self.history[1], points)
 
@@ -295,7 +299,7 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
         stored = await stats_repo.of_customers(tx, rows)
         history = await repo.purchase_totals_of(tx, account_id, [c for c in rows if c not in stored])
         lines: dict[str, dict[str, WalletLine]] = {customer_id: {} for customer_id in rows}
-        for line in await wallet_repo.lines_of_customers(tx, account_id, rows):
+        for line in await wallet_repo.live_lines_of_customers(tx, account_id, rows, _day_start(now_dt)):
             lines[line.customer_id][line.id] = line
         for customer_id, row in rows.items():
             holders[customer_id] = _Holder(loads(row["body"]), lines[customer_id], stored.get(customer_id),
@@ -374,7 +378,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
         facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
-        day_start = iso(now_dt.replace(hour=0, minute=0, second=0, microsecond=0))
+        day_start = _day_start(now_dt)
         for issue in rules.earnings(state.campaigns.values(), facts_of_event, customer, facts, now_dt):
             limit = state.campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
             if limit and work.issued_since(issue.campaign_id, day_start) >= limit:
