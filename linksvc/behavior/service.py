@@ -1,8 +1,10 @@
 """Ingest and reversal of behavior events (product decisions, sections 8 and 9).
 
 :func:`prepare` checks one event without the store (fields, PURCHASE rules, the key's kind, time) and
-resolves its attribution. :func:`apply` writes it inside a transaction: custom type check, idempotent
-order, the customer, expiry of lapsed lines, redeems, earning, the tier, the event row with its effects.
+resolves its attribution. :func:`apply_batch` writes a request's events inside one transaction, as if one
+after another: custom type check, idempotent order, the customer, expiry of lapsed lines, redeems, earning,
+the tier, the event row with its effects (:func:`apply` is a batch of one). :func:`ingest` is what the
+endpoints call: every event checked, then all accepted ones written in one unit of work.
 :func:`reverse` takes a purchase back. Everything an event did is stored in its ``effects`` (and a
 reversal's in ``reversal``), so that forwarding can say "reward issued" or "tier changed" only when it
 happened.
