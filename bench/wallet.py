@@ -17,6 +17,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,12 @@ CUSTOMER = ids(A)["customers"]
 async def _fill(db: Database, lines: int) -> None:
     async with db.transaction() as tx:
         for i in range(lines):
-            await wallet_repo.insert_line(tx, {
-                "id": f"line-{i:06d}", "account_id": A, "customer_id": CUSTOMER, "reward_id": ids(A)["rewards"],
-                "campaign_id": ids(A)["campaigns"], "brand_id": ids(A)["brands"], "amount": f"{10 + i % 7}.50",
-                "issued_at": f"2026-01-{1 + i % 28:02d}T10:00:00.000000Z",
-                "expiration_date": None if i % 3 else "2030-01-01T00:00:00.000000Z", "reservation_expires_at": None,
-                "source": "opening"}, "opening", "2026-01-01T00:00:00.000000Z")
+            await wallet_repo.insert_line(tx, wallet_repo.WalletLine(
+                id=f"line-{i:06d}", account_id=A, customer_id=CUSTOMER, reward_id=ids(A)["rewards"],
+                campaign_id=ids(A)["campaigns"], brand_id=ids(A)["brands"], amount=Decimal(f"{10 + i % 7}.50"),
+                issued_at=f"2026-01-{1 + i % 28:02d}T10:00:00.000000Z",
+                expiration_date=None if i % 3 else "2030-01-01T00:00:00.000000Z", reservation_expires_at=None,
+                source="opening"), "opening", "2026-01-01T00:00:00.000000Z")
 
 
 async def _bare(conn: Conn) -> bytes:

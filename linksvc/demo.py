@@ -75,7 +75,7 @@ async def _points(tx: Tx, account_id: str, customers: list[dict[str, Any]], rewa
         return balances
     for customer in customers:
         lines = await wallet_repo.open_lines_of_reward(tx, account_id, customer["id"], reward, now)
-        balances[customer["id"]] = (reward, sum((Decimal(line["amount"]) for line in lines), Decimal(0)))
+        balances[customer["id"]] = (reward, sum((line.amount for line in lines), Decimal(0)))
     return balances
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from storage.db import Conn, Row, fetch_all, fetch_one
 
 OWNS: tuple[str, ...] = ()
@@ -52,3 +54,29 @@ async def find_contacts(
             sql += f" AND {column} = ?"
             params.append(value)
     return await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])
+
+
+LOOKUP_COLUMNS = ("id", "external_id", "document_number", "phone_digits", "email_lower")
+
+
+async def customers_with(conn: Conn, account_id: str, keys: Mapping[str, Iterable[str]]) -> list[Row]:
+    """In one statement, the customers of the account whose lookup column (``id``, ``external_id``,
+    ``document_number``, ``phone_digits``, ``email_lower``) holds one of the values given for it: ``id``,
+    ``body``, ``created_at`` and the lookup columns."""
+    clauses: list[str] = []
+    params: list[object] = [account_id]
+    for column, values in keys.items():
+        if column not in LOOKUP_COLUMNS:
+            raise KeyError(column)
+        wanted = sorted(set(values))
+        if wanted:
+            clauses.append(f"{column} IN ({', '.join('?' for _ in wanted)})")
+            params.extend(wanted)
+    if not clauses:
+        return []
+    return await fetch_all(
+        conn,
+        f"SELECT id, body, created_at, {', '.join(LOOKUP_COLUMNS[1:])} FROM customers WHERE account_id = ? "
+        f"AND ({' OR '.join(clauses)})",
+        params,
+    )

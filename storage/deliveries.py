@@ -49,12 +49,15 @@ def _delivery(row: Row) -> DeliveryRecord:
 COLUMNS = ("id", "account_id", "connection_id", "destination", "event_id", "trigger", "kind", "order_key", "state",
            "reason", "next_attempt_at", "created_at", "updated_at")
 _MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
+_ROWS_PER_STATEMENT = 500
 
 
 async def enqueue(tx: Tx, rows: Sequence[dict[str, Any]]) -> None:
-    if rows:
-        await execute(tx, f"INSERT INTO deliveries ({', '.join(COLUMNS)}) VALUES {', '.join([_MARKS] * len(rows))}",
-                      [row[c] for row in rows for c in COLUMNS])
+    """New deliveries in order, a few hundred per statement."""
+    for start in range(0, len(rows), _ROWS_PER_STATEMENT):
+        chunk = rows[start:start + _ROWS_PER_STATEMENT]
+        await execute(tx, f"INSERT INTO deliveries ({', '.join(COLUMNS)}) VALUES {', '.join([_MARKS] * len(chunk))}",
+                      [row[c] for row in chunk for c in COLUMNS])
 
 
 async def connections(conn: Conn, account_id: str) -> list[Document]:

@@ -9,16 +9,13 @@ advancing are compare-and-set, so two exporters (two processes) never both advan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import orjson
-
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Tx, execute, fetch_all, fetch_one
+from storage.events import StoredEvent, from_row
 
 OWNS = ("export_progress",)
 
-EVENT_COLUMNS = ("rowid AS export_rowid, id, account_id, type, customer_id, order_id, issued_at, received_at, body, "
-                 "reversed_at, reversal")
+EVENT_COLUMNS = "rowid AS export_rowid, *"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,29 +27,6 @@ class ExportProgress:
     last_rowid: int
     pending_rowid: int | None
     updated_at: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ExportedEvent:
-    """An event as the export reads it, with its rowid. Local to the export: the events table's own record
-    belongs with ``storage.events``; this one may become it (or wrap it) once that exists."""
-
-    export_rowid: int
-    id: str
-    account_id: str
-    type: str
-    customer_id: str | None
-    order_id: str | None
-    issued_at: str
-    received_at: str
-    body: dict[str, Any]
-    reversed_at: str | None
-    reversal: dict[str, Any] | None
-
-
-def _event(row: Row) -> ExportedEvent:
-    return ExportedEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], orjson.loads(row[8]),
-                         row[9], orjson.loads(row[10]) if row[10] else None)
 
 
 async def accounts_to_export(conn: Conn, target: str) -> list[ExportProgress]:
@@ -76,24 +50,27 @@ async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> i
     return int(row[0]) if row else 0
 
 
-async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[ExportedEvent]:
-    """The account's next ``limit`` events after ``after_rowid``, in rowid order."""
-    rows = await fetch_all(
+async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[tuple[int, StoredEvent]]:
+    """The account's next ``limit`` events after ``after_rowid``, in rowid order, each with its rowid."""
+    return await _events(
         conn,
         f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
         (account_id, after_rowid, limit),
     )
-    return [_event(row) for row in rows]
 
 
-async def events_between(conn: Conn, account_id: str, after_rowid: int, upto_rowid: int) -> list[ExportedEvent]:
-    """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order."""
-    rows = await fetch_all(
+async def events_between(conn: Conn, account_id: str, after_rowid: int,
+                         upto_rowid: int) -> list[tuple[int, StoredEvent]]:
+    """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order, each with its rowid."""
+    return await _events(
         conn,
         f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? AND rowid <= ? ORDER BY rowid",
         (account_id, after_rowid, upto_rowid),
     )
-    return [_event(row) for row in rows]
+
+
+async def _events(conn: Conn, sql: str, params: tuple[object, ...]) -> list[tuple[int, StoredEvent]]:
+    return [(int(row["export_rowid"]), from_row(row)) for row in await fetch_all(conn, sql, params)]
 
 
 async def claim(tx: Tx, target: str, account_id: str, last_rowid: int, pending_rowid: int, now: str) -> bool:

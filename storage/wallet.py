@@ -7,9 +7,12 @@ transaction as the change, so a line's ``amount`` always equals the sum of its e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
+
+import orjson
 
 from storage import customer_stats
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
@@ -20,41 +23,120 @@ LINE_COLUMNS = (
     "id", "account_id", "customer_id", "reward_id", "campaign_id", "brand_id", "amount",
     "issued_at", "expiration_date", "reservation_expires_at", "source", "event_id",
 )
+ENTRY_COLUMNS = ("account_id", "customer_id", "line_id", "reward_id", "kind", "amount", "event_id", "created_at")
 # What makes two opening lines the same line (the amount compared is the opening amount, not what is left).
 _OPENING_FIELDS = ("reward_id", "campaign_id", "brand_id", "issued_at", "expiration_date", "reservation_expires_at")
+_ROWS_PER_STATEMENT = 500
 
 
-async def add_entry(tx: Tx, line: Row | dict[str, Any], kind: str, amount: Decimal, event_id: str | None,
-                    now: str) -> None:
-    await execute(
-        tx,
-        "INSERT INTO ledger_entries (account_id, customer_id, line_id, reward_id, kind, amount, event_id, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (line["account_id"], line["customer_id"], line["id"], line["reward_id"], kind, str(amount), event_id, now),
+@dataclass(frozen=True, slots=True)
+class WalletLine:
+    """A lot of one reward a customer holds; ``amount`` is what is left of it."""
+
+    id: str
+    account_id: str
+    customer_id: str
+    reward_id: str
+    campaign_id: str | None
+    brand_id: str | None
+    amount: Decimal
+    issued_at: str
+    expiration_date: str | None = None
+    reservation_expires_at: str | None = None
+    source: str = "opening"
+    event_id: str | None = None
+
+    def values(self) -> tuple[Any, ...]:
+        return (self.id, self.account_id, self.customer_id, self.reward_id, self.campaign_id, self.brand_id,
+                str(self.amount), self.issued_at, self.expiration_date, self.reservation_expires_at, self.source,
+                self.event_id)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One change to a line (``id`` is None until stored)."""
+
+    account_id: str
+    customer_id: str
+    line_id: str
+    reward_id: str
+    kind: str
+    amount: Decimal
+    event_id: str | None
+    created_at: str
+    id: int | None = None
+
+    def values(self) -> tuple[Any, ...]:
+        return (self.account_id, self.customer_id, self.line_id, self.reward_id, self.kind, str(self.amount),
+                self.event_id, self.created_at)
+
+
+def line_of(row: Row) -> WalletLine:
+    return WalletLine(
+        id=row["id"], account_id=row["account_id"], customer_id=row["customer_id"], reward_id=row["reward_id"],
+        campaign_id=row["campaign_id"], brand_id=row["brand_id"], amount=Decimal(row["amount"]),
+        issued_at=row["issued_at"], expiration_date=row["expiration_date"],
+        reservation_expires_at=row["reservation_expires_at"], source=row["source"], event_id=row["event_id"],
     )
 
 
-async def insert_line(tx: Tx, line: dict[str, Any], kind: str, now: str) -> None:
+def entry_for(line: WalletLine, kind: str, amount: Decimal, event_id: str | None, now: str) -> LedgerEntry:
+    return LedgerEntry(line.account_id, line.customer_id, line.id, line.reward_id, kind, amount, event_id, now)
+
+
+def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), _ROWS_PER_STATEMENT):
+        yield items[start:start + _ROWS_PER_STATEMENT]
+
+
+async def add_entries(tx: Tx, entries: Sequence[LedgerEntry]) -> None:
+    """Ledger entries, appended in the order given, a few hundred per statement (points not touched)."""
+    marks = "(" + ", ".join("?" for _ in ENTRY_COLUMNS) + ")"
+    for chunk in _chunks(entries):
+        await execute(tx, f"INSERT INTO ledger_entries ({', '.join(ENTRY_COLUMNS)}) VALUES "
+                          f"{', '.join([marks] * len(chunk))}", [v for entry in chunk for v in entry.values()])
+
+
+async def insert_lines(tx: Tx, lines: Sequence[WalletLine]) -> None:
+    """New lines as they are, a few hundred per statement (no entries, points not touched)."""
+    marks = "(" + ", ".join("?" for _ in LINE_COLUMNS) + ")"
+    for chunk in _chunks(lines):
+        await execute(tx, f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES "
+                          f"{', '.join([marks] * len(chunk))}", [v for line in chunk for v in line.values()])
+
+
+async def set_amounts(tx: Tx, amounts: Sequence[tuple[str, Decimal]]) -> None:
+    """(line id, new amount) for many lines, a few hundred per statement (no entries, points not touched)."""
+    for chunk in _chunks(amounts):
+        marks = ", ".join("(?, ?)" for _ in chunk)
+        await execute(tx, f"WITH new (id, amount) AS (VALUES {marks}) "
+                          "UPDATE wallet_lines SET amount = (SELECT amount FROM new WHERE new.id = wallet_lines.id) "
+                          "WHERE id IN (SELECT id FROM new)",
+                      [v for line_id, amount in chunk for v in (line_id, str(amount))])
+
+
+async def add_entry(tx: Tx, line: WalletLine, kind: str, amount: Decimal, event_id: str | None, now: str) -> None:
+    await add_entries(tx, [entry_for(line, kind, amount, event_id, now)])
+
+
+async def insert_line(tx: Tx, line: WalletLine, kind: str, now: str) -> None:
     """A new line and its first entry (``opening`` or ``issue``) for its whole amount."""
-    values = {"event_id": None, **line}
-    marks = ", ".join("?" for _ in LINE_COLUMNS)
-    await execute(tx, f"INSERT INTO wallet_lines ({', '.join(LINE_COLUMNS)}) VALUES ({marks})",
-                  [values[c] for c in LINE_COLUMNS])
-    await add_entry(tx, values, kind, Decimal(values["amount"]), values["event_id"], now)
-    await customer_stats.add_points(tx, values["customer_id"], Decimal(values["amount"]))
+    await insert_lines(tx, [line])
+    await add_entry(tx, line, kind, line.amount, line.event_id, now)
+    await customer_stats.add_points(tx, line.customer_id, line.amount)
 
 
-async def change_line(tx: Tx, line: Row | dict[str, Any], delta: Decimal, kind: str, event_id: str | None,
-                      now: str) -> Decimal:
-    """Add ``delta`` (signed) to a line, with its entry; returns the new amount."""
-    amount = Decimal(line["amount"]) + delta
-    await execute(tx, "UPDATE wallet_lines SET amount = ? WHERE id = ?", (str(amount), line["id"]))
+async def change_line(tx: Tx, line: WalletLine, delta: Decimal, kind: str, event_id: str | None,
+                      now: str) -> WalletLine:
+    """Add ``delta`` (signed) to a line, with its entry; returns the line as it is now."""
+    changed = replace(line, amount=line.amount + delta)
+    await execute(tx, "UPDATE wallet_lines SET amount = ? WHERE id = ?", (str(changed.amount), line.id))
     await add_entry(tx, line, kind, delta, event_id, now)
-    await customer_stats.add_points(tx, line["customer_id"], delta)
-    return amount
+    await customer_stats.add_points(tx, line.customer_id, delta)
+    return changed
 
 
-async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines: Sequence[dict[str, Any]],
+async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines: Sequence[WalletLine],
                                 now: str) -> None:
     """The lines a customer was created or migrated with; issued lines are not touched.
 
@@ -68,23 +150,25 @@ async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines
         "WHERE w.account_id = ? AND w.customer_id = ? AND w.source = 'opening'",
         (account_id, customer_id),
     )
-    wanted = {line["id"]: line for line in lines}
+    wanted = {line.id: line for line in lines}
     for row in existing:
         new = wanted.get(row["id"])
         opening = sum((Decimal(a) for a in (row["opening"] or "").split()), Decimal(0))
-        if new is not None and opening == Decimal(new["amount"]) and all(row[f] == new[f] for f in _OPENING_FIELDS):
+        if (new is not None and opening == new.amount
+                and all(row[f] == getattr(new, f) for f in _OPENING_FIELDS)):
             del wanted[row["id"]]
             continue
-        if Decimal(row["amount"]) != 0:
-            await change_line(tx, row, -Decimal(row["amount"]), "adjust", None, now)
+        old = line_of(row)
+        if old.amount != 0:
+            await change_line(tx, old, -old.amount, "adjust", None, now)
         await execute(tx, "DELETE FROM wallet_lines WHERE id = ?", (row["id"],))
     for line in wanted.values():
         await insert_line(tx, line, "opening", now)
 
 
-async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: str) -> list[Row]:
+async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: str) -> list[WalletLine]:
     """The lines not yet expired and not used up, earliest expiration first."""
-    return await fetch_all(
+    return await _lines(
         conn,
         f"SELECT * FROM wallet_lines WHERE {_HELD} ORDER BY {_LINE_ORDER}",
         (account_id, customer_id, now),
@@ -115,12 +199,15 @@ SELECT
 """
 
 
-async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, str]:
-    """``(lines, rewards)``: the held lines as JSON text, in wallet order; the rewards held as a JSON array of
-    ``[reward_id, amounts separated by spaces, earliest expiration or null]``, earliest expiration first."""
+async def wallet_view(conn: Conn, account_id: str, customer_id: str,
+                      now: str) -> tuple[str, list[tuple[str, str, str | None]]]:
+    """``(lines, rewards)``: the held lines as JSON text, in wallet order (they go out as they are); the
+    rewards held, each ``(reward_id, amounts separated by spaces, earliest expiration or None)``, earliest
+    expiration first."""
     row = await fetch_one(conn, _WALLET_VIEW, (account_id, customer_id, now))
     assert row is not None  # an aggregate always answers one row
-    return row["lines"], row["rewards"]
+    held = orjson.loads(row["rewards"])
+    return row["lines"], [(reward_id, amounts, earliest) for reward_id, amounts, earliest in held]
 
 
 async def reward_bodies(conn: Conn, account_id: str, reward_ids: Sequence[str]) -> dict[str, str]:
@@ -132,9 +219,9 @@ async def reward_bodies(conn: Conn, account_id: str, reward_ids: Sequence[str]) 
     return {row["id"]: row["body"] for row in rows}
 
 
-async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[Row]:
+async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[WalletLine]:
     """Every line of a customer (expired and used-up ones too), earliest expiration first."""
-    return await fetch_all(
+    return await _lines(
         tx,
         "SELECT * FROM wallet_lines WHERE account_id = ? AND customer_id = ? "
         "ORDER BY expiration_date IS NULL, expiration_date, issued_at, id",
@@ -142,13 +229,34 @@ async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[R
     )
 
 
-async def line(conn: Conn, line_id: str) -> Row | None:
-    return await fetch_one(conn, "SELECT * FROM wallet_lines WHERE id = ?", (line_id,))
+async def live_lines_of_customers(conn: Conn, account_id: str, customer_ids: Iterable[str],
+                                  issued_since: str) -> list[WalletLine]:
+    """In one statement, the lines of these customers that hold something (expired ones too) and those
+    issued by an event since ``issued_since``: every line an event can change or count. (The others are
+    used up: they hold zero.)"""
+    wanted = sorted(set(customer_ids))
+    if not wanted:
+        return []
+    marks = ", ".join("?" for _ in wanted)
+    return await _lines(conn, f"SELECT * FROM wallet_lines WHERE account_id = ? AND customer_id IN ({marks}) "
+                              "AND (CAST(amount AS REAL) > 0 OR (source = 'event' AND issued_at >= ?)) "
+                              "ORDER BY customer_id, id", (account_id, *wanted, issued_since))
 
 
-async def entries_of_customer(conn: Conn, account_id: str, customer_id: str) -> list[Row]:
-    return await fetch_all(conn, "SELECT * FROM ledger_entries WHERE account_id = ? AND customer_id = ? ORDER BY id",
+async def line(conn: Conn, line_id: str) -> WalletLine | None:
+    row = await fetch_one(conn, "SELECT * FROM wallet_lines WHERE id = ?", (line_id,))
+    return line_of(row) if row is not None else None
+
+
+async def entries_of_customer(conn: Conn, account_id: str, customer_id: str) -> list[LedgerEntry]:
+    rows = await fetch_all(conn, "SELECT * FROM ledger_entries WHERE account_id = ? AND customer_id = ? ORDER BY id",
                            (account_id, customer_id))
+    return [LedgerEntry(row["account_id"], row["customer_id"], row["line_id"], row["reward_id"], row["kind"],
+                        Decimal(row["amount"]), row["event_id"], row["created_at"], row["id"]) for row in rows]
+
+
+async def _lines(conn: Conn, sql: str, params: Sequence[Any]) -> list[WalletLine]:
+    return [line_of(row) for row in await fetch_all(conn, sql, params)]
 
 
 async def ledger_mismatches(conn: Conn, account_id: str) -> list[dict[str, Any]]:
@@ -189,9 +297,9 @@ async def issued_since(conn: Conn, account_id: str, customer_id: str, campaign_i
     return int(row["n"]) if row else 0
 
 
-async def lapsed_lines(tx: Tx, account_id: str, customer_id: str, now: str) -> list[Row]:
+async def lapsed_lines(tx: Tx, account_id: str, customer_id: str, now: str) -> list[WalletLine]:
     """Lines past their expiration that still hold something (they get their ``expire`` entry)."""
-    return await fetch_all(
+    return await _lines(
         tx,
         "SELECT * FROM wallet_lines WHERE customer_id = ? AND account_id = ? AND expiration_date <= ? "
         "AND CAST(amount AS REAL) > 0 ORDER BY expiration_date, id",
@@ -199,9 +307,10 @@ async def lapsed_lines(tx: Tx, account_id: str, customer_id: str, now: str) -> l
     )
 
 
-async def open_lines_of_reward(tx: Tx, account_id: str, customer_id: str, reward_id: str, now: str) -> list[Row]:
+async def open_lines_of_reward(tx: Tx, account_id: str, customer_id: str, reward_id: str,
+                               now: str) -> list[WalletLine]:
     """A reward's unexpired lines that hold something, earliest expiration first (never-expiring last)."""
-    return await fetch_all(
+    return await _lines(
         tx,
         "SELECT * FROM wallet_lines WHERE customer_id = ? AND reward_id = ? AND account_id = ? "
         "AND (expiration_date IS NULL OR expiration_date > ?) AND CAST(amount AS REAL) > 0 "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from aiohttp import web
@@ -21,31 +20,26 @@ from linksvc.resources.validation import validate
 
 async def post_event(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
-    now = utcnow()
-    prepared = await events.check(request.app[DB].reader, who.account_id, body, who.kind, now)
-    event_id, _ = await request.app[EVENTS].run(lambda tx: events.apply(tx, who.account_id, prepared, now))
+    [result] = await events.ingest(request.app[DB], request.app[EVENTS].run, who.account_id, [body], who.kind,
+                                   utcnow())
+    if isinstance(result, ServiceError):
+        raise result
     request.app[DISPATCHER].wake()
-    return data({"id": event_id, "status": "accepted"}, status=202)
+    return data({"id": result[0], "status": "accepted"}, status=202)
 
 
 async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
-    """Each event checked and written alone (one bad event does not fail the others), all of them in the
-    same group commit; the answer lists each event's result in order."""
+    """Each event checked and written as if alone (one bad event does not fail the others), all of them in
+    one unit of work; the answer lists each event's result in order."""
     who = principal(request)
-    now = utcnow()
     bulk = validate(BulkIn, body)
-    committer = request.app[EVENTS]
-
-    async def one(index: int, raw: Any) -> dict[str, Any]:
-        try:
-            prepared = await events.check(request.app[DB].reader, who.account_id, raw, who.kind, now,
-                                          prefix=f"events[{index}]")
-            event_id, _ = await committer.run(lambda tx: events.apply(tx, who.account_id, prepared, now))
-        except ServiceError as exc:
-            return {"index": index, "status": exc.status, "error": exc.error, "details": exc.details}
-        return {"index": index, "status": 202, "id": event_id}
-
-    results = await asyncio.gather(*(one(i, raw) for i, raw in enumerate(bulk.events)))
+    outcomes = await events.ingest(request.app[DB], request.app[EVENTS].run, who.account_id, bulk.events,
+                                   who.kind, utcnow(), bulk=True)
+    results: list[dict[str, Any]] = [
+        {"index": index, "status": outcome.status, "error": outcome.error, "details": outcome.details}
+        if isinstance(outcome, ServiceError) else {"index": index, "status": 202, "id": outcome[0]}
+        for index, outcome in enumerate(outcomes)
+    ]
     request.app[DISPATCHER].wake()
     accepted = sum(1 for r in results if r["status"] == 202)
     return data({"accepted": accepted, "rejected": len(results) - accepted, "results": results})
@@ -53,8 +47,7 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
 
 async def reverse_event(request: web.Request, body: ReverseIn) -> web.Response:
     who = principal(request)
-    event_id = request.match_info["event_id"]
-    now = utcnow()
-    result = await request.app[EVENTS].run(lambda tx: events.reverse(tx, who.account_id, event_id, body.reason, now))
+    result = await events.reverse_event(request.app[EVENTS].run, who.account_id, request.match_info["event_id"],
+                                        body.reason, utcnow())
     request.app[DISPATCHER].wake()
     return data(result)

@@ -1,8 +1,10 @@
 """Ingest and reversal of behavior events (product decisions, sections 8 and 9).
 
 :func:`prepare` checks one event without the store (fields, PURCHASE rules, the key's kind, time) and
-resolves its attribution. :func:`apply` writes it inside a transaction: custom type check, idempotent
-order, the customer, expiry of lapsed lines, redeems, earning, the tier, the event row with its effects.
+resolves its attribution. :func:`apply_batch` writes a request's events inside one transaction, as if one
+after another: custom type check, idempotent order, the customer, expiry of lapsed lines, redeems, earning,
+the tier, the event row with its effects (:func:`apply` is a batch of one). :func:`ingest` is what the
+endpoints call: every event checked, then all accepted ones written in one unit of work.
 :func:`reverse` takes a purchase back. Everything an event did is stored in its ``effects`` (and a
 reversal's in ``reversal``), so that forwarding can say "reward issued" or "tier changed" only when it
 happened.
@@ -11,11 +13,14 @@ happened.
 from __future__ import annotations
 
 import hashlib
+import logging
+import sqlite3
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -23,20 +28,24 @@ from pydantic import TypeAdapter, ValidationError
 from linksvc.behavior import attribution
 from linksvc.behavior.models import PURCHASE, EventIn
 from linksvc.clock import iso
-from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, Issues, NotFound
+from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, Issues, NotFound, ServiceError
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps, loads
 from linksvc.loyalty import rules
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
+from linksvc.store import Store
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
 from storage import documents
 from storage import events as repo
 from storage import wallet as wallet_repo
-from storage.db import Conn, Row, Tx
+from storage.db import Conn, Row, Tx, savepoint
+from storage.wallet import WalletLine
 
+log = logging.getLogger("linksvc.events")
+T = TypeVar("T")
 FUTURE_TOLERANCE = timedelta(minutes=5)
 MAX_TYPES_LISTED = 100  # an unknown type's issue lists the account's active custom types, up to this many
 _ISSUED_AT: TypeAdapter[datetime] = TypeAdapter(UtcDateTime)
@@ -130,60 +139,186 @@ async def check(conn: Conn, account_id: str, raw: Any, key_kind: str, now: datet
         raise InvalidField.of(issues.items, refused.error) from None
 
 
-async def _customer(tx: Tx, account_id: str, event: EventIn) -> Row | None:
-    """The customer the event names; every identifier given must point at the same one."""
-    found: Row | None = None
-    for name, column in IDENTIFIERS:
-        value = getattr(event, name)
-        if value is None:
-            continue
-        key = phone_digits(value) if name == "phone" else value.lower() if name == "email" else value
-        if key is None:
-            continue
-        row = await customer_repo.customer_by(tx, account_id, column, key)
-        if row is None or (found is not None and row["id"] != found["id"]):
-            return None
-        found = row
-    return found
+Result = tuple[str, bool] | ServiceError  # (event id, True when it was new), or why the event was refused
+Unit = Callable[[Tx], Coroutine[Any, Any, T]]
+Run = Callable[[Unit[T]], Awaitable[T]]  # runs a unit of work in a write transaction (the group committer)
 
 
-async def _expire(tx: Tx, account_id: str, customer_id: str, now: str, event_id: str, effects: Effects) -> None:
-    """Lapsed lines that still hold something get their ``expire`` entry."""
-    for line in await wallet_repo.lapsed_lines(tx, account_id, customer_id, now):
-        await wallet_repo.change_line(tx, line, -Decimal(line["amount"]), "expire", event_id, now)
-        effects.expired.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": line["amount"]})
+class _Customers:
+    """The customers a batch of events names, looked up in one statement, and which one each event means:
+    every identifier given must point at the same customer (the one a lookup by that identifier finds)."""
+
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self._by: dict[tuple[str, str], Row] = {}
+        for row in sorted(rows, key=lambda r: (r["created_at"], r["id"])):
+            for column in customer_repo.LOOKUP_COLUMNS:
+                if row[column] is not None:
+                    self._by.setdefault((column, row[column]), row)
+
+    @staticmethod
+    def keys(event: EventIn) -> list[tuple[str, str]]:
+        found = []
+        for name, column in IDENTIFIERS:
+            value = getattr(event, name)
+            if value is None:
+                continue
+            key = phone_digits(value) if name == "phone" else value.lower() if name == "email" else value
+            if key is not None:
+                found.append((column, key))
+        return found
+
+    @classmethod
+    async def load(cls, conn: Conn, account_id: str, events: Sequence[EventIn]) -> _Customers:
+        wanted: dict[str, set[str]] = {}
+        for event in events:
+            for column, key in cls.keys(event):
+                wanted.setdefault(column, set()).add(key)
+        return cls(await customer_repo.customers_with(conn, account_id, wanted) if wanted else [])
+
+    def of(self, event: EventIn) -> Row | None:
+        found: Row | None = None
+        for key in self.keys(event):
+            row = self._by.get(key)
+            if row is None or (found is not None and row["id"] != found["id"]):
+                return None
+            found = row
+        return found
+
+
+def _day_start(now: datetime) -> str:
+    return iso(now.replace(hour=0, minute=0, second=0, microsecond=0))
+
+
+def _lapsed(lines: Iterable[WalletLine], now: str) -> list[WalletLine]:
+    """Lines past their expiration that still hold something, in the order they are expired."""
+    return sorted((line for line in lines if line.expiration_date is not None and line.expiration_date <= now
+                   and line.amount > 0), key=lambda line: (line.expiration_date or "", line.id))
+
+
+def _open_of_reward(lines: Iterable[WalletLine], reward_id: str, now: str) -> list[WalletLine]:
+    """A reward's unexpired lines that hold something, earliest expiration first (never-expiring last)."""
+    return sorted((line for line in lines if line.reward_id == reward_id and line.amount > 0
+                   and (line.expiration_date is None or line.expiration_date > now)),
+                  key=lambda line: (line.expiration_date is None, line.expiration_date or "", line.issued_at, line.id))
 
 
 @dataclass
-class Stats:
-    total: Decimal
-    count: int
-    points: Decimal
+class _Holder:
+    """One customer's state while a batch is applied: what is stored, with the effects of the batch's
+    accepted events so far."""
+
+    customer: dict[str, Any]
+    lines: dict[str, WalletLine]
+    stored_stats: stats_repo.Stats | None
+    history: tuple[Decimal, int]  # purchase totals from the events, for stats not built yet
+    stats: stats_repo.Stats | None = None  # current; None until an accepted event touched the customer
+    tier_changed: bool = False
+
+    def current_stats(self, account_id: str) -> stats_repo.Stats:
+        """The running totals; built from the history the first time, as :func:`_stats` does."""
+        if self.stats is not None:
+            return self.stats
+        if self.stored_stats is not None:
+            return self.stored_stats
+        # Every line that holds something, lapsed ones too: the running figure moves with every ledger entry.
+        points = sum((line.amount for line in self.lines.values()), Decimal(0))
+        return stats_repo.Stats(self.customer["id"], account_id, self.history[0], self.history[1], points)
 
 
-async def _stats(tx: Tx, account_id: str, customer_id: str) -> Stats:
-    """The customer's running totals; built from the history the first time (then kept up to date by every
-    purchase, reversal and ledger entry)."""
-    row = await stats_repo.of_customer(tx, customer_id)
-    if row is None:
-        total, count = await repo.purchase_totals(tx, account_id, customer_id)
-        # Every line, lapsed ones too: the running figure moves with every ledger entry, also the ``expire``
-        # entries that later zero the lapsed ones. Read after ``_expire``, it is the unexpired balance.
-        lines = await wallet_repo.lines_of_customer(tx, account_id, customer_id)
-        points = sum((Decimal(line["amount"]) for line in lines), Decimal(0))
-        await stats_repo.insert(tx, account_id, customer_id, total, count, points)
-        return Stats(total, count, points)
-    return Stats(Decimal(row["purchase_total"]), int(row["purchase_count"]), Decimal(row["points"]))
+class _Work:
+    """The changes one event makes to a customer, kept apart until the event is accepted (a refused event
+    changes nothing)."""
+
+    def __init__(self, holder: _Holder, account_id: str, event_id: str, now: str) -> None:
+        self.holder = holder
+        self.event_id = event_id
+        self.now = now
+        self.stats = holder.current_stats(account_id)
+        self.changed: dict[str, WalletLine] = {}
+        self.entries: list[wallet_repo.LedgerEntry] = []
+
+    def lines(self) -> list[WalletLine]:
+        return [self.changed.get(line_id, line) for line_id, line in self.holder.lines.items()] + [
+            line for line_id, line in self.changed.items() if line_id not in self.holder.lines]
+
+    def change(self, line: WalletLine, delta: Decimal, kind: str) -> None:
+        self.changed[line.id] = replace(line, amount=line.amount + delta)
+        self.entries.append(wallet_repo.entry_for(line, kind, delta, self.event_id, self.now))
+        self.stats = replace(self.stats, points=self.stats.points + delta)
+
+    def issue(self, line: WalletLine) -> None:
+        self.changed[line.id] = line
+        self.entries.append(wallet_repo.entry_for(line, "issue", line.amount, line.event_id, self.now))
+        self.stats = replace(self.stats, points=self.stats.points + line.amount)
+
+    def issued_since(self, campaign_id: str, since: str) -> int:
+        """How many lines a campaign issued to the customer since ``since`` (reversed ones included)."""
+        return sum(1 for line in self.lines() if line.campaign_id == campaign_id and line.source == "event"
+                   and line.issued_at >= since)
+
+    def keep(self, batch: _Batch) -> None:
+        for line_id, line in self.changed.items():
+            if line_id not in self.holder.lines and line_id not in batch.new_lines:
+                batch.new_lines[line_id] = None
+            self.holder.lines[line_id] = line
+        batch.entries.extend(self.entries)
+        self.holder.stats = self.stats
 
 
-async def _redeem(tx: Tx, account_id: str, customer_id: str, prepared: Prepared, now: str, event_id: str,
-                  effects: Effects) -> None:
+@dataclass
+class _Batch:
+    """What a batch reads once and writes at its end."""
+
+    account_id: str
+    now_dt: datetime
+    active_types: set[str]
+    orders: dict[str, repo.OrderSeen]
+    customers: _Customers
+    holders: dict[str, _Holder]
+    campaigns: dict[str, dict[str, Any]]
+    tiers: list[dict[str, Any]]
+    events: list[repo.StoredEvent] = field(default_factory=list)
+    new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
+    entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
+    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def now(self) -> str:
+        return iso(self.now_dt)
+
+
+async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> _Batch:
+    """Everything the batch's events read, a few statements whatever their number."""
+    events = [p.event for p in batch]
+    active = await repo.active_custom_types(tx, account_id, {e.type for e in events if e.type != PURCHASE})
+    orders = await repo.by_orders(tx, account_id, [e.order_id for e in events if e.order_id is not None])
+    customers = await _Customers.load(tx, account_id, events)
+    rows = {row["id"]: row for row in (customers.of(e) for e in events) if row is not None}
+    holders: dict[str, _Holder] = {}
+    campaigns: dict[str, dict[str, Any]] = {}
+    tiers: list[dict[str, Any]] = []
+    if rows:
+        stored = await stats_repo.of_customers(tx, rows)
+        history = await repo.purchase_totals_of(tx, account_id, [c for c in rows if c not in stored])
+        lines: dict[str, dict[str, WalletLine]] = {customer_id: {} for customer_id in rows}
+        for line in await wallet_repo.live_lines_of_customers(tx, account_id, rows, _day_start(now_dt)):
+            lines[line.customer_id][line.id] = line
+        for customer_id, row in rows.items():
+            holders[customer_id] = _Holder(loads(row["body"]), lines[customer_id], stored.get(customer_id),
+                                           history.get(customer_id, (Decimal(0), 0)))
+        campaigns = {c["id"]: c for c in await repo.behavior_campaigns(tx, account_id)}
+        if any(e.type == PURCHASE for e in events):
+            tiers = await repo.tiers(tx, account_id)
+    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers)
+
+
+def _redeem(work: _Work, prepared: Prepared, effects: Effects) -> None:
     """Spends each redeem entry from the reward's lines, earliest expiration first; an entry over the balance
-    is an issue, and every such entry is named (the caller rolls the event back)."""
+    is an issue, and every such entry is named (the event is then refused whole)."""
     issues = Issues()
     for index, entry in enumerate(prepared.event.redeem or []):
-        owned = await wallet_repo.open_lines_of_reward(tx, account_id, customer_id, entry.id, now)
-        balance = sum((Decimal(line["amount"]) for line in owned), Decimal(0))
+        owned = _open_of_reward(work.lines(), entry.id, work.now)
+        balance = sum((line.amount for line in owned), Decimal(0))
         if entry.amount > balance:
             issues.add(prepared.path(f"redeem[{index}].amount"),
                        f"is more than the customer's balance of that reward ({balance})", "insufficient_balance")
@@ -192,78 +327,78 @@ async def _redeem(tx: Tx, account_id: str, customer_id: str, prepared: Prepared,
         for line in owned:
             if remaining <= 0:
                 break
-            take = min(Decimal(line["amount"]), remaining)
-            await wallet_repo.change_line(tx, line, -take, "spend", event_id, now)
+            take = min(line.amount, remaining)
+            work.change(line, -take, "spend")
             remaining -= take
-            effects.spent.append({"line_id": line["id"], "reward_id": entry.id, "amount": str(take)})
+            effects.spent.append({"line_id": line.id, "reward_id": entry.id, "amount": str(take)})
     issues.raise_if_any("Invalid body")
 
 
-async def _retier(tx: Tx, account_id: str, customer: dict[str, Any], facts: rules.Facts, now: str) -> dict | None:
-    tiers = [loads(row["body"]) for row in await repo.tiers(tx, account_id)]
+def _retier(customer: dict[str, Any], tiers: Sequence[dict[str, Any]], facts: rules.Facts) -> dict[str, Any] | None:
     before = customer.get("tier_id")
     after = rules.next_tier(before, tiers, facts)
     if after == before:
         return None
     customer["tier_id"] = after
-    await documents.update(tx, "customers", account_id, customer["id"], dumps(customer), {"tier_id": after}, now)
     return {"from": before, "to": after}
 
 
-async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -> tuple[str, bool]:
-    """Writes one prepared event; returns (event id, True when it was new). Raises ServiceError (the caller
-    rolls this event back alone)."""
+async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
+    """One event of the batch, against the batch's state: what ``apply`` did for one event, step by step,
+    with the reads answered from the state and the writes kept in it. Raises ServiceError (nothing kept)."""
     event = prepared.event
-    now = iso(now_dt)
-    if event.type != PURCHASE and not await repo.active_custom_type(tx, account_id, event.type):
+    account_id, now, now_dt = state.account_id, state.now, state.now_dt
+    if event.type != PURCHASE and event.type not in state.active_types:
         raise await _type_issue(tx, account_id, event.type, prepared.path("type"))
     if event.order_id is not None:
-        earlier = await repo.by_order(tx, account_id, event.order_id)
+        earlier = state.orders.get(event.order_id)
         if earlier is not None:
-            if earlier["payload_hash"] == prepared.payload_hash:
-                return str(earlier["id"]), False
+            if earlier.payload_hash == prepared.payload_hash:
+                return earlier.id, False
             raise Conflict("Order already received",
                            f"order_id {event.order_id!r} was already received with a different payload "
-                           f"(event {earlier['id']})")
+                           f"(event {earlier.id})")
     event_id = str(uuid.uuid4())
     effects = Effects()
-    row = await _customer(tx, account_id, event)
-    customer = loads(row["body"]) if row is not None else None
-    if customer is not None:
-        customer_id = customer["id"]
-        stats = await _stats(tx, account_id, customer_id)
-        await _expire(tx, account_id, customer_id, now, event_id, effects)
+    row = state.customers.of(event)
+    holder = state.holders[row["id"]] if row is not None else None
+    customer = holder.customer if holder is not None else None
+    work: _Work | None = None
+    if holder is not None and customer is not None:
+        work = _Work(holder, account_id, event_id, now)
+        for line in _lapsed(work.lines(), now):
+            work.change(line, -line.amount, "expire")
+            effects.expired.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(line.amount)})
         if event.redeem:
-            await _redeem(tx, account_id, customer_id, prepared, now, event_id, effects)
+            _redeem(work, prepared, effects)
         value = event.value or Decimal(0)
-        total, count = stats.total, stats.count
+        total, count = work.stats.purchase_total, work.stats.purchase_count
         if event.type == PURCHASE:
             total, count = total + value, count + 1
-            await stats_repo.set_purchases(tx, customer_id, total, count)
-        points = (await _stats(tx, account_id, customer_id)).points  # after expiry and redeems
+            work.stats = replace(work.stats, purchase_total=total, purchase_count=count)
+        points = work.stats.points  # after expiry and redeems
         facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
         facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
-        campaigns = {c["id"]: c for c in (loads(r["body"]) for r in await repo.behavior_campaigns(tx, account_id))}
-        day_start = iso(now_dt.replace(hour=0, minute=0, second=0, microsecond=0))
-        for issue in rules.earnings(campaigns.values(), facts_of_event, customer, facts, now_dt):
-            limit = campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
-            if limit and await wallet_repo.issued_since(tx, account_id, customer_id, issue.campaign_id,
-                                                        day_start) >= limit:
+        day_start = _day_start(now_dt)
+        for issue in rules.earnings(state.campaigns.values(), facts_of_event, customer, facts, now_dt):
+            limit = state.campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
+            if limit and work.issued_since(issue.campaign_id, day_start) >= limit:
                 continue
-            line = {
-                "id": str(uuid.uuid4()), "account_id": account_id, "customer_id": customer_id,
-                "reward_id": issue.reward_id, "campaign_id": issue.campaign_id, "brand_id": issue.brand_id,
-                "amount": str(issue.amount), "issued_at": now,
-                "expiration_date": iso(issue.expiration_date) if issue.expiration_date else None,
-                "reservation_expires_at": None, "source": "event", "event_id": event_id,
-            }
-            await wallet_repo.insert_line(tx, line, "issue", now)
-            effects.issued.append({"line_id": line["id"], "reward_id": issue.reward_id,
-                                   "campaign_id": issue.campaign_id, "amount": line["amount"],
-                                   "expiration_date": line["expiration_date"]})
+            line = WalletLine(
+                id=str(uuid.uuid4()), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
+                campaign_id=issue.campaign_id, brand_id=issue.brand_id, amount=issue.amount, issued_at=now,
+                expiration_date=iso(issue.expiration_date) if issue.expiration_date else None,
+                reservation_expires_at=None, source="event", event_id=event_id,
+            )
+            work.issue(line)
+            effects.issued.append({"line_id": line.id, "reward_id": issue.reward_id,
+                                   "campaign_id": issue.campaign_id, "amount": str(line.amount),
+                                   "expiration_date": line.expiration_date})
         if event.type == PURCHASE:
-            effects.tier = await _retier(tx, account_id, customer, facts, now)
+            effects.tier = _retier(customer, state.tiers, facts)
+            holder.tier_changed = holder.tier_changed or effects.tier is not None
+        work.keep(state)
     body = {
         **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
         "id": event_id,
@@ -275,29 +410,133 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
         "analytics": prepared.raw.get("analytics"),
         "click_ids": prepared.raw.get("click_ids"),
     }
-    row_values = {
-        "id": event_id, "account_id": account_id, "type": event.type, "customer_id": body["customer_id"],
-        "order_id": event.order_id, "payload_hash": prepared.payload_hash, "issued_at": body["issued_at"],
-        "received_at": now, "key_kind": prepared.key_kind, "body": dumps(body), "effects": dumps(effects.as_dict()),
-    }
-    await repo.insert(tx, row_values)
-    stored = {**row_values, "body": body, "effects": effects.as_dict(), "reversed_at": None, "reversal": None}
-    await outbox.enqueue(tx, account_id, stored, customer, "event", effects.as_dict(), now)
+    stored = repo.StoredEvent(
+        id=event_id, account_id=account_id, type=event.type, customer_id=body["customer_id"],
+        order_id=event.order_id, payload_hash=prepared.payload_hash, issued_at=body["issued_at"], received_at=now,
+        key_kind=prepared.key_kind, body=body, effects=effects.as_dict(),
+    )
+    state.events.append(stored)
+    if event.order_id is not None:
+        state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
+    # The customer as it is right after this event (a later event of the batch may change its tier again).
+    state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
+                             effects.as_dict()))
     return event_id, True
+
+
+async def _write(tx: Tx, state: _Batch) -> None:
+    """The batch's writes, a statement or a few per table."""
+    now = state.now
+    await repo.insert_many(tx, state.events)
+    lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
+    await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
+    stored = [(line_id, lines[line_id].amount) for line_id in dict.fromkeys(e.line_id for e in state.entries)
+              if line_id not in state.new_lines]
+    await wallet_repo.set_amounts(tx, stored)
+    await wallet_repo.add_entries(tx, state.entries)
+    await stats_repo.put_many(tx, [holder.stats for holder in state.holders.values() if holder.stats is not None])
+    for holder in state.holders.values():
+        if holder.tier_changed:
+            customer = holder.customer
+            await documents.update(tx, "customers", state.account_id, customer["id"], dumps(customer),
+                                   {"tier_id": customer.get("tier_id")}, now)
+    await outbox.enqueue_many(tx, state.account_id, state.deliveries, now)
+
+
+async def _apply_together(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> list[Result]:
+    state = await _load(tx, account_id, batch, now_dt)
+    results: list[Result] = []
+    for prepared in batch:
+        try:
+            results.append(await _one(tx, state, prepared))
+        except ServiceError as refused:
+            results.append(refused)
+    await _write(tx, state)
+    return results
+
+
+async def apply_batch(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> list[Result]:
+    """Writes prepared events in their order, as if one after another: each sees the effects of the accepted
+    ones before it (expiry, redeems, running totals, max_per_day, the tier, its order id). Reads what the
+    batch needs in a few statements, works out every event's effects in memory, then writes them in a few
+    statements. A refused event gets its ServiceError and writes nothing; the others go on.
+
+    Should a set-based write meet a constraint the state did not foresee, the batch is rolled back and applied
+    again one event at a time, each in its own savepoint."""
+    if len(batch) <= 1:
+        return await _apply_together(tx, account_id, batch, now_dt)
+    try:
+        async with savepoint(tx, "event_batch"):
+            return await _apply_together(tx, account_id, batch, now_dt)
+    except sqlite3.IntegrityError:
+        log.warning("a batch of %d events met a constraint; applying them one at a time", len(batch), exc_info=True)
+    results: list[Result] = []
+    for prepared in batch:
+        async with savepoint(tx, "event_one"):
+            results.extend(await _apply_together(tx, account_id, [prepared], now_dt))
+    return results
+
+
+async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -> tuple[str, bool]:
+    """Writes one prepared event; returns (event id, True when it was new). Raises ServiceError (nothing
+    written)."""
+    [result] = await apply_batch(tx, account_id, [prepared], now_dt)
+    if isinstance(result, ServiceError):
+        raise result
+    return result
+
+
+async def ingest(store: Store, run: Run[list[Result]], account_id: str, raws: Sequence[Any], key_kind: str,
+                 now: datetime, bulk: bool = False) -> list[Result]:
+    """Events as received: each checked (:func:`check`, on the reader), then every accepted one written in ONE
+    unit of work (:func:`apply_batch`) through ``run``. Returns each event's result in order. ``bulk`` names
+    each event's problems ``events[i]...`` as the bulk endpoint does."""
+    results: list[Result | None] = []
+    accepted: list[Prepared] = []
+    for index, raw in enumerate(raws):
+        try:
+            accepted.append(await check(store.reader, account_id, raw, key_kind, now,
+                                        prefix=f"events[{index}]" if bulk else ""))
+            results.append(None)
+        except ServiceError as refused:
+            results.append(refused)
+    if accepted:
+        applied = iter(await run(lambda tx: apply_batch(tx, account_id, accepted, now)))
+        results = [next(applied) if result is None else result for result in results]
+    return [result for result in results if result is not None]
+
+
+async def _stats(tx: Tx, account_id: str, customer_id: str) -> stats_repo.Stats:
+    """The customer's running totals; built from the history the first time (then kept up to date by every
+    purchase, reversal and ledger entry)."""
+    stats = await stats_repo.of_customer(tx, customer_id)
+    if stats is None:
+        total, count = await repo.purchase_totals(tx, account_id, customer_id)
+        lines = await wallet_repo.lines_of_customer(tx, account_id, customer_id)
+        stats = stats_repo.Stats(customer_id, account_id, total, count,
+                                 sum((line.amount for line in lines), Decimal(0)))
+        await stats_repo.insert(tx, stats)
+    return stats
+
+
+async def _expire(tx: Tx, account_id: str, customer_id: str, now: str, event_id: str) -> None:
+    """Lapsed lines that still hold something get their ``expire`` entry."""
+    for line in await wallet_repo.lapsed_lines(tx, account_id, customer_id, now):
+        await wallet_repo.change_line(tx, line, -line.amount, "expire", event_id, now)
 
 
 async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:
     """Takes back what a purchase issued (never below zero; the shortfall recorded) and gives back what it
     spent; recomputes the tier. A second reversal is 409; only PURCHASE can be reversed (400)."""
     now = iso(now_dt)
-    row = await repo.by_id(tx, account_id, event_id)
-    if row is None:
+    event = await repo.by_id(tx, account_id, event_id)
+    if event is None:
         raise NotFound("Event not found", f"no event with id {event_id}")
-    if row["type"] != PURCHASE:
-        raise BadRequest("Not reversible", f"only PURCHASE events can be reversed; event {event_id} is {row['type']}")
-    if row["reversed_at"] is not None:
-        raise Conflict("Already reversed", f"event {event_id} was reversed at {row['reversed_at']}")
-    effects = loads(row["effects"])
+    if event.type != PURCHASE:
+        raise BadRequest("Not reversible", f"only PURCHASE events can be reversed; event {event_id} is {event.type}")
+    if event.reversed_at is not None:
+        raise Conflict("Already reversed", f"event {event_id} was reversed at {event.reversed_at}")
+    effects = event.effects
     taken: list[dict[str, Any]] = []
     shortfall: list[dict[str, Any]] = []
     returned: list[dict[str, Any]] = []
@@ -308,12 +547,12 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
                               "amount": issued["amount"]})
             continue
         want = Decimal(issued["amount"])
-        take = min(want, max(Decimal(line["amount"]), Decimal(0)))
+        take = min(want, max(line.amount, Decimal(0)))
         if take > 0:
             await wallet_repo.change_line(tx, line, -take, "reverse_issue", event_id, now)
-            taken.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": str(take)})
+            taken.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(take)})
         if want > take:
-            shortfall.append({"line_id": line["id"], "reward_id": line["reward_id"], "amount": str(want - take)})
+            shortfall.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(want - take)})
     for spent in effects.get("spent", []):
         line = await wallet_repo.line(tx, spent["line_id"])
         if line is None:
@@ -322,22 +561,31 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
         returned.append(spent)
     tier = None
     customer: dict[str, Any] | None = None
-    customer_id = row["customer_id"]
+    customer_id = event.customer_id
     if customer_id is not None:
         customer_row = await customer_repo.customer_by(tx, account_id, "id", customer_id)
         if customer_row is not None:
             customer = loads(customer_row["body"])
             stats = await _stats(tx, account_id, customer_id)
-            value = Decimal(str(loads(row["body"]).get("value", 0)))
-            total, count = stats.total - value, stats.count - 1
+            value = Decimal(str(event.body.get("value", 0)))
+            total, count = stats.purchase_total - value, stats.purchase_count - 1
             await stats_repo.set_purchases(tx, customer_id, total, count)
-            await _expire(tx, account_id, customer_id, now, event_id, Effects())
+            await _expire(tx, account_id, customer_id, now, event_id)
             facts = rules.Facts(Decimal(0), total, count, (await _stats(tx, account_id, customer_id)).points)
-            tier = await _retier(tx, account_id, customer, facts, now)
+            tier = _retier(customer, await repo.tiers(tx, account_id), facts)
+            if tier is not None:
+                await documents.update(tx, "customers", account_id, customer["id"], dumps(customer),
+                                       {"tier_id": customer["tier_id"]}, now)
     reversal = {"reason": reason, "reversed_at": now, "taken_back": taken, "shortfall": shortfall,
                 "returned": returned, "tier": tier}
-    if not await repo.set_reversal(tx, event_id, now, dumps(reversal)):
+    if not await repo.set_reversal(tx, event_id, now, reversal):
         raise Conflict("Already reversed", f"event {event_id} was already reversed")
-    stored = {**dict(row), "body": loads(row["body"]), "effects": effects, "reversed_at": now, "reversal": reversal}
-    await outbox.enqueue(tx, account_id, stored, customer, "reversal", reversal, now)
+    stored = replace(event, reversed_at=now, reversal=reversal)
+    await outbox.enqueue(tx, account_id, stored.as_dict(), customer, "reversal", reversal, now)
     return {"id": event_id, "reversed_at": now, "reason": reason}
+
+
+async def reverse_event(run: Run[dict[str, Any]], account_id: str, event_id: str, reason: str,
+                        now: datetime) -> dict[str, Any]:
+    """A reversal as the endpoint asks for it: :func:`reverse` in one unit of work through ``run``."""
+    return await run(lambda tx: reverse(tx, account_id, event_id, reason, now))

@@ -133,20 +133,17 @@ class Dispatcher:
         now = utcnow()
         tries = int(row.tries) + 1
         reader = self.db.reader
-        event_row = await event_repo.by_id(reader, row.account_id, row.event_id)
+        stored = await event_repo.by_id(reader, row.account_id, row.event_id)
         connection_row = await documents.get(reader, "connections", row.account_id, row.connection_id)
-        if event_row is None or connection_row is None:
+        if stored is None or connection_row is None:
             return Outcome(row.seq, "filtered", row.tries, iso(now), reason="the event or connection is gone")
         connection = connection_row.body
         if not connection.get("enabled", True):
             return Outcome(row.seq, "filtered", row.tries, iso(now), reason="connection disabled")
-        event: dict[str, Any] = {
-            **dict(event_row), "body": loads(event_row["body"]), "effects": loads(event_row["effects"]),
-            "reversal": loads(event_row["reversal"]) if event_row["reversal"] else None,
-        }
+        event = stored.as_dict()
         customer = None
-        if event_row["customer_id"]:
-            customer_row = await customer_repo.customer_by(reader, row.account_id, "id", event_row["customer_id"])
+        if stored.customer_id:
+            customer_row = await customer_repo.customer_by(reader, row.account_id, "id", stored.customer_id)
             customer = loads(customer_row["body"]) if customer_row is not None else None
         event["click"] = await self._click_of(row.account_id, event["body"])
         assert self._session is not None

@@ -36,7 +36,8 @@ from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
 from storage import exports as repo
 from storage.db import Database
-from storage.exports import ExportedEvent, ExportProgress
+from storage.events import StoredEvent
+from storage.exports import ExportProgress
 
 if TYPE_CHECKING:
     from linksvc.settings import Settings
@@ -116,33 +117,34 @@ class ExportFile:
     events: int
 
 
-def export_line(row: ExportedEvent) -> dict[str, Any]:
+def export_line(event: StoredEvent) -> dict[str, Any]:
     """One event as exported: its stored body, ``attribution`` as the client sent it, the resolved one
     beside it, and the stored columns."""
-    body = dict(row.body)
+    body = dict(event.body)
     resolved = body.pop("attribution", None)
     original = body.pop("attribution_original", None)
     return {
         **body,
-        "id": row.id, "account_id": row.account_id, "type": row.type, "customer_id": row.customer_id,
-        "order_id": row.order_id, "issued_at": row.issued_at, "received_at": row.received_at,
+        "id": event.id, "account_id": event.account_id, "type": event.type, "customer_id": event.customer_id,
+        "order_id": event.order_id, "issued_at": event.issued_at, "received_at": event.received_at,
         "attribution": original, "attribution_resolved": resolved,
-        "reversed_at": row.reversed_at, "reversal": row.reversal,
+        "reversed_at": event.reversed_at, "reversal": event.reversal,
     }
 
 
-def build_files(target: ExportTarget, account_id: str, rows: list[ExportedEvent]) -> list[ExportFile]:
-    """One file per issue date (UTC) of the events, in rowid order. Same rows, same names and bytes."""
-    days: dict[str, list[ExportedEvent]] = {}
-    for row in rows:
-        days.setdefault(parse_iso(row.issued_at).date().isoformat(), []).append(row)
+def build_files(target: ExportTarget, account_id: str, rows: list[tuple[int, StoredEvent]]) -> list[ExportFile]:
+    """One file per issue date (UTC) of the events (each with its rowid), in rowid order. Same rows, same
+    names and bytes."""
+    days: dict[str, list[tuple[int, StoredEvent]]] = {}
+    for rowid, event in rows:
+        days.setdefault(parse_iso(event.issued_at).date().isoformat(), []).append((rowid, event))
     files = []
     for day, group in days.items():
-        first, last = group[0].export_rowid, group[-1].export_rowid
+        first, last = group[0][0], group[-1][0]
         name = uuid.uuid5(NAMESPACE, f"{target.identity}|{account_id}|{day}|{first}|{last}")
-        first_ts = parse_iso(group[0].issued_at).strftime("%Y%m%dT%H%M%SZ")
+        first_ts = parse_iso(group[0][1].issued_at).strftime("%Y%m%dT%H%M%SZ")
         parts = (target.prefix.strip("/"), account_id, f"dt={day}", f"{first_ts}-{name}.jsonl.gz")
-        lines = b"".join(dumpb(export_line(row)) + b"\n" for row in group)
+        lines = b"".join(dumpb(export_line(event)) + b"\n" for _, event in group)
         # mtime=0: the same events give the same bytes, so a rewrite after a crash is identical.
         files.append(ExportFile("/".join(p for p in parts if p), gzip.compress(lines, mtime=0), len(group)))
     return files
@@ -228,7 +230,7 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
             rows = await repo.events_after(db.background, account_id, last, batch)
             if not rows:
                 return
-            pending = int(rows[-1].export_rowid)
+            pending = rows[-1][0]
             async with db.transaction() as tx:
                 claimed = await repo.claim(tx, target.identity, account_id, last, pending, now)
             if not claimed:

@@ -9,12 +9,13 @@ off, a type not allowed, consent). Disabled connections get nothing. The dispatc
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from linksvc.forwarding.outgoing import kinds_for
 from linksvc.forwarding.rules import filter_reason
 from storage import deliveries as repo
-from storage.db import Tx
+from storage.db import Conn, Tx
 
 
 def delivery_id() -> str:
@@ -22,13 +23,18 @@ def delivery_id() -> str:
     return f"msg_{uuid.uuid4().hex}"
 
 
-async def enqueue(tx: Tx, account_id: str, event: dict[str, Any], customer: dict[str, Any] | None, trigger: str,
-                  effects: dict[str, Any], now: str) -> int:
-    """``event`` is the stored event (row fields, ``body`` parsed); ``effects`` what this trigger did.
-    Returns how many deliveries are pending."""
+async def connections(conn: Conn, account_id: str) -> list[dict[str, Any]]:
+    """The account's enabled connections, each its body."""
+    return [document.body for document in await repo.connections(conn, account_id)]
+
+
+def deliveries(connections: Sequence[dict[str, Any]], account_id: str, event: dict[str, Any],
+               customer: dict[str, Any] | None, trigger: str, effects: dict[str, Any],
+               now: str) -> list[dict[str, Any]]:
+    """The deliveries of one trigger, ``pending`` or ``filtered``: ``event`` is the stored event (row fields,
+    ``body`` parsed); ``effects`` what this trigger did; ``customer`` as it is after the trigger."""
     rows = []
-    for stored in await repo.connections(tx, account_id):
-        connection = stored.body
+    for connection in connections:
         for kind in kinds_for(connection["destination"], trigger, effects):
             reason = filter_reason(connection, kind, event, customer)
             rows.append({
@@ -38,5 +44,25 @@ async def enqueue(tx: Tx, account_id: str, event: dict[str, Any], customer: dict
                 "state": "filtered" if reason else "pending", "reason": reason, "next_attempt_at": now,
                 "created_at": now, "updated_at": now,
             })
+    return rows
+
+
+async def enqueue_many(tx: Tx, account_id: str,
+                       items: Sequence[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]],
+                       now: str) -> int:
+    """The batch form of :func:`enqueue`: ``(event, customer, trigger, effects)`` for each, in order; the
+    connections read once and every delivery written together. Returns how many are pending."""
+    if not items:
+        return 0
+    enabled = await connections(tx, account_id)
+    rows = [row for event, customer, trigger, effects in items
+            for row in deliveries(enabled, account_id, event, customer, trigger, effects, now)]
     await repo.enqueue(tx, rows)
     return sum(1 for r in rows if r["state"] == "pending")
+
+
+async def enqueue(tx: Tx, account_id: str, event: dict[str, Any], customer: dict[str, Any] | None, trigger: str,
+                  effects: dict[str, Any], now: str) -> int:
+    """``event`` is the stored event (row fields, ``body`` parsed); ``effects`` what this trigger did.
+    Returns how many deliveries are pending."""
+    return await enqueue_many(tx, account_id, [(event, customer, trigger, effects)], now)

@@ -43,8 +43,7 @@ def build_wallet(customer_id: str, lines: str, held: Sequence[Sequence[Any]],
 async def load_wallet(conn: Conn, account_id: str, customer_id: str, now: str | None = None) -> dict[str, Any]:
     """The wallet as the customer lookup answers it (at ``now``, default the present). A wallet may hold
     thousands of lines: pass a connection that reads off the event loop."""
-    lines, held_json = await repo.wallet_view(conn, account_id, customer_id, now or iso(utcnow()))
-    held = loads(held_json)
+    lines, held = await repo.wallet_view(conn, account_id, customer_id, now or iso(utcnow()))
     bodies = await repo.reward_bodies(conn, account_id, [reward_id for reward_id, _, _ in held])
     rewards = {reward_id: {**loads(body), "account_id": account_id} for reward_id, body in bodies.items()}
     return build_wallet(customer_id, lines, held, rewards)

@@ -242,21 +242,21 @@ class CustomerKind(Kind):
         lines = []
         for index, line in enumerate(item.wallet.lines):
             lines.append(
-                {
-                    "id": str(uuid.uuid5(_LINE_NAMESPACE, f"{item.id}:{index}")),
-                    "account_id": ctx.account_id,
-                    "customer_id": item.id,
-                    "reward_id": line.reward_id,
-                    "campaign_id": line.campaign_id,
-                    "brand_id": line.brand_id,
-                    "amount": str(line.amount),
-                    "issued_at": iso(line.issued_at) if line.issued_at else created,
-                    "expiration_date": iso(line.expiration_date) if line.expiration_date else None,
-                    "reservation_expires_at": (
+                wallet_repo.WalletLine(
+                    id=str(uuid.uuid5(_LINE_NAMESPACE, f"{item.id}:{index}")),
+                    account_id=ctx.account_id,
+                    customer_id=item.id,
+                    reward_id=line.reward_id,
+                    campaign_id=line.campaign_id,
+                    brand_id=line.brand_id,
+                    amount=line.amount,
+                    issued_at=iso(line.issued_at) if line.issued_at else created,
+                    expiration_date=iso(line.expiration_date) if line.expiration_date else None,
+                    reservation_expires_at=(
                         iso(line.reservation_expires_at) if line.reservation_expires_at else None
                     ),
-                    "source": "opening",
-                }
+                    source="opening",
+                )
             )
         await wallet_repo.replace_opening_lines(ctx.tx, ctx.account_id, item.id, lines, ctx.now)
 

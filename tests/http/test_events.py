@@ -55,7 +55,7 @@ async def send(client: TestClient, headers: dict[str, str], event: Any, status: 
 
 async def balance(client: TestClient, customer: str = CUSTOMER, reward: str = REWARD, account: str = A) -> Decimal:
     lines = await wallet_repo.unexpired_lines(client.app[DB].reader, account, customer, iso(utcnow()))
-    return sum((Decimal(line["amount"]) for line in lines if line["reward_id"] == reward), Decimal(0))
+    return sum((line.amount for line in lines if line.reward_id == reward), Decimal(0))
 
 
 async def stored(client: TestClient, event_id: str) -> dict[str, Any]:
@@ -107,7 +107,7 @@ async def test_a_purchase_is_accepted_stored_and_earns(api: tuple[TestClient, di
     assert await balance(client) == OPENING + 10
     assert [(i["campaign_id"], i["amount"]) for i in event["effects"]["issued"]] == [(WELCOME, "10")]
     line = await wallet_repo.line(client.app[DB].reader, event["effects"]["issued"][0]["line_id"])
-    assert line is not None and line["event_id"] == event["id"] and line["campaign_id"] == WELCOME
+    assert line is not None and line.event_id == event["id"] and line.campaign_id == WELCOME
     # The customer lookup shows it.
     response = await client.get(f"{API}/customers", params={"document_number": "CC100"}, headers=headers)
     totals = (await response.json())["data"]["wallet"]["totals"]
@@ -428,7 +428,7 @@ async def test_reversal_takes_back_and_gives_back(api: tuple[TestClient, dict[st
     reversal = (await stored(client, event_id))["reversal"]
     assert [t["amount"] for t in reversal["taken_back"]] == ["10"] and reversal["shortfall"] == []
     assert [r["amount"] for r in reversal["returned"]] == ["30"]
-    kinds = [e["kind"] for e in await wallet_repo.entries_of_customer(client.app[DB].reader, A, CUSTOMER)]
+    kinds = [e.kind for e in await wallet_repo.entries_of_customer(client.app[DB].reader, A, CUSTOMER)]
     assert kinds == ["opening", "spend", "issue", "reverse_issue", "reverse_spend"]
     # A second reversal is a conflict and changes nothing.
     body = await reverse(client, headers, event_id, status=409)

@@ -64,7 +64,7 @@ async def _scenario(ops: list[tuple[str, int, int, bool]]) -> None:
             assert await wallet_repo.ledger_mismatches(db.reader, A) == []
         entries = await wallet_repo.entries_of_customer(db.reader, A, CUSTOMER)
         lines = await fetch_all(db.reader, "SELECT amount FROM wallet_lines WHERE customer_id = ?", (CUSTOMER,))
-        assert sum(Decimal(e["amount"]) for e in entries) == sum(Decimal(line["amount"]) for line in lines)
+        assert sum(e.amount for e in entries) == sum(Decimal(line["amount"]) for line in lines)
     finally:
         await db.close()
 

@@ -82,7 +82,8 @@ async def _scenario(generated: list[tuple[Decimal, str, str | None, str]]) -> No
                         "campaign_id": None, "brand_id": ids(A)["brands"] if n % 2 else None, "amount": str(amount),
                         "issued_at": issued_at, "expiration_date": expires,
                         "reservation_expires_at": None, "source": "opening"}
-                await wallet_repo.insert_line(tx, line, "opening", issued_at)
+                await wallet_repo.insert_line(tx, wallet_repo.WalletLine(**{**line, "amount": Decimal(str(amount))}),
+                                              "opening", issued_at)
                 lines.append({**line, "amount": Decimal(str(amount))})
         stored = await fetch_all(db.reader, "SELECT id, body FROM rewards WHERE account_id = ?", (A,))
         rewards = {row["id"]: {**json.loads(row["body"]), "account_id": A} for row in stored}

@@ -1,0 +1,260 @@
+"""Events applied as a batch (``linksvc.behavior.service.ingest`` / ``apply_batch``) leave exactly the state that
+the same events sent one request at a time leave: the same events, wallet lines, ledger, running totals, tiers
+and deliveries (ids aside, which are random); and a batch runs a number of statements that does not grow with
+its number of events."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from linksvc.behavior import service as events
+from linksvc.behavior.committer import GroupCommitter
+from linksvc.errors import ServiceError
+from linksvc.jsoncodec import dumps
+from linksvc.seed import load_seed
+from storage import events as event_repo
+from storage import wallet as wallet_repo
+from storage.db import Database, Tx, fetch_all
+from tests.factories import A, B, ids, two_accounts
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+REWARD = ids(A)["rewards"]
+BRAND = ids(A)["brands"]
+ANA = "cust-aaaa"
+BEA = "cust-bea"
+SILVER, GOLD = "00000000-0000-4000-8000-0000000051a1", "00000000-0000-4000-8000-0000000051a2"
+VIEWS = "00000000-0000-4000-8000-00000000c0a1"
+PER_UNIT = "00000000-0000-4000-8000-00000000c0a2"
+
+
+def _seed() -> dict[str, Any]:
+    seed = two_accounts()
+    account = seed["accounts"][0]
+    account["connections"][0]["enabled"] = True  # every event gets its deliveries
+    account["customers"][0]["wallet"]["lines"][0]["issued_at"] = "2020-01-01T00:00:00.000000Z"
+    account["tiers"] = [
+        {"id": SILVER, "name": "Silver", "level": 1},
+        {"id": GOLD, "name": "Gold", "level": 2,
+         "entry_conditions": [[{"type": "Total Order Value", "operator": "greater than or equal", "value": 100}]],
+         "exit_conditions": [[{"type": "Total Order Value", "operator": "less than", "value": 80}]]},
+    ]
+    account["campaigns"] += [
+        {"id": VIEWS, "name": "Views", "type": "BEHAVIOR", "brand_id": BRAND,
+         "attributes": {"event_type": "page_view", "reward_id": REWARD, "amount": 5, "max_per_day": 2}},
+        {"id": PER_UNIT, "name": "Per unit", "type": "BEHAVIOR", "brand_id": BRAND,
+         "attributes": {"event_type": "PURCHASE", "reward_id": REWARD, "per_currency_unit": "0.1",
+                        "expires_in_days": 30}},
+    ]
+    # Bea holds a line that has lapsed (expired at her first event) and one that has not.
+    account["customers"].append({
+        "id": BEA, "name": "Bea", "email": "Bea@Example.com", "external_id": "ext-bea",
+        "wallet": {"lines": [
+            {"amount": 7, "reward_id": REWARD, "issued_at": "2020-01-01T00:00:00.000000Z",
+             "expiration_date": "2020-06-01T00:00:00.000000Z"},
+            {"amount": 20, "reward_id": REWARD, "issued_at": "2020-01-01T00:00:00.000000Z",
+             "expiration_date": iso_in(days=3)},
+        ]},
+    })
+    return seed
+
+
+def iso_in(days: int) -> str:
+    return (NOW + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def purchase(order: str, value: int, who: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    return {"type": "PURCHASE", **(who or {"customer_id": ANA}), "order_id": order, "currency": "COP",
+            "value": value, "products": [{"sku": "LATTE-12"}], **fields}
+
+
+def view(**who: Any) -> dict[str, Any]:
+    return {"type": "page_view", **(who or {"customer_id": ANA})}
+
+
+# Several events of the same customers, each depending on those before it.
+SCENARIO: list[dict[str, Any]] = [
+    view(),                                                     # 5 points
+    purchase("o-1", 60),                                        # 10 + 6 points, Silver
+    view(),                                                     # 5 points: the second of the day
+    view(),                                                     # nothing: max_per_day reached
+    purchase("o-2", 45, redeem=[{"id": REWARD, "amount": 30}]), # spends 30 (the expiring lines first), Gold
+    purchase("o-1", 60),                                        # the same order again: its id, nothing new
+    purchase("o-1", 61),                                        # the same order, another payload: 409
+    purchase("o-3", 10, {"email": "bea@example.com"}, redeem=[{"id": REWARD, "amount": 1000}]),  # 400, nothing
+    purchase("o-3", 10, {"external_id": "ext-bea"}),            # now accepted; Bea's lapsed line expires
+    view(customer_id="nobody"),                                 # stored, earns nothing
+    {"type": "no_such_type", "customer_id": ANA},               # 400: not a custom type of the account
+    view(customer_id=ANA, document_number="CC999"),             # identifiers disagree: no customer
+    purchase("o-4", 5, {"phone": "+57 300 123 4567"}, redeem=[{"id": REWARD, "amount": 5}]),
+    purchase("o-2", 45, redeem=[{"id": REWARD, "amount": 30}]), # replay of o-2
+    purchase("o-5", 1, {"customer_id": BEA}, redeem=[{"id": REWARD, "amount": 21}]),  # spends all Bea holds
+    view(customer_id=BEA),
+]
+EXPECTED = [202, 202, 202, 202, 202, 202, 409, 400, 202, 202, 400, 202, 202, 202, 202, 202]
+
+
+Run = Callable[[Callable[[Tx], Coroutine[Any, Any, Any]]], Coroutine[Any, Any, Any]]
+
+
+class _Ids:
+    """Event and line ids in the order they are made: lines issued at the same moment then sort the same
+    way in both runs (random ids would order them at random, in either way of applying)."""
+
+    def __init__(self) -> None:
+        self.made = itertools.count(1)
+
+    def uuid4(self) -> uuid.UUID:
+        return uuid.UUID(int=next(self.made))
+
+
+@pytest.fixture
+async def store(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Database, GroupCommitter]]:
+    monkeypatch.setattr(events, "uuid", _Ids())
+    db = Database(":memory:")
+    await db.open()
+    await load_seed(db, _seed(), allow_private=True)
+    committer = GroupCommitter(db)
+    committer.start()
+    yield db, committer
+    await committer.stop()
+    await db.close()
+
+
+async def _second() -> tuple[Database, GroupCommitter]:
+    db = Database(":memory:")
+    await db.open()
+    await load_seed(db, _seed(), allow_private=True)
+    committer = GroupCommitter(db)
+    committer.start()
+    return db, committer
+
+
+def _statuses(results: list[events.Result]) -> list[int]:
+    return [r.status if isinstance(r, ServiceError) else 202 for r in results]
+
+
+async def _state(db: Database) -> str:
+    """Every table the events write, ordered as written, with random ids replaced by their rank."""
+    tables = {
+        "events": "SELECT * FROM events ORDER BY rowid",
+        # The seed's own lines are issued and opened when the store is made: only what events did is compared.
+        "wallet_lines": "SELECT * FROM wallet_lines WHERE account_id = ? ORDER BY rowid",
+        "ledger_entries": "SELECT * FROM ledger_entries WHERE account_id = ? AND kind != 'opening' ORDER BY id",
+        "customer_stats": "SELECT * FROM customer_stats ORDER BY customer_id",
+        "customers": "SELECT id, tier_id, body FROM customers WHERE account_id = ? ORDER BY id",
+        "deliveries": "SELECT * FROM deliveries ORDER BY seq",
+    }
+    now = NOW.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    dump = {name: [dict(row) for row in await fetch_all(db.reader, sql, (A, now)[:sql.count("?")])]
+            for name, sql in tables.items()}
+    updated = await fetch_all(db.reader, "SELECT id FROM customers WHERE updated_at = ? ORDER BY id", (now,))
+    dump["customers_updated_now"] = [row["id"] for row in updated]
+    text = dumps(dump)
+    names = {}
+    for table, prefix in (("events", "event"), ("wallet_lines", "line"), ("deliveries", "delivery")):
+        for n, row in enumerate(dump[table]):
+            names[row["id"]] = f"{prefix}-{n}"
+    return re.sub("|".join(re.escape(i) for i in names), lambda m: names[m.group(0)], text) if names else text
+
+
+async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: tuple[Database, GroupCommitter]) -> None:
+    one_db, one_run = store
+    singles = [(await events.ingest(one_db, one_run.run, A, [raw], "SERVER", NOW))[0] for raw in SCENARIO]
+    events.uuid = _Ids()  # type: ignore[assignment]  # the same ids again (the fixture puts uuid back)
+    batch_db, batch_run = await _second()
+    try:
+        together = await events.ingest(batch_db, batch_run.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+        assert _statuses(singles) == _statuses(together) == EXPECTED
+        # A replay answers the id of the event it repeats, in the same batch too.
+        assert together[5] == (together[1][0], False) and together[13] == (together[4][0], False)  # type: ignore[index]
+        assert singles[5] == (singles[1][0], False)  # type: ignore[index]
+        one_state, batch_state = await _state(one_db), await _state(batch_db)
+        assert one_state == batch_state
+        # The scenario did what it says (so that the comparison covers it).
+        for marker in ('"kind":"expire"', '"kind":"spend"', '"kind":"issue"', SILVER, GOLD, '"trigger":"event"'):
+            assert marker in batch_state
+        assert await wallet_repo.ledger_mismatches(batch_db.reader, A) == []
+    finally:
+        await batch_run.stop()
+        await batch_db.close()
+
+
+async def test_a_write_that_meets_a_constraint_falls_back_to_one_event_at_a_time(
+        store: tuple[Database, GroupCommitter], monkeypatch: pytest.MonkeyPatch) -> None:
+    db, committer = store
+    original = event_repo.insert_many
+    calls: list[int] = []
+
+    async def once_refused(tx: Tx, stored: Any) -> None:
+        calls.append(len(stored))
+        if len(calls) == 1:
+            await original(tx, stored)  # written, then refused: the savepoint must undo it
+            raise sqlite3.IntegrityError("UNIQUE constraint failed")
+        await original(tx, stored)
+
+    monkeypatch.setattr(event_repo, "insert_many", once_refused)
+    results = await events.ingest(db, committer.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+    assert _statuses(results) == EXPECTED
+    assert calls[0] == 11 and all(n <= 1 for n in calls[1:])
+    monkeypatch.setattr(event_repo, "insert_many", original)
+    events.uuid = _Ids()  # type: ignore[assignment]
+    other_db, other = await _second()
+    try:
+        await events.ingest(other_db, other.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+        assert await _state(db) == await _state(other_db)
+    finally:
+        await other.stop()
+        await other_db.close()
+
+
+def _many(n: int) -> list[dict[str, Any]]:
+    """``n`` events over a handful of customers: purchases that earn and redeem, views, replays."""
+    who = [{"customer_id": ANA}, {"customer_id": BEA}, {"email": "bea@example.com"}, {"customer_id": "nobody"}]
+    made: list[dict[str, Any]] = []
+    for i in range(n):
+        if i % 5 == 4:
+            made.append(made[i - 3])  # a replay
+        elif i % 2:
+            made.append(view(**who[i % len(who)]))
+        else:
+            made.append(purchase(f"n-{i}", 10 + i, who[i % len(who)], redeem=[{"id": REWARD, "amount": 1}]))
+    return made
+
+
+async def _statements(db: Database, committer: GroupCommitter, raws: list[dict[str, Any]]) -> list[str]:
+    traced: list[str] = []
+    await db.run_in_writer(lambda conn: conn.set_trace_callback(traced.append))
+    try:
+        results = await events.ingest(db, committer.run, A, raws, "SERVER", NOW, bulk=True)
+    finally:
+        await db.run_in_writer(lambda conn: conn.set_trace_callback(None))
+    assert all(not isinstance(r, ServiceError) for r in results)
+    return traced
+
+
+async def test_a_batch_runs_a_number_of_statements_that_does_not_grow_with_its_events(
+        store: tuple[Database, GroupCommitter]) -> None:
+    db, committer = store
+    ten = await _statements(db, committer, _many(10))
+    other_db, other = await _second()
+    try:
+        hundred = await _statements(other_db, other, _many(100))
+    finally:
+        await other.stop()
+        await other_db.close()
+    assert len(hundred) < 30, hundred
+    assert len(hundred) <= len(ten) + 2, (ten, hundred)
+
+
+async def test_the_other_account_is_untouched(store: tuple[Database, GroupCommitter]) -> None:
+    db, committer = store
+    await events.ingest(db, committer.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+    assert await fetch_all(db.reader, "SELECT id FROM events WHERE account_id = ?", (B,)) == []
