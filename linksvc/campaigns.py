@@ -8,7 +8,6 @@ from typing import Any
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import InvalidField, NotFound
-from linksvc.jsoncodec import loads
 from linksvc.loyalty.status import campaign_status
 from linksvc.store import Store
 from storage import campaigns as repo
@@ -44,10 +43,10 @@ def page_bounds(start: int, end: int) -> tuple[int, int]:
 
 
 async def with_customer(conn: Conn, query: repo.CampaignQuery, customer_id: str) -> repo.CampaignQuery:
-    row = await customer_repo.customer_by(conn, query.account_id, "id", customer_id)
-    if row is None:
+    found = await customer_repo.customer_by(conn, query.account_id, "id", customer_id)
+    if found is None:
         raise NotFound("Customer not found", f"no customer with id {customer_id}")
-    customer = loads(row["body"])
+    customer = found.body
     purposes = customer.get("consent", {}).get("purposes", {})
     refused = tuple(t for t, purpose in PURPOSE_OF_TYPE.items() if purposes.get(purpose) is False)
     return replace(query, for_customer=True, customer_tier=customer.get("tier_id"), refused_types=refused)

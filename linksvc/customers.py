@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, NotFound, ServiceError
-from linksvc.jsoncodec import loads
 from linksvc.loyalty.wallet import load_wallet
 from linksvc.resources.types import phone_digits
 from linksvc.store import Store
@@ -80,9 +79,8 @@ async def search_contacts(store: Store, account_id: str, criteria: dict[str, str
     )
     found = []
     for row in rows:
-        contact = loads(row["body"])
-        if contact_matches(contact, criteria):
-            found.append({**contact, "created_at": row["created_at"], "updated_at": row["updated_at"]})
+        if contact_matches(row.body, criteria):
+            found.append({**row.body, "created_at": row.created_at, "updated_at": row.updated_at})
     if not found:
         raise NotFound("No contacts found", "No contacts found")
     return found
@@ -96,8 +94,7 @@ async def find_customer(conn: Conn, account_id: str, document_number: str | None
         raise NotFound("Customer not found", "no customer matches the given document_number and phone")
     if len(rows) > 1:
         raise Conflict("More than one customer matches", "more than one customer has this phone; add document_number")
-    body: dict[str, Any] = loads(rows[0]["body"])
-    return body
+    return rows[0].body
 
 
 async def lookup_customer(store: Store, account_id: str, document_number: str | None, phone: str | None
@@ -118,9 +115,9 @@ async def resolve_customer_id(
 ) -> str:
     """The id of the one customer named by id, document number or phone."""
     if customer_id is not None:
-        row = await repo.customer_by(conn, account_id, "id", customer_id)
-        if row is None:
+        found = await repo.customer_by(conn, account_id, "id", customer_id)
+        if found is None:
             raise NotFound("Customer not found", f"no customer with id {customer_id}")
-        return str(row["id"])
-    found = await find_customer(conn, account_id, document_number, phone)
-    return str(found["id"])
+        return found.id
+    body = await find_customer(conn, account_id, document_number, phone)
+    return str(body["id"])

@@ -13,7 +13,6 @@ from typing import Any
 from linksvc import ratelimit
 from linksvc.accounts import get_account
 from linksvc.errors import InvalidField, Issue, ServiceError
-from linksvc.jsoncodec import loads
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
 from linksvc.store import Store
@@ -42,7 +41,7 @@ async def _upsert(tx: Tx, account_id: str, index: int, raw: Any) -> str:
         # Named beside the customer's other problems: save() checks everything and writes nothing.
         unmatchable.append(Issue(prefix, "external_id or document_number is required to migrate a customer",
                                  "one_of_required", MATCH_KEYS))
-    data = dict(raw) if existing is None else {**loads(existing["body"]), **raw, "id": existing["id"]}
+    data = dict(raw) if existing is None else {**existing.body, **raw, "id": existing.id}
     _, changed = await save(tx, KINDS["customers"], account_id, data, prefix=prefix, issues_found=unmatchable)
     return "created" if existing is None else ("updated" if changed else "unchanged")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all, fetch_one
+from storage.db import Conn, Tx, execute, execute_many, fetch_all, fetch_one
 
 OWNS = ("campaign_restrictions", "coupon_codes", "campaign_versions")
 
@@ -210,16 +210,11 @@ async def count_campaigns(conn: Conn, q: CampaignQuery) -> int:
 
 async def campaign_page(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> list[CampaignRecord]:
     """One page of matching campaigns in list order."""
-    return [CampaignRecord(r[0], r[1], orjson.loads(r[2])) for r in await page_campaigns(conn, q, offset, limit)]
-
-
-async def page_campaigns(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> list[Row]:
-    """The rows of :func:`campaign_page` (id, type, body as text), for ``linksvc.loyalty.overview`` until it reads
-    :func:`campaign_page` (see ``ROW_EXEMPT`` in tests/unit/test_records.py)."""
     where, params = _where(q)
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "
         "ORDER BY c.sort_order, c.created_at, c.id LIMIT :limit OFFSET :offset",
         {**params, "limit": limit, "offset": offset},
     )
+    return [CampaignRecord(r[0], r[1], orjson.loads(r[2])) for r in rows]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 from storage.db import Conn, Row, fetch_all, fetch_one
 
@@ -11,9 +15,41 @@ OWNS: tuple[str, ...] = ()
 _CUSTOMER = "SELECT id, body, created_at, updated_at FROM customers WHERE account_id = ?"
 
 
+@dataclass(frozen=True, slots=True)
+class Person:
+    """A customer or a contact: its document (``body``, decoded) and when it was stored."""
+
+    id: str
+    body: dict[str, Any]
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedCustomer:
+    """A customer with its lookup columns, as a batch of events finds it (:func:`customers_with`)."""
+
+    id: str
+    body: dict[str, Any]
+    created_at: str
+    external_id: str | None
+    document_number: str | None
+    phone_digits: str | None
+    email_lower: str | None
+
+    def key(self, column: str) -> str | None:
+        """The value of one of :data:`LOOKUP_COLUMNS`."""
+        value: str | None = getattr(self, column)
+        return value
+
+
+def _person(row: Row) -> Person:
+    return Person(row[0], orjson.loads(row[1]), row[2], row[3])
+
+
 async def find_customers(
     conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, limit: int = 2
-) -> list[Row]:
+) -> list[Person]:
     """Customers matching every given identifier (at least one must be given)."""
     sql, params = _CUSTOMER, [account_id]
     if document_number is not None:
@@ -22,30 +58,32 @@ async def find_customers(
     if phone_digits is not None:
         sql += " AND phone_digits = ?"
         params.append(phone_digits)
-    return await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])
+    return [_person(row) for row in await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])]
 
 
-async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Row | None:
+async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Person | None:
     if column not in ("id", "external_id", "document_number", "phone_digits", "email_lower"):
         raise KeyError(column)
-    return await fetch_one(conn, f"{_CUSTOMER} AND {column} = ?", (account_id, value))
+    row = await fetch_one(conn, f"{_CUSTOMER} AND {column} = ?", (account_id, value))
+    return _person(row) if row is not None else None
 
 
-async def other_customer_with(conn: Conn, account_id: str, column: str, value: str, customer_id: str) -> Row | None:
+async def other_customer_with(conn: Conn, account_id: str, column: str, value: str, customer_id: str) -> str | None:
     """A customer of the account other than ``customer_id`` whose ``column`` (external_id or document_number,
     unique per account) holds ``value``."""
     if column not in ("external_id", "document_number"):
         raise KeyError(column)
-    return await fetch_one(
+    row = await fetch_one(
         conn, f"SELECT id FROM customers WHERE account_id = ? AND {column} = ? AND id != ?",
         (account_id, value, customer_id),
     )
+    return str(row[0]) if row is not None else None
 
 
 async def find_contacts(
     conn: Conn, account_id: str, contact_id: str | None, email_lower: str | None, document_number: str | None,
     limit: int,
-) -> list[Row]:
+) -> list[Person]:
     """Live (not deleted) contacts matching every given indexed identifier."""
     sql = "SELECT id, body, created_at, updated_at FROM contacts WHERE account_id = ? AND deleted_at IS NULL"
     params: list[object] = [account_id]
@@ -53,13 +91,13 @@ async def find_contacts(
         if value is not None:
             sql += f" AND {column} = ?"
             params.append(value)
-    return await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])
+    return [_person(row) for row in await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])]
 
 
 LOOKUP_COLUMNS = ("id", "external_id", "document_number", "phone_digits", "email_lower")
 
 
-async def customers_with(conn: Conn, account_id: str, keys: Mapping[str, Iterable[str]]) -> list[Row]:
+async def customers_with(conn: Conn, account_id: str, keys: Mapping[str, Iterable[str]]) -> list[KeyedCustomer]:
     """In one statement, the customers of the account whose lookup column (``id``, ``external_id``,
     ``document_number``, ``phone_digits``, ``email_lower``) holds one of the values given for it: ``id``,
     ``body``, ``created_at`` and the lookup columns."""
@@ -74,9 +112,10 @@ async def customers_with(conn: Conn, account_id: str, keys: Mapping[str, Iterabl
             params.extend(wanted)
     if not clauses:
         return []
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         f"SELECT id, body, created_at, {', '.join(LOOKUP_COLUMNS[1:])} FROM customers WHERE account_id = ? "
         f"AND ({' OR '.join(clauses)})",
         params,
     )
+    return [KeyedCustomer(row[0], orjson.loads(row[1]), *row[2:]) for row in rows]

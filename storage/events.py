@@ -75,7 +75,7 @@ class OrderSeen:
     payload_hash: str
 
 
-def from_row(row: Row) -> StoredEvent:
+def _event_of(row: Row) -> StoredEvent:
     """An ``events`` row (``SELECT *``, or more columns) as its record."""
     return StoredEvent(
         id=row["id"], account_id=row["account_id"], type=row["type"], customer_id=row["customer_id"],
@@ -106,7 +106,7 @@ async def insert(tx: Tx, event: StoredEvent) -> None:
 
 async def by_id(conn: Conn, account_id: str, event_id: str) -> StoredEvent | None:
     row = await fetch_one(conn, "SELECT * FROM events WHERE account_id = ? AND id = ?", (account_id, event_id))
-    return from_row(row) if row is not None else None
+    return _event_of(row) if row is not None else None
 
 
 async def by_order(conn: Conn, account_id: str, order_id: str) -> OrderSeen | None:
@@ -186,15 +186,51 @@ async def active_custom_types(conn: Conn, account_id: str, names: Iterable[str])
     return {str(row["name"]) for row in rows if row["active"]}
 
 
-async def other_custom_type_named(conn: Conn, account_id: str, name: str, type_id: str) -> Row | None:
-    """A custom event type of the account other than ``type_id`` named ``name`` (names are unique per account)."""
-    return await fetch_one(
+async def other_custom_type_named(conn: Conn, account_id: str, name: str, type_id: str) -> str | None:
+    """The id of a custom event type of the account other than ``type_id`` named ``name`` (names are unique per
+    account)."""
+    row = await fetch_one(
         conn, "SELECT id FROM custom_event_types WHERE account_id = ? AND name = ? AND id != ?",
         (account_id, name, type_id),
     )
+    return str(row[0]) if row is not None else None
 
 
 async def active_custom_type_names(conn: Conn, account_id: str, limit: int) -> list[str]:
     rows = await fetch_all(conn, "SELECT name FROM custom_event_types WHERE account_id = ? AND active = 1 "
                                  "ORDER BY name LIMIT ?", (account_id, limit))
     return [str(row["name"]) for row in rows]
+
+
+# The export reads an account's events in rowid order (the order of their commits).
+EVENT_COLUMNS = "rowid AS export_rowid, *"
+
+
+async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> int:
+    """How many of the account's events come after ``after_rowid`` (the progress of ``linksvc export``)."""
+    row = await fetch_one(conn, "SELECT COUNT(*) FROM events WHERE account_id = ? AND rowid > ?",
+                          (account_id, after_rowid))
+    return int(row[0]) if row else 0
+
+
+async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[tuple[int, StoredEvent]]:
+    """The account's next ``limit`` events after ``after_rowid``, in rowid order, each with its rowid."""
+    return await _events(
+        conn,
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+        (account_id, after_rowid, limit),
+    )
+
+
+async def events_between(conn: Conn, account_id: str, after_rowid: int,
+                         upto_rowid: int) -> list[tuple[int, StoredEvent]]:
+    """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order, each with its rowid."""
+    return await _events(
+        conn,
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? AND rowid <= ? ORDER BY rowid",
+        (account_id, after_rowid, upto_rowid),
+    )
+
+
+async def _events(conn: Conn, sql: str, params: tuple[object, ...]) -> list[tuple[int, StoredEvent]]:
+    return [(int(row["export_rowid"]), _event_of(row)) for row in await fetch_all(conn, sql, params)]

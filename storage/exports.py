@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from storage.db import Conn, Tx, execute, fetch_all, fetch_one
-from storage.events import StoredEvent, from_row
+from storage.db import Conn, Tx, execute, fetch_all
 
 OWNS = ("export_progress",)
 
-EVENT_COLUMNS = "rowid AS export_rowid, *"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,36 +39,6 @@ async def accounts_to_export(conn: Conn, target: str) -> list[ExportProgress]:
         (target,),
     )
     return [ExportProgress(r[0], int(r[1]), r[2]) for r in rows]
-
-
-async def count_events_after(conn: Conn, account_id: str, after_rowid: int) -> int:
-    """How many of the account's events come after ``after_rowid`` (the progress of ``linksvc export``)."""
-    row = await fetch_one(conn, "SELECT COUNT(*) FROM events WHERE account_id = ? AND rowid > ?",
-                          (account_id, after_rowid))
-    return int(row[0]) if row else 0
-
-
-async def events_after(conn: Conn, account_id: str, after_rowid: int, limit: int) -> list[tuple[int, StoredEvent]]:
-    """The account's next ``limit`` events after ``after_rowid``, in rowid order, each with its rowid."""
-    return await _events(
-        conn,
-        f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
-        (account_id, after_rowid, limit),
-    )
-
-
-async def events_between(conn: Conn, account_id: str, after_rowid: int,
-                         upto_rowid: int) -> list[tuple[int, StoredEvent]]:
-    """The account's events in (``after_rowid``, ``upto_rowid``], in rowid order, each with its rowid."""
-    return await _events(
-        conn,
-        f"SELECT {EVENT_COLUMNS} FROM events WHERE account_id = ? AND rowid > ? AND rowid <= ? ORDER BY rowid",
-        (account_id, after_rowid, upto_rowid),
-    )
-
-
-async def _events(conn: Conn, sql: str, params: tuple[object, ...]) -> list[tuple[int, StoredEvent]]:
-    return [(int(row["export_rowid"]), from_row(row)) for row in await fetch_all(conn, sql, params)]
 
 
 async def claim(tx: Tx, target: str, account_id: str, last_rowid: int, pending_rowid: int, now: str) -> bool:

@@ -71,7 +71,7 @@ class LedgerEntry:
                 self.event_id, self.created_at)
 
 
-def line_of(row: Row) -> WalletLine:
+def _line_of(row: Row) -> WalletLine:
     return WalletLine(
         id=row["id"], account_id=row["account_id"], customer_id=row["customer_id"], reward_id=row["reward_id"],
         campaign_id=row["campaign_id"], brand_id=row["brand_id"], amount=Decimal(row["amount"]),
@@ -158,7 +158,7 @@ async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines
                 and all(row[f] == getattr(new, f) for f in _OPENING_FIELDS)):
             del wanted[row["id"]]
             continue
-        old = line_of(row)
+        old = _line_of(row)
         if old.amount != 0:
             await change_line(tx, old, -old.amount, "adjust", None, now)
         await execute(tx, "DELETE FROM wallet_lines WHERE id = ?", (row["id"],))
@@ -245,7 +245,7 @@ async def live_lines_of_customers(conn: Conn, account_id: str, customer_ids: Ite
 
 async def line(conn: Conn, line_id: str) -> WalletLine | None:
     row = await fetch_one(conn, "SELECT * FROM wallet_lines WHERE id = ?", (line_id,))
-    return line_of(row) if row is not None else None
+    return _line_of(row) if row is not None else None
 
 
 async def entries_of_customer(conn: Conn, account_id: str, customer_id: str) -> list[LedgerEntry]:
@@ -256,7 +256,7 @@ async def entries_of_customer(conn: Conn, account_id: str, customer_id: str) -> 
 
 
 async def _lines(conn: Conn, sql: str, params: Sequence[Any]) -> list[WalletLine]:
-    return [line_of(row) for row in await fetch_all(conn, sql, params)]
+    return [_line_of(row) for row in await fetch_all(conn, sql, params)]
 
 
 async def ledger_mismatches(conn: Conn, account_id: str) -> list[dict[str, Any]]:

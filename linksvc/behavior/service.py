@@ -30,7 +30,7 @@ from linksvc.behavior.models import PURCHASE, EventIn
 from linksvc.clock import iso
 from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, Issues, NotFound, ServiceError
 from linksvc.forwarding import outbox
-from linksvc.jsoncodec import dumps, loads
+from linksvc.jsoncodec import dumps
 from linksvc.loyalty import rules
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
@@ -41,7 +41,8 @@ from storage import customers as customer_repo
 from storage import documents
 from storage import events as repo
 from storage import wallet as wallet_repo
-from storage.db import Conn, Row, Tx, savepoint
+from storage.customers import KeyedCustomer
+from storage.db import Conn, Tx, savepoint
 from storage.wallet import WalletLine
 
 log = logging.getLogger("linksvc.events")
@@ -148,12 +149,13 @@ class _Customers:
     """The customers a batch of events names, looked up in one statement, and which one each event means:
     every identifier given must point at the same customer (the one a lookup by that identifier finds)."""
 
-    def __init__(self, rows: Sequence[Row]) -> None:
-        self._by: dict[tuple[str, str], Row] = {}
-        for row in sorted(rows, key=lambda r: (r["created_at"], r["id"])):
+    def __init__(self, rows: Sequence[KeyedCustomer]) -> None:
+        self._by: dict[tuple[str, str], KeyedCustomer] = {}
+        for row in sorted(rows, key=lambda r: (r.created_at, r.id)):
             for column in customer_repo.LOOKUP_COLUMNS:
-                if row[column] is not None:
-                    self._by.setdefault((column, row[column]), row)
+                value = row.key(column)
+                if value is not None:
+                    self._by.setdefault((column, value), row)
 
     @staticmethod
     def keys(event: EventIn) -> list[tuple[str, str]]:
@@ -175,11 +177,11 @@ class _Customers:
                 wanted.setdefault(column, set()).add(key)
         return cls(await customer_repo.customers_with(conn, account_id, wanted) if wanted else [])
 
-    def of(self, event: EventIn) -> Row | None:
-        found: Row | None = None
+    def of(self, event: EventIn) -> KeyedCustomer | None:
+        found: KeyedCustomer | None = None
         for key in self.keys(event):
             row = self._by.get(key)
-            if row is None or (found is not None and row["id"] != found["id"]):
+            if row is None or (found is not None and row.id != found.id):
                 return None
             found = row
         return found
@@ -293,7 +295,7 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
     active = await repo.active_custom_types(tx, account_id, {e.type for e in events if e.type != PURCHASE})
     orders = await repo.by_orders(tx, account_id, [e.order_id for e in events if e.order_id is not None])
     customers = await _Customers.load(tx, account_id, events)
-    rows = {row["id"]: row for row in (customers.of(e) for e in events) if row is not None}
+    rows = {row.id: row for row in (customers.of(e) for e in events) if row is not None}
     holders: dict[str, _Holder] = {}
     campaigns: dict[str, dict[str, Any]] = {}
     tiers: list[dict[str, Any]] = []
@@ -304,7 +306,7 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
         for line in await wallet_repo.live_lines_of_customers(tx, account_id, rows, _day_start(now_dt)):
             lines[line.customer_id][line.id] = line
         for customer_id, row in rows.items():
-            holders[customer_id] = _Holder(loads(row["body"]), lines[customer_id], stored.get(customer_id),
+            holders[customer_id] = _Holder(row.body, lines[customer_id], stored.get(customer_id),
                                            history.get(customer_id, (Decimal(0), 0)))
         campaigns = {c["id"]: c for c in await repo.behavior_campaigns(tx, account_id)}
         if any(e.type == PURCHASE for e in events):
@@ -361,7 +363,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     event_id = str(uuid.uuid4())
     effects = Effects()
     row = state.customers.of(event)
-    holder = state.holders[row["id"]] if row is not None else None
+    holder = state.holders[row.id] if row is not None else None
     customer = holder.customer if holder is not None else None
     work: _Work | None = None
     if holder is not None and customer is not None:
@@ -563,9 +565,9 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
     customer: dict[str, Any] | None = None
     customer_id = event.customer_id
     if customer_id is not None:
-        customer_row = await customer_repo.customer_by(tx, account_id, "id", customer_id)
-        if customer_row is not None:
-            customer = loads(customer_row["body"])
+        person = await customer_repo.customer_by(tx, account_id, "id", customer_id)
+        if person is not None:
+            customer = person.body
             stats = await _stats(tx, account_id, customer_id)
             value = Decimal(str(event.body.get("value", 0)))
             total, count = stats.purchase_total - value, stats.purchase_count - 1

@@ -51,7 +51,6 @@ from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
 from linksvc.forwarding.sender import Answer, send
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, Verdict
-from linksvc.jsoncodec import loads
 from linksvc.redaction import mask_url_credentials, redact_error
 from storage import clicks as click_repo
 from storage import customers as customer_repo
@@ -143,8 +142,8 @@ class Dispatcher:
         event = stored.as_dict()
         customer = None
         if stored.customer_id:
-            customer_row = await customer_repo.customer_by(reader, row.account_id, "id", stored.customer_id)
-            customer = loads(customer_row["body"]) if customer_row is not None else None
+            person = await customer_repo.customer_by(reader, row.account_id, "id", stored.customer_id)
+            customer = person.body if person is not None else None
         event["click"] = await self._click_of(row.account_id, event["body"])
         assert self._session is not None
         destination = row.destination

@@ -34,6 +34,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.jsoncodec import dumpb
 from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
+from storage import events
 from storage import exports as repo
 from storage.db import Database
 from storage.events import StoredEvent
@@ -225,9 +226,9 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
     pending: int | None = account.pending_rowid
     while True:
         if pending is not None:  # a range claimed by a run that did not finish: write exactly it again
-            rows = await repo.events_between(db.background, account_id, last, pending)
+            rows = await events.events_between(db.background, account_id, last, pending)
         else:
-            rows = await repo.events_after(db.background, account_id, last, batch)
+            rows = await events.events_after(db.background, account_id, last, batch)
             if not rows:
                 return
             pending = rows[-1][0]
@@ -267,7 +268,7 @@ async def export_events(db: Database, target: ExportTarget, now: datetime, batch
         progress.stage(f"export to {target.kind}: counting", None, "events")
         total = 0
         for account in todo:
-            total += await repo.count_events_after(db.background, account.account_id, account.last_rowid)
+            total += await events.count_events_after(db.background, account.account_id, account.last_rowid)
         progress.stage(f"export to {target.kind}", total, "events")
     async with contextlib.AsyncExitStack() as stack:
         writer = sink if sink is not None else await stack.enter_async_context(open_sink(target))

@@ -13,7 +13,6 @@ from typing import Any
 from linksvc.accounts import get_account
 from linksvc.campaigns import status_of
 from linksvc.clock import iso, utcnow
-from linksvc.jsoncodec import loads
 from linksvc.store import Store
 from storage import campaigns as repo
 
@@ -34,6 +33,6 @@ async def campaign_overview(db: Store, account_id: str, type_: str | None, statu
     await get_account(conn, account_id)
     moment = utcnow()
     query = repo.CampaignQuery(account_id=account_id, now=iso(moment), type=type_, status=status, brand_id=brand_id)
-    rows = await repo.page_campaigns(conn, query, offset, limit)
+    page = await repo.campaign_page(conn, query, offset, limit)
     total = await repo.count_campaigns(conn, query)
-    return [campaign_summary(loads(row["body"]), moment) for row in rows], total
+    return [campaign_summary(campaign.body, moment) for campaign in page], total

@@ -228,8 +228,7 @@ class CustomerKind(Kind):
         for column, value in (("external_id", item.external_id), ("document_number", item.document_number)):
             if value is None:
                 continue
-            row = await customer_repo.other_customer_with(ctx.tx, ctx.account_id, column, value, item.id)
-            if row is not None:
+            if await customer_repo.other_customer_with(ctx.tx, ctx.account_id, column, value, item.id) is not None:
                 raise Conflict(
                     "Duplicate customer", {"field": ctx.path(column), "message": f"another customer has this {column}"}
                 )
@@ -271,8 +270,7 @@ class CustomEventTypeKind(Kind):
         return {"name": item.name, "active": int(item.active)}
 
     async def prepare(self, ctx: SaveContext, item: models.CustomEventType) -> models.CustomEventType:
-        row = await event_repo.other_custom_type_named(ctx.tx, ctx.account_id, item.name, item.id)
-        if row is not None:
+        if await event_repo.other_custom_type_named(ctx.tx, ctx.account_id, item.name, item.id) is not None:
             raise Conflict("Duplicate event type", {"field": ctx.path("name"), "message": "name is taken"})
         return item
 

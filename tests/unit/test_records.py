@@ -9,8 +9,8 @@ The sources are read, not imported (as in ``test_layers.py``): every ``storage/*
 2. Outside ``storage/``, no ``loads(...)`` is applied to a subscript by a column name (``loads(row["body"])``): a
    JSON column is decoded in the repository that reads it.
 
-The exemptions below are the modules and files not converted yet, each with why; each entry must still be
-needed (a stale one fails), so the lists only shrink.
+The exemptions below name each module or file with why; each entry must still be needed (a stale one fails),
+so the lists only shrink.
 """
 
 from __future__ import annotations
@@ -22,23 +22,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Repositories whose rows are typed by their owner's change (typed event and wallet records), and the helpers of
-# storage.db, whose fetch_one/fetch_all are the rows' one source inside storage.
-ROW_EXEMPT_MODULES = {"events", "wallet", "customer_stats", "customers", "db"}
-# Single functions of converted modules that still return rows, with why.
-ROW_EXEMPT_FUNCTIONS = {
-    # read by linksvc/loyalty/overview.py (its owner changes it); everything else reads campaign_page.
-    ("campaigns", "page_campaigns"),
-}
+# storage.db's fetch_one/fetch_all are the rows' one source inside storage: every repository turns them into records.
+ROW_EXEMPT_MODULES = {"db"}
+# Single functions of other modules that still return rows, with why. None.
+ROW_EXEMPT_FUNCTIONS: set[tuple[str, str]] = set()
 
-# Files outside storage that still decode a column of a row they got from an unconverted repository.
+# Files outside storage that decode a column of a row, with why: tests that read the tables straight, to check
+# what the service stored without going through it.
 LOADS_EXEMPT = {
-    "linksvc/behavior/service.py": "event, customer and tier rows of storage.events/customers",
-    "linksvc/campaigns.py": "the customer row of storage.customers.customer_by",
-    "linksvc/customers.py": "customer and contact rows of storage.customers",
-    "linksvc/forwarding/dispatcher.py": "the event row of storage.events.by_id and the customer row",
-    "linksvc/loyalty/overview.py": "the rows of storage.campaigns.page_campaigns",
-    "linksvc/migration.py": "the customer row of storage.customers",
     "tests/http/test_events.py": "event rows read straight from the events table",
     "tests/storage/test_wallet_view.py": "rows read straight from the tables",
 }
