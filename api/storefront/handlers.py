@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from api.appkeys import CAMPAIGN_COUNTS, DB, DISPATCHER, EVENTS, SETTINGS
+from api.appkeys import CAMPAIGN_COUNTS, DB, DISPATCHER, SETTINGS
 from api.auth import principal
 from api.auth_throttle import attempt
 from api.routing import data, json_response
@@ -105,7 +105,7 @@ async def post_event(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
     now = utcnow()
     prepared = await events.check(request.app[DB].reader, who.account_id, body, who.kind, now)
-    event_id, _ = await request.app[EVENTS].run(lambda tx: events.apply(tx, who.account_id, prepared, now))
+    event_id, _ = await request.app[DB].write(lambda tx: events.apply(tx, who.account_id, prepared, now))
     request.app[DISPATCHER].wake()
     return data({"id": event_id, "status": "accepted"}, status=202)
 
@@ -116,13 +116,13 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
     now = utcnow()
     bulk = validate(BulkIn, body)
-    committer = request.app[EVENTS]
+    store = request.app[DB]
 
     async def one(index: int, raw: Any) -> dict[str, Any]:
         try:
             prepared = await events.check(request.app[DB].reader, who.account_id, raw, who.kind, now,
                                           prefix=f"events[{index}]")
-            event_id, _ = await committer.run(lambda tx: events.apply(tx, who.account_id, prepared, now))
+            event_id, _ = await store.write(lambda tx: events.apply(tx, who.account_id, prepared, now))
         except ServiceError as exc:
             return {"index": index, "status": exc.status, "error": exc.error, "details": exc.details}
         return {"index": index, "status": 202, "id": event_id}
@@ -137,6 +137,6 @@ async def reverse_event(request: web.Request, body: ReverseIn) -> web.Response:
     who = principal(request)
     event_id = request.match_info["event_id"]
     now = utcnow()
-    result = await request.app[EVENTS].run(lambda tx: events.reverse(tx, who.account_id, event_id, body.reason, now))
+    result = await request.app[DB].write(lambda tx: events.reverse(tx, who.account_id, event_id, body.reason, now))
     request.app[DISPATCHER].wake()
     return data(result)
