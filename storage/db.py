@@ -144,8 +144,12 @@ class Database:
             target = self.path
         writer = Writer(target, self.synchronous, self.cache_kib, uri=memory)
         await writer.open()
+        try:
+            await self._migrate(writer, progress)
+        except BaseException:
+            await writer.close()  # its thread and connection with it
+            raise
         self._writer = writer
-        await self._migrate(writer, progress)
         writer.start()
         self._reader = connect_reader(target, self.cache_kib, uri=memory)
         self._background = await _connect_background(target, self.synchronous, self.cache_kib, memory)
