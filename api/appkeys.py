@@ -5,7 +5,6 @@ from __future__ import annotations
 from aiohttp import web
 
 from linksvc.auth_throttle import AuthThrottle
-from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob
@@ -19,7 +18,6 @@ DB: web.AppKey[Store] = web.AppKey("db")
 RESOURCES: web.AppKey[Resources] = web.AppKey("resources", Resources)
 CAMPAIGN_COUNTS: web.AppKey[CampaignCounts] = web.AppKey("campaign_counts", CampaignCounts)
 CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)
-EVENTS: web.AppKey[GroupCommitter] = web.AppKey("events", GroupCommitter)
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 EXPORTS: web.AppKey[ExportJob] = web.AppKey("exports", ExportJob)
 AUTH_THROTTLE: web.AppKey[AuthThrottle] = web.AppKey("auth_throttle", AuthThrottle)

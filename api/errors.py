@@ -8,7 +8,6 @@ unexpected (500, with the request id and no stack trace). Outside ``/api/`` aioh
 from __future__ import annotations
 
 import logging
-import sqlite3
 import sys
 from typing import Any
 
@@ -16,6 +15,7 @@ from aiohttp import web
 
 from api.routing import json_response
 from linksvc.errors import RateLimited, ServiceError, UnsupportedEncoding
+from linksvc.store import StoreOperationalError
 
 log = logging.getLogger("linksvc.api")
 
@@ -60,7 +60,7 @@ _STORAGE_TROUBLE = ("database is locked", "database or disk is full", "disk i/o 
 
 def from_unexpected(request: web.Request, request_id: str) -> web.Response:
     exc = sys.exc_info()[1]
-    if isinstance(exc, sqlite3.OperationalError) and any(t in str(exc).lower() for t in _STORAGE_TROUBLE):
+    if isinstance(exc, StoreOperationalError) and any(t in str(exc).lower() for t in _STORAGE_TROUBLE):
         # Not a bug and not the caller's fault: the store cannot take the write now. Nothing was half
         # written (every write is one transaction); the client may retry.
         log.error("storage unavailable on %s %s: %s", request.method, request.path, exc)

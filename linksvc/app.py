@@ -11,7 +11,7 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EVENTS, EXPORTS, RESOURCES, SETTINGS
+from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
 from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
@@ -21,7 +21,6 @@ from api.server import LISTENING, Listening
 from api.storefront import add_storefront_routes
 from linksvc import accounts, deadletters, demo
 from linksvc.auth_throttle import KINDS, AuthThrottle
-from linksvc.behavior.committer import GroupCommitter
 from linksvc.campaigns import CampaignCounts
 from linksvc.client_address import parse_networks
 from linksvc.dashboard_sessions import delete_void_sessions
@@ -58,7 +57,9 @@ def warn_about_api_versions(db: Database) -> None:
 
 
 async def _database(db: Database, app: web.Application) -> AsyncIterator[None]:
-    """Opens the SQLite store the app holds as ``app[DB]`` (typed there only as a :class:`Store`)."""
+    """Opens the SQLite store the app holds as ``app[DB]`` (typed there only as a :class:`Store`), its write
+    queue with it. First in ``cleanup_ctx``, it closes last: the click recorder, the dispatcher and the other
+    jobs have written what they hold through the store by then, and the close commits what still waits."""
     await db.open()
     await load_demo_if_empty(db, app[SETTINGS])
     warn_about_api_versions(db)
@@ -66,14 +67,6 @@ async def _database(db: Database, app: web.Application) -> AsyncIterator[None]:
     await delete_void_sessions(db, app[SETTINGS].admin_token)
     yield
     await db.close()
-
-
-async def _event_writer(app: web.Application) -> AsyncIterator[None]:
-    """Started after the database opens and stopped before it closes: waiting events are committed."""
-    committer = app[EVENTS]
-    committer.start()
-    yield
-    await committer.stop()
 
 
 async def _dispatcher(app: web.Application) -> AsyncIterator[None]:
@@ -144,7 +137,6 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
                                       parse_networks(settings.trusted_proxies),
                                       observe=lambda event, kind: metrics.count(f"linksvc_auth_{event}", kind))
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
-    app[EVENTS] = GroupCommitter(db)
     app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,
@@ -154,7 +146,6 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app.cleanup_ctx.append(partial(_database, db))
     app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
-    app.cleanup_ctx.append(_event_writer)
     app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(_export_job)
     app.cleanup_ctx.append(snapshot_metrics)

@@ -20,7 +20,6 @@ All of it is added in one transaction: whole or not at all.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 import zlib
 from datetime import datetime
@@ -40,7 +39,7 @@ from storage import clicks as click_repo
 from storage import demo as repo
 from storage import documents
 from storage import wallet as wallet_repo
-from storage.db import Database, Tx, run_sync
+from storage.db import Database, Tx
 
 log = logging.getLogger("linksvc.demo")
 USER_AGENTS = REPO_ROOT / "fixtures" / "user_agents.json"
@@ -108,35 +107,28 @@ async def _populate(tx: Tx, account_id: str, now: datetime, public_url: str, ser
     return len(clicks), len(plan)
 
 
-def _add_waiting(conn: sqlite3.Connection, now: datetime, public_url: str, service_label: str) -> dict[str, int]:
-    """On the writer's thread, in one transaction: the activity of every demo account that has none yet."""
+async def _add_waiting(tx: Tx, now: datetime, public_url: str, service_label: str) -> dict[str, int]:
+    """A unit of work, in one transaction: the activity of every demo account that has none yet."""
     added = {"accounts": 0, "clicks": 0, "events": 0}
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        waiting = run_sync(repo.without_activity(conn))
-        agents = read_user_agents() if waiting else []
-        for account_id in waiting:
-            clicks, planned = run_sync(_populate(conn, account_id, now, public_url, service_label, agents))
-            added["accounts"] += 1
-            added["clicks"] += clicks
-            added["events"] += planned
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+    waiting = await repo.without_activity(tx)
+    agents = read_user_agents() if waiting else []
+    for account_id in waiting:
+        clicks, planned = await _populate(tx, account_id, now, public_url, service_label, agents)
+        added["accounts"] += 1
+        added["clicks"] += clicks
+        added["events"] += planned
     return added
 
 
 async def add_activity(db: Database, public_url: str, service_label: str) -> dict[str, int]:
     """Adds their week of activity, ending now, to the demo accounts that have none yet. The check is inside
-    the transaction that adds it, so several workers starting at once add it once. It runs on the writer's
-    thread in one hop (the repository calls never wait there), as the group commit of events does."""
+    the transaction that adds it, so several workers starting at once add it once. It is a unit of the write
+    queue (``Database.write``): on the writer's thread in one hop, the repository calls never waiting there."""
     if not await repo.accounts(db.reader):
         return {"accounts": 0, "clicks": 0, "events": 0}
     started = time.perf_counter()
     now = utcnow()
-    added = await db.run_in_writer(lambda conn: _add_waiting(conn, now, public_url, service_label))
+    added = await db.write(lambda tx: _add_waiting(tx, now, public_url, service_label))
     if added["accounts"]:
         log.info("demo activity added: %d clicks and %d events in %.0f ms", added["clicks"], added["events"],
                  (time.perf_counter() - started) * 1000, extra={"added": added})

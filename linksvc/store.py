@@ -7,12 +7,14 @@ transaction or reads through a connection itself.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from storage.db import Conn, Tx
+from storage.db import Conn, StoreError, StoreOperationalError, Tx
+
+# The store's failures, for the layers that do not import the driver (a full disk, the lock held elsewhere).
+__all__ = ["Store", "StoreError", "StoreOperationalError"]
 
 T = TypeVar("T")
 
@@ -32,8 +34,9 @@ class Store(Protocol):
         """One write unit of work: committed on success, rolled back on any exception."""
         ...
 
-    async def run_in_writer(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Runs ``work`` on the writer's thread, under the write lock."""
+    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        """Runs ``unit`` in the next group commit of the write queue; returns its result once committed. The
+        unit must wait for nothing but the store (its repository calls)."""
         ...
 
     async def ping(self) -> bool:

@@ -1,16 +1,27 @@
-"""The SQLite store: one writer connection, one reader connection, migrations at open.
+"""The SQLite store: one write queue, one reader connection, one background reader, migrations at open.
 
-Writes go through :meth:`Database.transaction`, which serialises writers on an asyncio lock and runs each
-unit of work in a short ``BEGIN IMMEDIATE`` transaction on the single aiosqlite writer connection, so
-that SQLite never sees two writers and never answers ``SQLITE_BUSY`` to ourselves.
+Every write goes through the process's one write queue (:class:`storage.writer.Writer`), which owns the write
+connection and the thread it lives on, so that SQLite never sees two writers and never answers ``SQLITE_BUSY``
+to ourselves. Two ways in, both turns on the same queue:
+
+- :meth:`Database.write` runs a unit of work (``async def unit(tx)``) on the writer's thread, group committed
+  with the units that wait with it: one commit, each caller answered once it is on disk. For hot paths (events,
+  click batches): the unit's repository calls make no thread hop at all.
+- :meth:`Database.transaction` opens an interactive ``BEGIN IMMEDIATE`` transaction, committed on success and
+  rolled back on any exception, for code that waits on other things in between; each statement hops to the
+  writer's thread (:class:`storage.writer.WriterSession`).
 
 Reads that need not see an open transaction use :attr:`Database.reader`, a plain ``sqlite3`` connection
-used directly on the event loop: every read query is an indexed lookup of microseconds, cheaper than the
-thread hop aiosqlite makes per statement. WAL lets it read while the writer writes. Reads that visit
-many rows (counting campaigns) use :attr:`Database.background`, an aiosqlite connection of their own. The helpers below
-(:func:`fetch_one`, :func:`fetch_all`) accept either connection, so repositories serve both.
+used directly on the event loop: every read query is an indexed lookup of microseconds, cheaper than a thread
+hop. WAL lets it read while the writer writes. Reads that visit many rows (counting campaigns) use
+:attr:`Database.background`, an aiosqlite connection of their own (public API only). The helpers below
+(:func:`fetch_one`, :func:`fetch_all`, :func:`execute`, :func:`execute_many`, :func:`savepoint`) accept any of
+these connections, so repositories serve every path.
 
-Migrations are the numbered ``migrations/NNNN_name.sql`` files, applied in order against
+An in-memory database (``:memory:``) is a named shared-cache one, so that the reader and the background
+connection see the writer's; they read uncommitted, as they did when the writer's connection was the reader.
+
+Migrations are the numbered ``migrations/NNNN_name.sql`` files, applied on the writer's thread in order against
 ``PRAGMA user_version``, each in its own transaction. An applied file is never edited: add a new one. On a
 database that already has a schema each applied file is logged with its time (an index over millions of rows
 takes a while), and :meth:`Database.open` reports them to a :class:`MigrationProgress` when given one.
@@ -18,17 +29,20 @@ takes a while), and :meth:`Database.open` reports them to a :class:`MigrationPro
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import sqlite3
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import aiosqlite
+
+from storage.writer import Writer, WriterSession
 
 OWNS: tuple[str, ...] = ()
 
@@ -38,12 +52,16 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 Row = sqlite3.Row
-# A connection inside a write transaction: the aiosqlite writer inside Database.transaction(), or, inside
-# Database.run_in_writer(), the writer's own sqlite3 connection on its thread (where calls never suspend).
-Tx = aiosqlite.Connection | sqlite3.Connection
-Conn = aiosqlite.Connection | sqlite3.Connection  # any connection: read only
+# A connection inside a write transaction: the session of Database.transaction(), or, in a unit of
+# Database.write(), the writer's own sqlite3 connection on its thread (where calls never suspend).
+Tx = sqlite3.Connection | WriterSession
+Conn = aiosqlite.Connection | sqlite3.Connection | WriterSession  # any connection: read only
 Params = Sequence[Any] | Mapping[str, Any]
 T = TypeVar("T")
+# What the store raises when it fails (a full disk, the lock held elsewhere), for the layers above, which
+# do not import the driver: every error of the store, and those of its operation (not of a statement).
+StoreError = sqlite3.Error
+StoreOperationalError = sqlite3.OperationalError
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
@@ -70,9 +88,9 @@ CACHE_KIB = 64 * 1024  # the default page cache of each connection (LINKSVC_DB_C
 READER_MMAP_BYTES = 1 << 30
 
 
-def connect_reader(path: str, cache_kib: int = CACHE_KIB) -> sqlite3.Connection:
+def connect_reader(path: str, cache_kib: int = CACHE_KIB, uri: bool = False) -> sqlite3.Connection:
     """The read connection: a plain sqlite3 connection, used on the event loop, that may not write."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, uri=uri)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA query_only=ON")
@@ -83,55 +101,75 @@ def connect_reader(path: str, cache_kib: int = CACHE_KIB) -> sqlite3.Connection:
     return conn
 
 
-async def _connect(path: str, synchronous: str, cache_kib: int = CACHE_KIB) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
+async def _connect_background(target: str, synchronous: str, cache_kib: int, uri: bool) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(target, isolation_level=None, uri=uri)
     conn.row_factory = aiosqlite.Row
     await conn.execute("PRAGMA journal_mode=WAL")
     await conn.execute("PRAGMA foreign_keys=ON")
     await conn.execute("PRAGMA busy_timeout=5000")
     await conn.execute(f"PRAGMA synchronous={synchronous}")
-    # Batches of clicks and events touch index pages all over the file: keep them in memory.
     await conn.execute(f"PRAGMA cache_size=-{cache_kib}")
     return conn
 
 
+def _user_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _apply(conn: sqlite3.Connection, script: str, number: int) -> None:
+    # executescript commits first; the script's own BEGIN/COMMIT makes it one transaction.
+    conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
+
+
 class Database:
-    """Owns the connections. Open with :meth:`open`, close with :meth:`close`."""
+    """Owns the write queue and the read connections. Open with :meth:`open`, close with :meth:`close`."""
 
     def __init__(self, path: str, synchronous: str = "FULL", cache_kib: int = CACHE_KIB) -> None:
         self.path = path
         self.synchronous = synchronous
         self.cache_kib = cache_kib
-        self._writer: aiosqlite.Connection | None = None
-        self._reader: Conn | None = None
+        self._writer: Writer | None = None
+        self._reader: sqlite3.Connection | None = None
         self._background: aiosqlite.Connection | None = None
-        self._write_lock = asyncio.Lock()
 
     async def open(self, progress: MigrationProgress | None = None) -> None:
-        """Connects and applies the migrations not applied yet; ``progress`` counts them on a database that
-        already had a schema (a new one is made in milliseconds)."""
-        if self.path != ":memory:":
+        """Starts the writer and applies the migrations not applied yet; ``progress`` counts them on a
+        database that already had a schema (a new one is made in milliseconds)."""
+        memory = self.path == ":memory:"
+        if memory:  # named, so that the read connections share it; gone with the last connection
+            target = f"file:linksvc_{uuid.uuid4().hex}?mode=memory&cache=shared"
+        else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._writer = await _connect(self.path, self.synchronous, self.cache_kib)
-        await self._migrate(self._writer, progress)
-        # An in-memory database is private to its connection: read through the writer then.
-        self._reader = self._writer if self.path == ":memory:" else connect_reader(self.path, self.cache_kib)
-        self._background = (self._writer if self.path == ":memory:"
-                            else await _connect(self.path, self.synchronous, self.cache_kib))
+            target = self.path
+        writer = Writer(target, self.synchronous, self.cache_kib, uri=memory)
+        await writer.open()
+        try:
+            await self._migrate(writer, progress)
+        except BaseException:
+            await writer.close()  # its thread and connection with it
+            raise
+        self._writer = writer
+        writer.start()
+        self._reader = connect_reader(target, self.cache_kib, uri=memory)
+        self._background = await _connect_background(target, self.synchronous, self.cache_kib, memory)
+        if memory:  # shared cache locks tables: read what the writer's transaction holds, as one connection would
+            self._reader.execute("PRAGMA read_uncommitted=ON")
+            await self._background.execute("PRAGMA read_uncommitted=ON")
 
     async def close(self) -> None:
-        if isinstance(self._reader, sqlite3.Connection):
-            self._reader.close()
-        if self._background is not None and self._background is not self._writer:
-            await self._background.close()
+        """Commits the units of work that wait (and lets the waiting transactions run), then closes."""
         if self._writer is not None:
             await self._writer.close()
-        self._reader = self._writer = None
+        if self._reader is not None:
+            self._reader.close()
+        if self._background is not None:
+            await self._background.close()
+        self._reader = self._background = None
+        self._writer = None
 
-    async def _migrate(self, conn: aiosqlite.Connection, progress: MigrationProgress | None) -> None:
-        async with conn.execute("PRAGMA user_version") as cur:
-            row = await cur.fetchone()
-        current = int(row[0]) if row else 0
+    async def _migrate(self, writer: Writer, progress: MigrationProgress | None) -> None:
+        current = await writer.prepare(_user_version)
         pending = [(number, path) for number, path in migration_files() if number > current]
         upgrade = current > 0 and bool(pending)
         if upgrade and progress is not None:
@@ -139,17 +177,21 @@ class Database:
         for number, path in pending:
             script = path.read_text(encoding="utf-8")
             started = time.monotonic()
-            # executescript commits first; the script's own BEGIN/COMMIT makes it one transaction.
-            await conn.executescript(
-                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;"
-            )
+            await writer.prepare(partial(_apply, script=script, number=number))
             if upgrade:
                 log.info("applied migration %s to %s in %.1f s", path.name, self.path, time.monotonic() - started)
                 if progress is not None:
                     progress.advance()
 
     @property
-    def reader(self) -> Conn:
+    def writer(self) -> Writer:
+        """The write queue (its counters: ``groups``, ``units``, ``sessions``)."""
+        if self._writer is None:
+            raise RuntimeError("database is not open")
+        return self._writer
+
+    @property
+    def reader(self) -> sqlite3.Connection:
         if self._reader is None:
             raise RuntimeError("database is not open")
         return self._reader
@@ -163,38 +205,19 @@ class Database:
         return self._background
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write unit of work: committed on success, rolled back on any exception."""
-        if self._writer is None:
-            raise RuntimeError("database is not open")
-        async with self._write_lock:
-            conn = self._writer
-            try:
-                await conn.execute("BEGIN IMMEDIATE")
-            except BaseException:
-                # Cancelled (a stop) while BEGIN ran on the writer's thread: it may still begin. Queued after
-                # it, the rollback ends that transaction, so the next unit of work can begin its own.
-                await conn.rollback()
-                raise
-            try:
-                yield conn
-            except BaseException:
-                await conn.rollback()
-                raise
-            else:
-                await conn.commit()
+    async def transaction(self) -> AsyncIterator[WriterSession]:
+        """One interactive write unit of work, a turn of the write queue: committed on success, rolled back on
+        any exception."""
+        async with self.writer.session() as tx:
+            yield tx
 
-    async def run_in_writer(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Runs ``work`` on the writer's thread with its sqlite3 connection, under the write lock.
+    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        """Runs ``unit`` on the writer's thread in the next group commit; returns its result once committed.
 
-        For hot write paths: a unit of work written against the repository functions makes one thread hop
-        in all, instead of one per statement (each hop costs more than the statement). Uses aiosqlite's
-        ``_execute``/``_conn``, which the pinned version has; the tests run every path through it."""
-        if self._writer is None:
-            raise RuntimeError("database is not open")
-        writer = self._writer
-        async with self._write_lock:
-            return await writer._execute(lambda: work(writer._conn))  # type: ignore[no-any-return]
+        ``unit`` is async service code whose repository calls, on the writer's plain sqlite3 connection, never
+        suspend; it must wait for nothing else. Raising, it is rolled back alone; a failure of the store fails
+        its whole group."""
+        return await self.writer.run(unit)
 
     async def ping(self) -> bool:
         return (await fetch_one(self.reader, "SELECT 1")) is not None
@@ -204,6 +227,8 @@ async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> Row | None:
     if isinstance(conn, sqlite3.Connection):
         row: Row | None = conn.execute(sql, params).fetchone()
         return row
+    if isinstance(conn, WriterSession):
+        return await conn.fetch_one(sql, params)
     async with conn.execute(sql, params) as cur:
         return await cur.fetchone()  # type: ignore[return-value]
 
@@ -211,6 +236,8 @@ async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> Row | None:
 async def fetch_all(conn: Conn, sql: str, params: Params = ()) -> list[Row]:
     if isinstance(conn, sqlite3.Connection):
         return conn.execute(sql, params).fetchall()
+    if isinstance(conn, WriterSession):
+        return await conn.fetch_all(sql, params)
     async with conn.execute(sql, params) as cur:
         return list(await cur.fetchall())  # type: ignore[arg-type]
 
@@ -218,26 +245,14 @@ async def fetch_all(conn: Conn, sql: str, params: Params = ()) -> list[Row]:
 async def execute(conn: Tx, sql: str, params: Params = ()) -> int:
     if isinstance(conn, sqlite3.Connection):
         return conn.execute(sql, params).rowcount
-    async with conn.execute(sql, params) as cur:
-        return cur.rowcount
+    return await conn.execute(sql, params)
 
 
 async def execute_many(conn: Tx, sql: str, rows: Iterable[Sequence[Any]]) -> None:
     if isinstance(conn, sqlite3.Connection):
         conn.executemany(sql, rows)
         return
-    await conn.executemany(sql, rows)
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Runs a coroutine that never suspends (the repository functions on a plain sqlite3 connection) to its
-    end, without an event loop; one that does suspend is a programming error."""
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coroutine.close()
-    raise RuntimeError("a unit of work run in the writer thread tried to wait for something")
+    await conn.execute_many(sql, rows)
 
 
 @asynccontextmanager

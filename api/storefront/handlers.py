@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from api.appkeys import DB, DISPATCHER, EVENTS
+from api.appkeys import DB, DISPATCHER
 from api.auth import principal
 from api.routing import data
 from linksvc.behavior import service as events
@@ -20,7 +20,7 @@ from linksvc.resources.validation import validate
 
 async def post_event(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
-    [result] = await events.ingest(request.app[DB], request.app[EVENTS].run, who.account_id, [body], who.kind,
+    [result] = await events.ingest(request.app[DB], who.account_id, [body], who.kind,
                                    utcnow())
     if isinstance(result, ServiceError):
         raise result
@@ -33,7 +33,7 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
     one unit of work; the answer lists each event's result in order."""
     who = principal(request)
     bulk = validate(BulkIn, body)
-    outcomes = await events.ingest(request.app[DB], request.app[EVENTS].run, who.account_id, bulk.events,
+    outcomes = await events.ingest(request.app[DB], who.account_id, bulk.events,
                                    who.kind, utcnow(), bulk=True)
     results: list[dict[str, Any]] = [
         {"index": index, "status": outcome.status, "error": outcome.error, "details": outcome.details}
@@ -47,7 +47,7 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
 
 async def reverse_event(request: web.Request, body: ReverseIn) -> web.Response:
     who = principal(request)
-    result = await events.reverse_event(request.app[EVENTS].run, who.account_id, request.match_info["event_id"],
+    result = await events.reverse_event(request.app[DB], who.account_id, request.match_info["event_id"],
                                         body.reason, utcnow())
     request.app[DISPATCHER].wake()
     return data(result)

@@ -16,7 +16,7 @@ import hashlib
 import logging
 import sqlite3
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -142,7 +142,6 @@ async def check(conn: Conn, account_id: str, raw: Any, key_kind: str, now: datet
 
 Result = tuple[str, bool] | ServiceError  # (event id, True when it was new), or why the event was refused
 Unit = Callable[[Tx], Coroutine[Any, Any, T]]
-Run = Callable[[Unit[T]], Awaitable[T]]  # runs a unit of work in a write transaction (the group committer)
 
 
 class _Customers:
@@ -488,10 +487,10 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
     return result
 
 
-async def ingest(store: Store, run: Run[list[Result]], account_id: str, raws: Sequence[Any], key_kind: str,
+async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: str,
                  now: datetime, bulk: bool = False) -> list[Result]:
     """Events as received: each checked (:func:`check`, on the reader), then every accepted one written in ONE
-    unit of work (:func:`apply_batch`) through ``run``. Returns each event's result in order. ``bulk`` names
+    unit of work (:func:`apply_batch`) on the store's write queue. Returns each event's result in order. ``bulk`` names
     each event's problems ``events[i]...`` as the bulk endpoint does."""
     results: list[Result | None] = []
     accepted: list[Prepared] = []
@@ -503,7 +502,7 @@ async def ingest(store: Store, run: Run[list[Result]], account_id: str, raws: Se
         except ServiceError as refused:
             results.append(refused)
     if accepted:
-        applied = iter(await run(lambda tx: apply_batch(tx, account_id, accepted, now)))
+        applied = iter(await store.write(lambda tx: apply_batch(tx, account_id, accepted, now)))
         results = [next(applied) if result is None else result for result in results]
     return [result for result in results if result is not None]
 
@@ -587,7 +586,7 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
     return {"id": event_id, "reversed_at": now, "reason": reason}
 
 
-async def reverse_event(run: Run[dict[str, Any]], account_id: str, event_id: str, reason: str,
+async def reverse_event(store: Store, account_id: str, event_id: str, reason: str,
                         now: datetime) -> dict[str, Any]:
-    """A reversal as the endpoint asks for it: :func:`reverse` in one unit of work through ``run``."""
-    return await run(lambda tx: reverse(tx, account_id, event_id, reason, now))
+    """A reversal as the endpoint asks for it: :func:`reverse` in one unit of work on the store's write queue."""
+    return await store.write(lambda tx: reverse(tx, account_id, event_id, reason, now))

@@ -2,8 +2,9 @@
 buffer in one transaction every ``interval`` seconds or as soon as ``batch`` clicks wait, and once more
 when the service stops, so a clean shutdown loses no click.
 
-A failed write (a locked or full disk) keeps the clicks in the buffer for the next try and logs the
-error; the buffer is bounded, beyond which the oldest clicks are dropped and counted.
+The batch is a unit of the store's write queue (``Database.write``), group committed with whatever else
+waits to be written. A failed write (a locked or full disk) keeps the clicks in the buffer for the next try
+and logs the error; the buffer is bounded, beyond which the oldest clicks are dropped and counted.
 
 Header values come from the open internet: they are made valid text before they are stored
 (:func:`linksvc.untrusted.safe_text`). Should a batch still fail for any other reason than the store, it is
@@ -26,8 +27,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 from collections import deque
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -38,7 +39,7 @@ from linksvc.resolver.click_details import NO_DETAILS, ClickDetails, DetailsCach
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters
-from storage.db import Database
+from storage.db import Database, StoreError, StoreOperationalError
 
 log = logging.getLogger("linksvc.clicks")
 
@@ -110,7 +111,7 @@ class ClickRecorder:
         return len(self._buffer)
 
     async def flush(self) -> int:
-        """Write what waits; returns how many clicks were written. Raises ``sqlite3.OperationalError`` when
+        """Write what waits; returns how many clicks were written. Raises ``StoreOperationalError`` when
         the store cannot be written (locked, full): what was not written stays buffered, in order."""
         async with self._writing:
             clicks = list(self._buffer)
@@ -123,9 +124,8 @@ class ClickRecorder:
                 piece = pieces.pop()
                 try:
                     rows = [stored_row(click, details.get(_agent(click), NO_DETAILS)) for click in piece]
-                    async with self.db.transaction() as tx:
-                        await repo.insert_clicks(tx, rows)
-                except sqlite3.OperationalError:
+                    await self.db.write(partial(repo.insert_clicks, rows=rows))
+                except StoreOperationalError:
                     raise  # the store, not the rows: everything not written waits for the next try
                 except Exception as exc:
                     if len(piece) > 1:
@@ -162,7 +162,7 @@ class ClickRecorder:
         clicks stay buffered and the count is of what is stored: a read never fails for want of a write."""
         try:
             await self.flush()
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             log.warning("counting without %d buffered clicks: %s", self.pending, exc)
 
     async def _run(self) -> None:

@@ -10,6 +10,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
+from storage.db import fetch_one
 from tests.conftest import service_server
 from tests.factories import ADMIN_TOKEN
 
@@ -60,6 +61,7 @@ async def test_the_page_cache_setting_reaches_every_connection(aiohttp_client: A
     client = await aiohttp_client(service_server(create_app(settings)))
     db = client.app[DB]
     sizes = [db.reader.execute("PRAGMA cache_size").fetchone()[0]]
-    for conn in (db._writer, db.background):
-        sizes.append((await (await conn.execute("PRAGMA cache_size")).fetchone())[0])
+    async with db.transaction() as tx:
+        sizes.append((await fetch_one(tx, "PRAGMA cache_size"))[0])  # type: ignore[index]
+    sizes.append((await fetch_one(db.background, "PRAGMA cache_size"))[0])  # type: ignore[index]
     assert sizes == [-8 * 1024] * 3

@@ -10,9 +10,15 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
 from storage import wallet as wallet_repo
-from storage.db import fetch_one
+from storage.db import Row, fetch_one
 from tests.conftest import bearer, token_for
 from tests.factories import A
+
+
+async def _on_writer(client: TestClient, sql: str) -> Row | None:
+    """A statement on the writer's connection (its pragmas are its own), in a transaction of its own."""
+    async with client.app[DB].transaction() as tx:
+        return await fetch_one(tx, sql)
 
 
 async def _count(client: TestClient, table: str) -> int:
@@ -23,10 +29,9 @@ async def _count(client: TestClient, table: str) -> int:
 async def test_a_full_disk_is_a_clear_503_and_nothing_half_written(seeded: TestClient) -> None:
     client = seeded
     headers = bearer(await token_for(client, A))
-    writer = client.app[DB]._writer
-    assert writer is not None
-    pages = (await (await writer.execute("PRAGMA page_count")).fetchone())[0]
-    await writer.execute(f"PRAGMA max_page_count = {pages}")
+    row = await _on_writer(client, "PRAGMA page_count")
+    assert row is not None
+    await _on_writer(client, f"PRAGMA max_page_count = {row[0]}")
     events_before, entries_before = await _count(client, "events"), await _count(client, "ledger_entries")
     big = "x" * 200_000  # needs new pages whatever free space the file has
     answered = []
@@ -41,12 +46,12 @@ async def test_a_full_disk_is_a_clear_503_and_nothing_half_written(seeded: TestC
     assert await _count(client, "events") == events_before
     assert await _count(client, "ledger_entries") == entries_before
     # Room again: the same order goes through, once.
-    await writer.execute("PRAGMA max_page_count = 1073741823")
+    await _on_writer(client, "PRAGMA max_page_count = 1073741823")
     response = await client.post("/api/storefront/v1/behavior/events", headers=headers, json={
         "type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": "full-0", "currency": "COP", "value": 10,
         "products": [{"sku": "A"}], "properties": {"note": big}})
     assert response.status == 202
     assert await _count(client, "events") == events_before + 1
     assert await wallet_repo.ledger_mismatches(client.app[DB].reader, A) == []
-    integrity = await (await writer.execute("PRAGMA integrity_check")).fetchone()
-    assert integrity[0] == "ok"
+    integrity = await _on_writer(client, "PRAGMA integrity_check")
+    assert integrity is not None and integrity[0] == "ok"

@@ -5,10 +5,10 @@ file) takes the write lock with ``BEGIN IMMEDIATE`` and a pending write, and hol
 service's busy timeout. In WAL mode readers never wait for that lock, so lookups, campaign lists and
 redirects keep answering; every write waits the busy timeout, then answers 503 ``Storage unavailable`` with
 ``Retry-After``, whichever path it takes: a plain transaction (admin API, migrate, the rate limiter) or the
-group committer on the writer's thread (behavior events). Once the lock is gone the very same writes are
+group commit of the write queue (behavior events). Once the lock is gone the very same writes are
 accepted, once, and the ledger adds up.
 
-The busy timeout is 5 s, fixed in ``storage/db.py``; like the full-disk test, this test shortens it on the
+The busy timeout is 5 s, fixed in ``storage/writer.py``; like the full-disk test, this test shortens it on the
 writer connection (``PRAGMA busy_timeout``) so that a refused write takes a quarter of a second.
 """
 
@@ -66,8 +66,8 @@ def _writes(server_a: dict[str, str], server_b: dict[str, str]) -> list[tuple[st
                                                                               dict[str, str]]]:
     """(name, path, body, headers) of one write on each path a write can take."""
     return [
-        ("event (group committer)", f"{STOREFRONT}/behavior/events", _purchase("locked-1", "cust-aaaa"), server_a),
-        ("bulk events (group committer)", f"{STOREFRONT}/behavior/events/bulk",
+        ("event (group commit)", f"{STOREFRONT}/behavior/events", _purchase("locked-1", "cust-aaaa"), server_a),
+        ("bulk events (group commit)", f"{STOREFRONT}/behavior/events/bulk",
          {"events": [_purchase("locked-2", "cust-bbbb"), _purchase("locked-3", "cust-bbbb")]}, server_b),
         ("migrate, production (rate limiter)", f"{STOREFRONT}/customers/migrate",
          {"customers": [{"external_id": "locked-a", "name": "Luz"}]}, server_a),
@@ -81,9 +81,8 @@ async def test_a_locked_database_refuses_writes_with_503_and_keeps_reading(seede
     client = seeded
     db = client.app[DB]
     server_a, server_b = bearer(await token_for(client, A)), bearer(await token_for(client, B))
-    writer = db._writer
-    assert writer is not None
-    await writer.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+    async with db.transaction() as tx:  # the writer's connection waits this long for the lock
+        await fetch_one(tx, f"PRAGMA busy_timeout = {BUSY_MS}")
     before = await _counts(client)
 
     with held_write_lock(db.path):
@@ -102,9 +101,9 @@ async def test_a_locked_database_refuses_writes_with_503_and_keeps_reading(seede
         response = await client.post(path, json=body, headers=headers)
         answers[name] = (response.status, await response.json())
     assert {name: status for name, (status, _) in answers.items()} == {
-        "event (group committer)": 202, "bulk events (group committer)": 200,
+        "event (group commit)": 202, "bulk events (group commit)": 200,
         "migrate, production (rate limiter)": 200, "migrate, sandbox": 200, "admin create": 201}
-    assert answers["bulk events (group committer)"][1]["data"]["accepted"] == 2
+    assert answers["bulk events (group commit)"][1]["data"]["accepted"] == 2
     assert answers["migrate, production (rate limiter)"][1]["data"]["created"] == 1
     after = await _counts(client)
     assert after["events"] == before["events"] + 3
@@ -117,8 +116,9 @@ async def test_a_locked_database_refuses_writes_with_503_and_keeps_reading(seede
     assert clicks.status == 200 and (await clicks.json())["data"]["human"] == 1
     for account in (A, B):
         assert await wallet_repo.ledger_mismatches(db.reader, account) == []
-    integrity = await (await writer.execute("PRAGMA integrity_check")).fetchone()
-    assert integrity[0] == "ok"
+    async with db.transaction() as tx:
+        integrity = await fetch_one(tx, "PRAGMA integrity_check")
+    assert integrity is not None and integrity[0] == "ok"
     # The holder's uncommitted edit was rolled back, never mixed with the service's writes.
     row = await fetch_one(db.reader, "SELECT count(*) AS n FROM accounts WHERE name LIKE '%being edited%'")
     assert row is not None and row["n"] == 0
@@ -166,9 +166,8 @@ async def test_a_burst_of_writes_on_a_locked_database_is_all_503_and_nothing_sto
     client = seeded
     db = client.app[DB]
     server_a = bearer(await token_for(client, A))
-    writer = db._writer
-    assert writer is not None
-    await writer.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+    async with db.transaction() as tx:  # the writer's connection waits this long for the lock
+        await fetch_one(tx, f"PRAGMA busy_timeout = {BUSY_MS}")
     before = await _counts(client)
     with held_write_lock(db.path):
         requests = [client.post(f"{STOREFRONT}/behavior/events", json=_purchase(f"burst-{n}", "cust-aaaa"),

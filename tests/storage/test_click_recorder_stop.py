@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-
-import aiosqlite
+from typing import Any, TypeVar
 
 from linksvc.resolver.clicks import Click, ClickRecorder
 from linksvc.seed import load_seed
-from storage.db import Database, fetch_all
+from storage.db import Database, Tx, fetch_all
 from tests.factories import A, ids, two_accounts
+
+T = TypeVar("T")
 
 
 class SlowAfterCommit(Database):
@@ -28,13 +28,12 @@ class SlowAfterCommit(Database):
         self.release = asyncio.Event()
         self.slow = False
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with super().transaction() as tx:
-            yield tx
+    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        result = await super().write(unit)
         if self.slow:
             self.committed.set()
             await self.release.wait()
+        return result
 
 
 async def test_a_stop_during_a_write_stores_each_click_once(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from linksvc.behavior import service as events
-from linksvc.behavior.committer import GroupCommitter
 from linksvc.errors import ServiceError
 from linksvc.jsoncodec import dumps
 from linksvc.seed import load_seed
@@ -116,25 +115,20 @@ class _Ids:
 
 
 @pytest.fixture
-async def store(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Database, GroupCommitter]]:
+async def store(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Database]:
     monkeypatch.setattr(events, "uuid", _Ids())
     db = Database(":memory:")
     await db.open()
     await load_seed(db, _seed(), allow_private=True)
-    committer = GroupCommitter(db)
-    committer.start()
-    yield db, committer
-    await committer.stop()
+    yield db
     await db.close()
 
 
-async def _second() -> tuple[Database, GroupCommitter]:
+async def _second() -> Database:
     db = Database(":memory:")
     await db.open()
     await load_seed(db, _seed(), allow_private=True)
-    committer = GroupCommitter(db)
-    committer.start()
-    return db, committer
+    return db
 
 
 def _statuses(results: list[events.Result]) -> list[int]:
@@ -165,13 +159,13 @@ async def _state(db: Database) -> str:
     return re.sub("|".join(re.escape(i) for i in names), lambda m: names[m.group(0)], text) if names else text
 
 
-async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: tuple[Database, GroupCommitter]) -> None:
-    one_db, one_run = store
-    singles = [(await events.ingest(one_db, one_run.run, A, [raw], "SERVER", NOW))[0] for raw in SCENARIO]
+async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: Database) -> None:
+    one_db = store
+    singles = [(await events.ingest(one_db, A, [raw], "SERVER", NOW))[0] for raw in SCENARIO]
     events.uuid = _Ids()  # type: ignore[assignment]  # the same ids again (the fixture puts uuid back)
-    batch_db, batch_run = await _second()
+    batch_db = await _second()
     try:
-        together = await events.ingest(batch_db, batch_run.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+        together = await events.ingest(batch_db, A, SCENARIO, "SERVER", NOW, bulk=True)
         assert _statuses(singles) == _statuses(together) == EXPECTED
         # A replay answers the id of the event it repeats, in the same batch too.
         assert together[5] == (together[1][0], False) and together[13] == (together[4][0], False)  # type: ignore[index]
@@ -183,13 +177,12 @@ async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: tuple[Da
             assert marker in batch_state
         assert await wallet_repo.ledger_mismatches(batch_db.reader, A) == []
     finally:
-        await batch_run.stop()
         await batch_db.close()
 
 
 async def test_a_write_that_meets_a_constraint_falls_back_to_one_event_at_a_time(
-        store: tuple[Database, GroupCommitter], monkeypatch: pytest.MonkeyPatch) -> None:
-    db, committer = store
+        store: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = store
     original = event_repo.insert_many
     calls: list[int] = []
 
@@ -201,17 +194,16 @@ async def test_a_write_that_meets_a_constraint_falls_back_to_one_event_at_a_time
         await original(tx, stored)
 
     monkeypatch.setattr(event_repo, "insert_many", once_refused)
-    results = await events.ingest(db, committer.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+    results = await events.ingest(db, A, SCENARIO, "SERVER", NOW, bulk=True)
     assert _statuses(results) == EXPECTED
     assert calls[0] == 11 and all(n <= 1 for n in calls[1:])
     monkeypatch.setattr(event_repo, "insert_many", original)
     events.uuid = _Ids()  # type: ignore[assignment]
-    other_db, other = await _second()
+    other_db = await _second()
     try:
-        await events.ingest(other_db, other.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+        await events.ingest(other_db, A, SCENARIO, "SERVER", NOW, bulk=True)
         assert await _state(db) == await _state(other_db)
     finally:
-        await other.stop()
         await other_db.close()
 
 
@@ -229,32 +221,39 @@ def _many(n: int) -> list[dict[str, Any]]:
     return made
 
 
-async def _statements(db: Database, committer: GroupCommitter, raws: list[dict[str, Any]]) -> list[str]:
+def _traced(callback: Callable[[str], object] | None) -> Callable[[Tx], Coroutine[Any, Any, None]]:
+    """A unit of work that sets the writer connection's trace callback (units run on its thread)."""
+    async def unit(tx: Tx) -> None:
+        assert isinstance(tx, sqlite3.Connection)
+        tx.set_trace_callback(callback)
+    return unit
+
+
+async def _statements(db: Database, raws: list[dict[str, Any]]) -> list[str]:
     traced: list[str] = []
-    await db.run_in_writer(lambda conn: conn.set_trace_callback(traced.append))
+    await db.write(_traced(traced.append))
     try:
-        results = await events.ingest(db, committer.run, A, raws, "SERVER", NOW, bulk=True)
+        results = await events.ingest(db, A, raws, "SERVER", NOW, bulk=True)
     finally:
-        await db.run_in_writer(lambda conn: conn.set_trace_callback(None))
+        await db.write(_traced(None))
     assert all(not isinstance(r, ServiceError) for r in results)
     return traced
 
 
 async def test_a_batch_runs_a_number_of_statements_that_does_not_grow_with_its_events(
-        store: tuple[Database, GroupCommitter]) -> None:
-    db, committer = store
-    ten = await _statements(db, committer, _many(10))
-    other_db, other = await _second()
+        store: Database) -> None:
+    db = store
+    ten = await _statements(db, _many(10))
+    other_db = await _second()
     try:
-        hundred = await _statements(other_db, other, _many(100))
+        hundred = await _statements(other_db, _many(100))
     finally:
-        await other.stop()
         await other_db.close()
     assert len(hundred) < 30, hundred
     assert len(hundred) <= len(ten) + 2, (ten, hundred)
 
 
-async def test_the_other_account_is_untouched(store: tuple[Database, GroupCommitter]) -> None:
-    db, committer = store
-    await events.ingest(db, committer.run, A, SCENARIO, "SERVER", NOW, bulk=True)
+async def test_the_other_account_is_untouched(store: Database) -> None:
+    db = store
+    await events.ingest(db, A, SCENARIO, "SERVER", NOW, bulk=True)
     assert await fetch_all(db.reader, "SELECT id FROM events WHERE account_id = ?", (B,)) == []

@@ -9,7 +9,12 @@ The sources are read, not imported: every ``.py`` file of the three folders is p
    that assemble the service (:data:`LINKSVC_ENTRY_POINTS`). aiohttp's client is fine (the forwarding sends).
 3. No module of ``storage/`` imports ``api`` or ``linksvc`` (:data:`STORAGE_MAY_IMPORT` is empty today).
 4. No SQL text outside ``storage/``: no string constant of ``linksvc/`` or ``api/`` (docstrings aside) looks
-   like a statement (:data:`SQL`).
+   like a statement (:data:`SQL`), transaction control (``BEGIN``, ``COMMIT``, ``ROLLBACK``, ``SAVEPOINT``,
+   ``RELEASE``) included: transactions are the store's (``storage/writer.py``).
+5. No module of ``linksvc/`` or ``api/`` imports the database drivers (``sqlite3``, ``aiosqlite``), except
+   those in :data:`DRIVER_IMPORTS` (none today): the store's errors come as ``linksvc.store.StoreError`` and
+   ``StoreOperationalError``. (``bench/`` and ``tests/`` open the file with ``sqlite3`` to look at it from
+   outside the service; they are not layers.)
 
 A breach is reported with its file, line and import (or string).
 """
@@ -29,7 +34,10 @@ LAYERS = ("api", "linksvc", "storage")
 LINKSVC_ENTRY_POINTS = {"linksvc/__main__.py", "linksvc/app.py"}
 # Modules of linksvc that storage may import, each with why. None today: storage needs no service code.
 STORAGE_MAY_IMPORT: dict[str, str] = {}
-SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b")
+SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b")
+DRIVERS = ("sqlite3", "aiosqlite")
+# Modules of linksvc/ or api/ that may import a driver, each with why. None today.
+DRIVER_IMPORTS: dict[str, str] = {}
 
 
 def sources(layer: str) -> list[Path]:
@@ -138,6 +146,11 @@ def test_no_sql_outside_storage() -> None:
     assert not found, "SQL belongs in storage/ repository functions:\n" + "\n".join(found)
 
 
+def test_only_storage_imports_the_database_drivers() -> None:
+    found = [f for layer in ("api", "linksvc") for f in breaches(layer, DRIVERS, exempt=set(DRIVER_IMPORTS))]
+    assert not found, "the database drivers are storage's (use linksvc.store's errors):\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize("source, expected", [
     ("from storage.db import Database", ["storage.db.Database"]),
     ("def f():\n    import storage.clicks", ["storage.clicks"]),
@@ -156,6 +169,12 @@ def test_every_import_is_seen(source: str, expected: list[str]) -> None:
     ("INSERT INTO clicks (id) VALUES (?)", True),
     ("UPDATE links SET body = ?", True),
     ("DELETE FROM links", True),
+    ("BEGIN IMMEDIATE", True),
+    ("COMMIT", True),
+    ("ROLLBACK TO unit_0", True),
+    ("SAVEPOINT unit_0", True),
+    ("RELEASE unit_0", True),
+    ("Begin the batch, then commit it", False),
     ("select one of the campaigns", False),
     ("Update the link", False),
 ])
