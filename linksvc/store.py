@@ -11,10 +11,10 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar
 
-from storage.db import Conn, StoreError, StoreOperationalError, Tx
+from storage.db import Conn, StoreConstraintError, StoreError, StoreOperationalError, Tx
 
 # The store's failures, for the layers that do not import the driver (a full disk, the lock held elsewhere).
-__all__ = ["Store", "StoreError", "StoreOperationalError"]
+__all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError"]
 
 T = TypeVar("T")
 

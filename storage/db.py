@@ -61,6 +61,7 @@ T = TypeVar("T")
 # What the store raises when it fails (a full disk, the lock held elsewhere), for the layers above, which
 # do not import the driver: every error of the store, and those of its operation (not of a statement).
 StoreError = sqlite3.Error
+StoreConstraintError = sqlite3.IntegrityError  # a write the schema refuses (a unique key taken)
 StoreOperationalError = sqlite3.OperationalError
 
 

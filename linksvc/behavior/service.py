@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,7 +33,7 @@ from linksvc.jsoncodec import dumps
 from linksvc.loyalty import rules
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
-from linksvc.store import Store
+from linksvc.store import Store, StoreConstraintError
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
@@ -469,7 +468,7 @@ async def apply_batch(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt
     try:
         async with savepoint(tx, "event_batch"):
             return await _apply_together(tx, account_id, batch, now_dt)
-    except sqlite3.IntegrityError:
+    except StoreConstraintError:
         log.warning("a batch of %d events met a constraint; applying them one at a time", len(batch), exc_info=True)
     results: list[Result] = []
     for prepared in batch:
