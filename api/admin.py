@@ -1,6 +1,6 @@
 """The admin API, ``/api/admin/v1``, behind the admin token: the endpoints of each domain put together in one
 document. Accounts and keys (``api.accounts.admin``), the link and campaign pages the dashboard needs
-(``api.admin_links``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``).
+(``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``).
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
-from api.admin_links import link_endpoints
-from api.admin_links import overview_endpoints as link_overview_endpoints
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
+from api.links.admin import link_endpoints
+from api.links.admin import overview_endpoints as link_overview_endpoints
 from api.openapi import openapi_document
 from api.resources import resource_endpoints
 from api.routing import Endpoint, add_endpoints, json_response

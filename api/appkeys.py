@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from linksvc.auth_throttle import AuthThrottle
-from linksvc.campaigns import CampaignCounts
+from linksvc.accounts.throttle import AuthThrottle
+from linksvc.campaigns.service import CampaignCounts
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob
-from linksvc.resolver.clicks import ClickRecorder
+from linksvc.links.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from linksvc.store import Store

@@ -6,10 +6,10 @@ another account than the token's, or when the key kind may not do what is asked 
 The admin API also accepts the dashboard's session cookie (``linksvc_admin``), but only on requests that
 carry ``X-Requested-With: linksvc-dashboard``: a cross-site form or image cannot set that header, so the
 cookie alone (already ``SameSite=Strict``) never authorises anything. The cookie holds a random session
-id, never the admin token; :mod:`linksvc.dashboard_sessions` checks it against the store on every request,
+id, never the admin token; :mod:`linksvc.accounts.sessions` checks it against the store on every request,
 so it stops working at sign-out, at expiry and when the admin token changes.
 
-Admin-token attempts (a bearer token) are throttled per client address (:mod:`api.auth_throttle`, kind
+Admin-token attempts (a bearer token) are throttled per client address (:mod:`api.accounts.throttle`, kind
 ``admin``). Session cookies are not counted: their ids are 32 random bytes, checked against the store.
 Storefront bearer tokens are not either: 32 random bytes cannot be guessed, counting them would add a read
 to every storefront request, and the expired tokens of an app on many phones behind one carrier address
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from api.accounts.throttle import attempt
 from api.appkeys import DB, SETTINGS
-from api.auth_throttle import attempt
-from linksvc.accounts import Principal, principal_for
-from linksvc.dashboard_sessions import is_admin_token, is_signed_in
+from linksvc.accounts.service import Principal, principal_for
+from linksvc.accounts.sessions import is_admin_token, is_signed_in
 from linksvc.errors import Forbidden, Unauthorized
 
 PRINCIPAL: web.RequestKey[Principal] = web.RequestKey("principal", Principal)

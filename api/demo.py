@@ -1,5 +1,5 @@
 """The receivers the demo's connections deliver to, on the service itself (see
-:mod:`linksvc.forwarding.demo_endpoints`): a webhook sink that checks signatures, and stand-ins for the
+:mod:`linksvc.demo.endpoints`): a webhook sink that checks signatures, and stand-ins for the
 vendors' APIs that answer what the vendors document. They exist only while the database holds demo data
 (a ``"demo": true`` seed file such as ``fixtures/demo.json`` was loaded); otherwise every path here is a 404,
 like any path the service does not serve."""
@@ -11,7 +11,7 @@ from aiohttp import web
 from api.appkeys import DB
 from api.routing import json_response
 from linksvc.clock import utcnow
-from linksvc.forwarding.demo_endpoints import demo_mounted, vendor_answer, webhook_sink
+from linksvc.demo.endpoints import demo_mounted, vendor_answer, webhook_sink
 
 SINK = "/demo/webhook-sink"
 VENDORS = "/demo/vendor/{vendor:[a-z0-9_]+}/{rest:.*}"

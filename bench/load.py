@@ -256,7 +256,7 @@ class Profile:
 
 
 def _frame_name(frame: str) -> str:
-    """``handler (api/resolver.py:42)`` -> ``handler (api/resolver.py)``, paths shortened."""
+    """``handler (api/links/resolver.py:42)`` -> ``handler (api/links/resolver.py)``, paths shortened."""
     name, _, where = frame.partition(" (")
     where = where.rstrip(")").rsplit(":", 1)[0]
     for marker in ("site-packages/", "/lib/python3", str(REPO_ROOT) + "/"):

@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from linksvc.clock import iso
+from linksvc.customers.people import PURPOSES
 from linksvc.resources.kinds import _LINE_NAMESPACE  # the namespace of wallet line ids in the save path
-from linksvc.resources.people import PURPOSES
 
 ACCOUNT_ID = "6c1f0b8e-5a2d-4e3b-9f47-b3c2d1e0a001"
 SERVER_KEY = "lk_bench_server_7d2f9a4c6e8b0d1f3a5c"

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from bench import load
 from bench.load import loop_block
-from linksvc.resolver import click_details
-from linksvc.resolver.click_details import DetailsCache, parse_details
-from linksvc.resolver.clicks import Click, ClickRecorder
+from linksvc.links import click_details
+from linksvc.links.click_details import DetailsCache, parse_details
+from linksvc.links.clicks import Click, ClickRecorder
 from storage.db import Database
 
 COMMAND = ".venv/bin/python -m bench.ua_enrichment"

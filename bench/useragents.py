@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.load import machine, output_options, publish, table
 from bench.ua_sets import FAKE_USERAGENT, MATOMO, Labelled, fake_useragent_set, matomo_bots, matomo_set
-from linksvc.resolver.devices import classify, classify_uncached, clear_cache
+from linksvc.links.devices import classify, classify_uncached, clear_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = (ROOT / "fixtures" / "user_agents.json", ROOT / "fixtures" / "user_agents_labelled.json")

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import load
+from linksvc.customers.wallet import load_wallet
 from linksvc.jsoncodec import dumpb
-from linksvc.loyalty.wallet import load_wallet
 from linksvc.seed import load_seed
 from storage import wallet as wallet_repo
 from storage.db import Conn, Database, fetch_all

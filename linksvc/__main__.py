@@ -18,10 +18,10 @@ from urllib.parse import parse_qsl
 
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import export_target_of, run_export
+from linksvc.links.overview import route_of_code
 from linksvc.logs import configure_logging
 from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
-from linksvc.resolver.overview import route_of_code
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
 from storage.db import Database

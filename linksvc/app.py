@@ -14,21 +14,23 @@ from api.admin import add_admin_routes
 from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
+from api.links.resolver import add_resolver_routes
 from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
 from api.ops import add_ops_routes
-from api.resolver import add_resolver_routes
 from api.server import LISTENING, Listening
 from api.storefront import add_storefront_routes
-from linksvc import accounts, deadletters, demo
-from linksvc.auth_throttle import KINDS, AuthThrottle
-from linksvc.campaigns import CampaignCounts
+from linksvc import deadletters
+from linksvc.accounts import service as accounts
+from linksvc.accounts.sessions import delete_void_sessions
+from linksvc.accounts.throttle import KINDS, AuthThrottle
+from linksvc.campaigns.service import CampaignCounts
 from linksvc.client_address import parse_networks
-from linksvc.dashboard_sessions import delete_void_sessions
+from linksvc.demo import setup as demo
+from linksvc.demo.endpoints import endpoints_of
 from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, version_gauge
-from linksvc.forwarding.demo_endpoints import endpoints_of
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
-from linksvc.resolver.clicks import ClickRecorder
+from linksvc.links.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings

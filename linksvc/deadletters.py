@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linksvc.accounts import get_account
+from linksvc.accounts.service import get_account
 from linksvc.store import Store
 from storage import dead_letters as repo
 

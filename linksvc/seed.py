@@ -6,7 +6,7 @@ first). Loading the same file twice changes nothing.
 
 A file with ``"demo": true`` (``fixtures/demo.json``) is demo data: its accounts are marked as such, which
 turns on the receivers its connections deliver to, and the next start of the service adds their week of
-clicks and customer activity (:mod:`linksvc.demo`).
+clicks and customer activity (:mod:`linksvc.demo.setup`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from linksvc.accounts import add_key, upsert_account
+from linksvc.accounts.service import add_key, upsert_account
 from linksvc.clock import iso, utcnow
 from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, Issues
 from linksvc.jsoncodec import JSONDecodeError, loads

@@ -93,7 +93,7 @@ class CampaignQuery:
     refused_types: tuple[str, ...] = ()
 
 
-# The status rule of linksvc.loyalty.status.campaign_status, as SQL over the copied columns.
+# The status rule of linksvc.campaigns.status.campaign_status, as SQL over the copied columns.
 _FINISHED = "(c.finished_at IS NOT NULL OR (c.ends_at IS NOT NULL AND c.ends_at <= :now))"
 _STATUS_SQL = {
     "FINISHED": _FINISHED,

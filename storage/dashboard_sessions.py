@@ -1,7 +1,7 @@
 """Dashboard sessions: one row per sign-in, found by the SHA-256 of the cookie's session id.
 
 Rows hold digests only (of the session id, and a fingerprint of the admin token); the rules about them
-(lifetime, which token is current) live in :mod:`linksvc.dashboard_sessions`.
+(lifetime, which token is current) live in :mod:`linksvc.accounts.sessions`.
 """
 
 from __future__ import annotations

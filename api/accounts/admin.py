@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.appkeys import DB
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging
-from linksvc import accounts
+from linksvc.accounts import service as accounts
 from linksvc.resources.models import Account, ApiKeyIn, Environment, KeyKind
 
 

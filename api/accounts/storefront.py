@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from api.accounts.throttle import attempt
 from api.appkeys import DB, SETTINGS
-from api.auth_throttle import attempt
 from api.routing import data
-from linksvc import accounts
+from linksvc.accounts import service as accounts
 
 
 async def authorize(request: web.Request) -> web.Response:

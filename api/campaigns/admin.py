@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.appkeys import DB
 from api.routing import Endpoint, json_response
 from api.schemas import Page, Paging
-from linksvc.loyalty.overview import campaign_overview
+from linksvc.campaigns.overview import campaign_overview
 from linksvc.resources.models import CampaignStatus, CampaignType
 from linksvc.resources.types import Uuid
 

@@ -8,7 +8,8 @@ from api.appkeys import CAMPAIGN_COUNTS, DB
 from api.auth import principal
 from api.routing import data, json_response
 from api.storefront.schemas import CampaignsQuery
-from linksvc import campaigns, catalog
+from linksvc.campaigns import catalog
+from linksvc.campaigns import service as campaigns
 
 
 async def list_brands(request: web.Request) -> web.Response:

@@ -10,7 +10,8 @@ from api.appkeys import DB
 from api.auth import principal
 from api.routing import data
 from api.storefront.schemas import ContactsQuery, CustomersQuery, MigrateBody, TotpRequest, TotpVerify
-from linksvc import customers, migration, totp
+from linksvc.customers import migration, totp
+from linksvc.customers import service as customers
 
 
 async def search_contacts(request: web.Request, query: ContactsQuery) -> web.Response:

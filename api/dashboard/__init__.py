@@ -1,7 +1,7 @@
 """The back-office dashboard at ``/dashboard``: a static single-page front end over the admin API.
 
 This module serves the page and its assets and keeps the sign-in: ``POST /dashboard/session`` opens a
-server-side session when the body holds the admin token (:mod:`linksvc.dashboard_sessions`) and sets the
+server-side session when the body holds the admin token (:mod:`linksvc.accounts.sessions`) and sets the
 ``linksvc_admin`` cookie to its random id (HttpOnly, ``SameSite=Strict``, ``Path=/``, and ``Secure`` when
 the request came over https or ``LINKSVC_PUBLIC_URL`` is https); ``DELETE`` ends the session in the store
 and clears the cookie; ``GET`` says whether the browser is signed in (so the page never has to provoke a 401
@@ -12,7 +12,7 @@ there with the dashboard's header), so the dashboard can do nothing the API does
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
 
-Sign-in attempts are throttled per client address (:mod:`api.auth_throttle`, kind ``sign_in``): a wrong
+Sign-in attempts are throttled per client address (:mod:`api.accounts.throttle`, kind ``sign_in``): a wrong
 token posted counts. A session cookie that is not valid does not: its id is 32 random bytes looked up in
 the store, so it tells nothing about the admin token, and an expired one is what a returning browser holds.
 """
@@ -27,11 +27,11 @@ from pathlib import Path
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.accounts.throttle import attempt
 from api.appkeys import DB, SETTINGS
 from api.auth import SESSION_COOKIE
-from api.auth_throttle import attempt
 from api.routing import json_response, read_json
-from linksvc import dashboard_sessions
+from linksvc.accounts import sessions as dashboard_sessions
 from linksvc.resources.validation import validate
 
 STATIC_DIR = Path(__file__).parent / "static"

@@ -7,10 +7,10 @@ from aiohttp import web
 from api.accounts import storefront as accounts
 from api.campaigns import storefront as campaigns
 from api.customers import storefront as customers
+from api.loyalty import storefront as h
 from api.openapi import openapi_document
 from api.routing import Endpoint, Header, add_endpoints, json_response
 from api.schemas import Envelope
-from api.storefront import handlers as h
 from api.storefront.schemas import (
     CampaignPage,
     CampaignsQuery,
@@ -25,8 +25,8 @@ from api.storefront.schemas import (
     TotpVerdict,
     TotpVerify,
 )
-from linksvc.behavior.models import Accepted, BulkIn, BulkResult, EventIn, Reversed, ReverseIn
-from linksvc.customers import search_refused
+from linksvc.customers.service import search_refused
+from linksvc.loyalty.models import Accepted, BulkIn, BulkResult, EventIn, Reversed, ReverseIn
 from linksvc.resources.models import Brand, Tier
 
 PREFIX = "/api/storefront/v1"

@@ -9,11 +9,11 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from api.schemas import Wallet
-from linksvc.campaigns import range_problem
-from linksvc.customers import IDENTIFYING
+from linksvc.campaigns.service import range_problem
+from linksvc.customers.people import Address, BillingRecord, Consent, PaymentMethod
+from linksvc.customers.service import IDENTIFYING
 from linksvc.errors import Issue
 from linksvc.resources.models import CampaignStatus, CampaignType
-from linksvc.resources.people import Address, BillingRecord, Consent, PaymentMethod
 from linksvc.resources.types import Uuid, phone_digits
 from linksvc.resources.validation import one_of_required
 

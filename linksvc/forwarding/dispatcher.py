@@ -24,7 +24,7 @@ referer, time, the link's destination) for the destinations that ask for them (M
 an OAuth connection gets a current access token (:mod:`linksvc.forwarding.oauth`).
 
 The demo's connections name a placeholder host that the dispatcher replaces, for demo accounts only, with the
-service's own address (:mod:`linksvc.forwarding.demo_endpoints`): their deliveries never leave the machine.
+service's own address (:mod:`linksvc.demo.endpoints`): their deliveries never leave the machine.
 
 Redirects are never followed: a destination cannot send the request on to another host (or past the guard).
 An error kept as a delivery's ``last_error`` (and shown by the admin API) never holds the credentials of the
@@ -44,7 +44,7 @@ from typing import Any
 import aiohttp
 
 from linksvc.clock import iso, utcnow
-from linksvc.forwarding.demo_endpoints import NOT_LISTENING, DemoEndpoints
+from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints
 from linksvc.forwarding.destinations import build, build_test, judge
 from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
 from linksvc.forwarding.oauth import TokenCache, TokenError

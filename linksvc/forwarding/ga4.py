@@ -32,7 +32,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from linksvc.behavior.models import PURCHASE
 from linksvc.clock import parse_iso
 from linksvc.forwarding.ga4_names import fit_params, ga4_name
 from linksvc.forwarding.outgoing import (
@@ -48,6 +47,7 @@ from linksvc.forwarding.outgoing import (
     unix_micros,
 )
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, Verdict, by_status, excerpt, json_body
+from linksvc.loyalty.models import PURCHASE
 
 DEFAULT_BASE = "https://www.google-analytics.com"
 COLLECT = "/mp/collect"

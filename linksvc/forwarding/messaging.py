@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from linksvc.behavior.models import PURCHASE
 from linksvc.forwarding.outgoing import EVENT, REVERSAL, Filtered, Outgoing, compact, post_json, required, setting
+from linksvc.loyalty.models import PURCHASE
 
 PURCHASE_PROPERTIES = ("order_id", "value", "currency", "products", "store_id", "channel_id", "brand_id")
 REVERSAL_PROPERTIES = ("order_id", "value", "currency", "products")

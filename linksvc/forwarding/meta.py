@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from linksvc.behavior.models import PURCHASE
 from linksvc.clock import iso
 from linksvc.forwarding.meta_rules import action_source, browser_of, e164_digits, judge, too_old
 from linksvc.forwarding.outgoing import (
@@ -48,6 +47,7 @@ from linksvc.forwarding.outgoing import (
 )
 from linksvc.forwarding.rules import REVERSAL_REFUSED
 from linksvc.forwarding.versions import version_of
+from linksvc.loyalty.models import PURCHASE
 
 __all__ = ["build", "build_test", "judge"]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from linksvc.behavior.models import PURCHASE
 from linksvc.clock import parse_iso
 from linksvc.jsoncodec import dumpb
+from linksvc.loyalty.models import PURCHASE
 from linksvc.resources.types import phone_digits
 
 EVENT = "event"

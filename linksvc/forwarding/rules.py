@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from linksvc.behavior.models import PURCHASE
 from linksvc.forwarding.outgoing import ADS_DESTINATIONS, REVERSAL
+from linksvc.loyalty.models import PURCHASE
 
 # Meta and TikTok would count a reversal sent to them as one more Purchase conversion; Google Ads click
 # conversions have no negative upload through this API (adjustments are a separate service).

@@ -26,7 +26,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from linksvc.behavior.models import PURCHASE
 from linksvc.forwarding.outgoing import (
     EVENT,
     REVERSAL,
@@ -48,6 +47,7 @@ from linksvc.forwarding.outgoing import (
 from linksvc.forwarding.rules import REVERSAL_REFUSED
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, RETRY, Verdict, by_status, json_body
 from linksvc.jsoncodec import loads
+from linksvc.loyalty.models import PURCHASE
 
 DEFAULT_BASE = "https://business-api.tiktok.com"
 PATH = "/open_api/v1.3/event/track/"

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from linksvc.loyalty.status import campaign_status
+from linksvc.campaigns.status import campaign_status
 
 COMPARE = {
     "greater than": lambda a, b: a > b,

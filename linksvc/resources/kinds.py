@@ -14,14 +14,15 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from linksvc.campaigns.status import campaign_status
 from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.customers import people
+from linksvc.customers.wallet import load_wallet
 from linksvc.errors import Conflict, Issues
 from linksvc.forwarding.webhook_secrets import check_secrets, new_secret
-from linksvc.loyalty.status import campaign_status
-from linksvc.loyalty.wallet import load_wallet
 from linksvc.redaction import SECRET_MASK as SECRET_MASK  # where the tests and older callers look for it
 from linksvc.redaction import mask_config, unmask_config
-from linksvc.resources import models, people
+from linksvc.resources import models
 from linksvc.resources.types import phone_digits
 from linksvc.resources.urls import check_destination_url
 from linksvc.resources.validation import validate
@@ -326,7 +327,7 @@ class LinkKind(Kind):
         return {"code": item.code, "kind": item.kind, "campaign_id": item.campaign_id}
 
     async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
-        # The URLs are checked with the fields (linksvc.resources.link_urls).
+        # The URLs are checked with the fields (linksvc.links.link_urls).
         await ctx.require("campaigns", data.get("campaign_id"), "campaign_id", "campaign")
         code = data.get("code")
         if isinstance(code, str) and code.lower() in RESERVED_CODES:

@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from linksvc.resources.link_urls import Deeplink, HttpsUrl, WebUrl
+from linksvc.links.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
 
 
@@ -192,7 +192,7 @@ class Connection(Strict):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
-# A link's URLs are checked by their types (linksvc.resources.link_urls): the one place for admin bodies, the
+# A link's URLs are checked by their types (linksvc.links.link_urls): the one place for admin bodies, the
 # preview and seed files alike.
 class AndroidApp(Strict):
     package: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$", max_length=200)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from linksvc.accounts import get_account
+from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from aiobotocore.session import get_session
 
-from linksvc.behavior import service as events
 from linksvc.forwarding.export import ExportTarget, export_target, run_export
+from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage.db import Database
 from tests.factories import A, B, two_accounts

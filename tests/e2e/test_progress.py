@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from linksvc.behavior import service as events
+from linksvc.loyalty import service as events
 from linksvc.progress import PlainLines
 from storage.db import Database, fetch_all, migration_files
 from tests.factories import A, two_accounts

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from linksvc.resolver.devices import classify
-from linksvc.resolver.overview import PREVIEW_DEVICES, TRACKING_ID
+from linksvc.links.devices import classify
+from linksvc.links.overview import PREVIEW_DEVICES, TRACKING_ID
 from tests.conftest import ADMIN
 from tests.factories import A, B, ids
 

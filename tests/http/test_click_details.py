@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
-from linksvc.resolver.clicks import Click
+from linksvc.links.clicks import Click
 from storage.db import fetch_all
 from tests.conftest import ADMIN
 from tests.factories import A, ids

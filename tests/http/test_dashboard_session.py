@@ -18,10 +18,10 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
+from linksvc.accounts.sessions import SESSION_SECONDS, is_signed_in
+from linksvc.accounts.sessions import sign_in as open_session
 from linksvc.app import create_app
 from linksvc.clock import utcnow
-from linksvc.dashboard_sessions import SESSION_SECONDS, is_signed_in
-from linksvc.dashboard_sessions import sign_in as open_session
 from linksvc.settings import Settings
 from storage import dashboard_sessions as session_repo
 from tests.factories import ADMIN_TOKEN

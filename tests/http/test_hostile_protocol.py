@@ -21,7 +21,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
 from linksvc.app import create_app
-from linksvc.resolver.clicks import Click
+from linksvc.links.clicks import Click
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage.db import fetch_all

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import dumps
-from linksvc.resources.link_urls import URL_TEXT
+from linksvc.links.link_urls import URL_TEXT
 from storage import documents
 from tests.conftest import ADMIN
 from tests.factories import A, ids

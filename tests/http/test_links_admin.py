@@ -9,7 +9,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
-from linksvc.resolver.qr import qr_image
+from linksvc.links.qr import qr_image
 from linksvc.seed import load_seed
 from tests.conftest import ADMIN
 from tests.factories import A, B, ids, two_accounts

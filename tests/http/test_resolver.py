@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
 from linksvc.app import create_app
-from linksvc.resolver.urls import query_values
+from linksvc.links.urls import query_values
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage.db import Database, fetch_one

@@ -12,8 +12,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
-from linksvc.resolver.appstores import read_install_referrer
-from linksvc.resolver.urls import query_values
+from linksvc.links.appstores import read_install_referrer
+from linksvc.links.urls import query_values
 from linksvc.seed import load_seed
 from tests.factories import A, ids, two_accounts
 

@@ -11,8 +11,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from linksvc.resolver.urls import query_values
-from linksvc.resources.link_urls import URL_TEXT
+from linksvc.links.link_urls import URL_TEXT
+from linksvc.links.urls import query_values
 from tests.conftest import ADMIN
 from tests.http.conftest import Receiver
 from tests.http.test_forwarding import ADMIN_API, SECRET, connect, send, settled

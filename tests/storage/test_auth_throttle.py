@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from linksvc.auth_throttle import AuthThrottle
+from linksvc.accounts.throttle import AuthThrottle
 from linksvc.errors import RateLimited
 from storage.db import Database, fetch_one
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from linksvc.accounts import upsert_account
-from linksvc.campaigns import CampaignCounts
+from linksvc.accounts.service import upsert_account
+from linksvc.campaigns.service import CampaignCounts
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Account
 from linksvc.resources.service import save

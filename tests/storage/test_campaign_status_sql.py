@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.accounts import upsert_account
+from linksvc.accounts.service import upsert_account
+from linksvc.campaigns.status import STATUSES, campaign_status
 from linksvc.clock import iso
-from linksvc.loyalty.status import STATUSES, campaign_status
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Account
 from linksvc.resources.service import save

@@ -11,7 +11,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from linksvc.resolver.clicks import Click, ClickRecorder
+from linksvc.links.clicks import Click, ClickRecorder
 from linksvc.seed import load_seed
 from storage.db import Database, Tx, fetch_all
 from tests.factories import A, ids, two_accounts

@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.clock import iso, utcnow
-from linksvc.forwarding.demo_endpoints import DEMO_PATH, SELF_HOST
+from linksvc.demo.endpoints import DEMO_PATH, SELF_HOST
 from linksvc.jsoncodec import loads
 from linksvc.resources.models import CAMPAIGN_TYPES, CONDITION_TYPES, LINK_KINDS
 from linksvc.seed import load_seed, load_seed_file

@@ -1,4 +1,4 @@
-"""Events applied as a batch (``linksvc.behavior.service.ingest`` / ``apply_batch``) leave exactly the state that
+"""Events applied as a batch (``linksvc.loyalty.service.ingest`` / ``apply_batch``) leave exactly the state that
 the same events sent one request at a time leave: the same events, wallet lines, ledger, running totals, tiers
 and deliveries (ids aside, which are random); and a batch runs a number of statements that does not grow with
 its number of events."""
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from linksvc.behavior import service as events
 from linksvc.errors import ServiceError
 from linksvc.jsoncodec import dumps
+from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import events as event_repo
 from storage import wallet as wallet_repo

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from linksvc.behavior import service as events
 from linksvc.forwarding.export import ExportJob, ExportTarget, LocalSink, export_events
+from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import accounts as account_repo
 from storage import exports as export_repo

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linksvc.behavior import service as events
 from linksvc.clock import utcnow
 from linksvc.errors import ServiceError
+from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import wallet as wallet_repo
 from storage.db import Database, fetch_all

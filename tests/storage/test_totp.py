@@ -8,7 +8,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
-from linksvc import totp
+from linksvc.customers import totp
 from linksvc.errors import RateLimited
 from linksvc.seed import load_seed
 from storage.db import fetch_one

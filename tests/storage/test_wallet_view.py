@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from linksvc.customers.wallet import load_wallet, wallet_id
 from linksvc.jsoncodec import dumpb
-from linksvc.loyalty.wallet import load_wallet, wallet_id
 from linksvc.seed import load_seed
 from storage import wallet as wallet_repo
 from storage.db import Database, fetch_all

@@ -10,8 +10,8 @@ from urllib.parse import unquote, unquote_plus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.resolver.appstores import intent_url, play_store_url, read_install_referrer
-from linksvc.resolver.urls import query_values, split_url, with_query
+from linksvc.links.appstores import intent_url, play_store_url, read_install_referrer
+from linksvc.links.urls import query_values, split_url, with_query
 
 FAST = settings(max_examples=80, deadline=None)
 # The separators of both levels (and of an intent URL) made likely.

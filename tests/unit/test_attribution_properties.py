@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.behavior.attribution import FIELDS, resolve
+from linksvc.loyalty.attribution import FIELDS, resolve
 
 FAST = settings(max_examples=80, deadline=None)
 

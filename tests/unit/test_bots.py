@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.resolver import bots
-from linksvc.resolver.devices import MAX_EXAMINED, classify
+from linksvc.links import bots
+from linksvc.links.devices import MAX_EXAMINED, classify
 
 ENTRIES = bots.package_entries()
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -180,7 +180,7 @@ def test_names_are_short_lower_case_and_from_a_fixed_set() -> None:
 
 
 def test_a_pattern_that_does_not_compile_is_skipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="linksvc.resolver.bots"):
+    with caplog.at_level(logging.WARNING, logger="linksvc.links.bots"):
         matcher = bots.BotMatcher([("Broken(", None, None, False), ("GoodBot", None, "GoodBot/1.0", False)])
     assert matcher.skipped == ["Broken("]
     assert "Broken(" in caplog.text

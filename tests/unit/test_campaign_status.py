@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linksvc.loyalty.status import STATUSES, campaign_status
+from linksvc.campaigns.status import STATUSES, campaign_status
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 TICK = timedelta(microseconds=1)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from linksvc.resolver.click_details import NO_DETAILS, ClickDetails, DetailsCache, parse_details, stored_user_agent
+from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, parse_details, stored_user_agent
 
 CHROME_ANDROID = ("Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) "
                   "Chrome/120.0.6099.144 Mobile Safari/537.36")

@@ -11,10 +11,10 @@ from urllib.parse import unquote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.resolver.appstores import PLAY_DETAILS, play_store_url, read_install_referrer
-from linksvc.resolver.decide import APP_STORE, Decision, decide
-from linksvc.resolver.urls import query_values, split_url, with_query
-from linksvc.resolver.utm import UTM_FIELDS
+from linksvc.links.appstores import PLAY_DETAILS, play_store_url, read_install_referrer
+from linksvc.links.decide import APP_STORE, Decision, decide
+from linksvc.links.urls import query_values, split_url, with_query
+from linksvc.links.utm import UTM_FIELDS
 
 FAST = settings(max_examples=60, deadline=None)
 SHORT = "https://l.example/AbC1234"

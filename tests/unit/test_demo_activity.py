@@ -1,4 +1,4 @@
-"""The demo's made-up week (linksvc.demo_clicks, linksvc.demo_events): real user agents classified and routed
+"""The demo's made-up week (linksvc.demo.clicks, linksvc.demo.events): real user agents classified and routed
 by the resolver's own rules, the same week for the same seed, nothing outside the week, and the events a
 client would send."""
 
@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from linksvc.behavior.service import prepare
-from linksvc.demo_clicks import demo_clicks
-from linksvc.demo_events import demo_events
+from linksvc.demo.clicks import demo_clicks
+from linksvc.demo.events import demo_events
 from linksvc.jsoncodec import dumpb, loads
-from linksvc.resolver.decide import decide
-from linksvc.resolver.devices import classify
+from linksvc.links.decide import decide
+from linksvc.links.devices import classify
+from linksvc.loyalty.service import prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = json.loads((ROOT / "fixtures" / "user_agents.json").read_text())

@@ -1,4 +1,4 @@
-"""Where the demo's deliveries go (linksvc.forwarding.demo_endpoints): the service's own address, read from
+"""Where the demo's deliveries go (linksvc.demo.endpoints): the service's own address, read from
 the sockets it listens on, for the demo accounts' placeholder URLs only; the sink's signature check against
 the reference Standard Webhooks library; the vendors' stand-ins answering the documented fixtures."""
 
@@ -12,13 +12,7 @@ from typing import Any
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from linksvc.forwarding.demo_endpoints import (
-    NOT_LISTENING,
-    DemoEndpoints,
-    base_url,
-    signature_problem,
-    vendor_answer,
-)
+from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints, base_url, signature_problem, vendor_answer
 from linksvc.forwarding.meta_rules import judge
 from linksvc.forwarding.outgoing import post_json
 from linksvc.forwarding.verdicts import DELIVERED, FAILED

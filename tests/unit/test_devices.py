@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linksvc.resolver.devices import MAX_EXAMINED, UNKNOWN, Device, classify, classify_uncached, clear_cache
+from linksvc.links.devices import MAX_EXAMINED, UNKNOWN, Device, classify, classify_uncached, clear_cache
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "user_agents.json"
 USER_AGENTS: list[dict[str, Any]] = json.loads(FIXTURE.read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from linksvc.resolver.devices import classify, classify_uncached
+from linksvc.links.devices import classify, classify_uncached
 
 LABELLED: list[dict[str, Any]] = json.loads(
     (Path(__file__).resolve().parents[2] / "fixtures" / "user_agents_labelled.json").read_text(encoding="utf-8")

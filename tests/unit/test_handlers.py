@@ -99,7 +99,7 @@ def test_a_handler_makes_one_service_call() -> None:
 
 def test_a_second_service_call_is_seen() -> None:
     tree = ast.parse(
-        "from linksvc import accounts\nfrom linksvc.catalog import brands\n"
+        "from linksvc import accounts\nfrom linksvc.campaigns.catalog import brands\n"
         "async def h(request):\n    await accounts.get_account(1)\n    await brands(2)\n"
         "    await request.app[K].flush()\n    request.app[D].wake()\n    db = request.app[DB]\n"
         "    await db.ping()\n"

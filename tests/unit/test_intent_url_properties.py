@@ -14,10 +14,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from linksvc.resolver.appstores import intent_url
-from linksvc.resolver.decide import decide
-from linksvc.resolver.urls import query_values, split_url
-from linksvc.resources.link_urls import URL_TEXT, deeplink_problem, web_url_problem
+from linksvc.links.appstores import intent_url
+from linksvc.links.decide import decide
+from linksvc.links.link_urls import URL_TEXT, deeplink_problem, web_url_problem
+from linksvc.links.urls import query_values, split_url
 
 FAST = settings(max_examples=150, deadline=None)
 EXTRAS = ["scheme", "package", "S.browser_fallback_url"]

@@ -1,4 +1,4 @@
-"""The one check of a link's URLs (linksvc.resources.link_urls): which web URLs and deeplinks are accepted and
+"""The one check of a link's URLs (linksvc.links.link_urls): which web URLs and deeplinks are accepted and
 which are refused with what reason, through the model as the admin API and seed files use it, and how a link
 stored before the rules is read at click time."""
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from linksvc.errors import InvalidField
-from linksvc.resources.link_urls import deeplink_problem, usable_link, web_url_problem
+from linksvc.links.link_urls import deeplink_problem, usable_link, web_url_problem
 from linksvc.resources.models import Link
 from linksvc.resources.validation import validate
 

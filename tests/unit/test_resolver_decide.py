@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from linksvc.resolver.appstores import read_install_referrer
-from linksvc.resolver.decide import decide
-from linksvc.resolver.urls import query_values
+from linksvc.links.appstores import read_install_referrer
+from linksvc.links.decide import decide
+from linksvc.links.urls import query_values
 
 
 @dataclass(frozen=True)

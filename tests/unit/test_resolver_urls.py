@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linksvc.resolver.appstores import intent_url, play_store_url, read_install_referrer
-from linksvc.resolver.urls import query_values, with_query
-from linksvc.resolver.utm import default_utm, resolve_utm, utm_of_url
+from linksvc.links.appstores import intent_url, play_store_url, read_install_referrer
+from linksvc.links.urls import query_values, with_query
+from linksvc.links.utm import default_utm, resolve_utm, utm_of_url
 
 # Any text a marketer or a client might put in a value, the troublesome characters made likely.
 values = st.text(st.one_of(st.sampled_from("+&=% #?/;é中😀"), st.characters(codec="utf-8")), min_size=1, max_size=30)

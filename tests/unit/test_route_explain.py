@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from linksvc.resolver.decide import decide
-from linksvc.resolver.devices import classify
-from linksvc.resolver.explain import explain
+from linksvc.links.decide import decide
+from linksvc.links.devices import classify
+from linksvc.links.explain import explain
 
 DESKTOP = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 "
            "Safari/537.36")

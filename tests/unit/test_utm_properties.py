@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.resolver.appstores import play_store_url
-from linksvc.resolver.urls import query_values, split_url, with_query
-from linksvc.resolver.utm import UTM_FIELDS, default_utm, edit_utm, resolve_utm
+from linksvc.links.appstores import play_store_url
+from linksvc.links.urls import query_values, split_url, with_query
+from linksvc.links.utm import UTM_FIELDS, default_utm, edit_utm, resolve_utm
 
 FAST = settings(max_examples=80, deadline=None)
 KINDS = ("campaign", "email", "push", "whatsapp", "in_app", "news_feed", "external")

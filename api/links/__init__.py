@@ -1,0 +1,1 @@
+"""HTTP handlers of links: the resolver's routes and the admin link pages."""

@@ -1,0 +1,175 @@
+"""Admin handlers of links beyond the resource endpoints: the searchable list of links with their recent clicks,
+the preview of where a link sends each device, a link's UTM edit, QR code and clicks.
+
+They are admin endpoints like the others (same token, same error shape, in the admin OpenAPI document), so
+anything the dashboard shows another client can read too. ``api.admin`` puts :func:`overview_endpoints`
+before the resource endpoints (``/links/overview`` must be matched before ``/links/{id}`` is) and
+:func:`link_endpoints` after them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
+from api.resources import resource_view, wrapped
+from api.routing import Endpoint, data, json_response
+from api.schemas import Envelope, Page, Paging, UtmEdit
+from linksvc.links import service
+from linksvc.links.overview import link_overview, preview_for_account
+from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
+from linksvc.links.qr import qr_image
+from linksvc.resources.kinds import KINDS
+from linksvc.resources.models import Link
+
+ERRORS = (401, 404)
+
+
+class LinkOverviewQuery(Paging):
+    q: str | None = Field(default=None, max_length=200, description="text looked for in the code and destination")
+
+
+class LinkSummary(BaseModel):
+    id: str
+    code: str
+    kind: str
+    campaign_id: str | None
+    campaign_name: str | None
+    destination_url: str
+    disabled: bool
+    expires_at: str | None
+    short_url: str
+    clicks_7d: int = Field(description="human clicks of the last seven days (bots are not counted)")
+    created_at: str
+
+
+async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
+    items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
+                                       query.q, query.limit, query.offset, request.app[SETTINGS].public_url)
+    return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
+
+
+class LinkPreviewIn(Link):
+    """A link as it would be created (or as it is stored), and UTM changes to its destination. Its URLs are
+    checked by the same field types as saving a link, so the builder shows an error before the link exists."""
+
+    utm: UtmEdit = Field(default_factory=UtmEdit)
+
+
+class RouteStep(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    step: str = Field(description="device, route, skipped, utm or tracking_id")
+    text: str = Field(description="the reason in words")
+    field: str | None = Field(default=None, description="utm steps: the UTM field")
+    value: str | None = Field(default=None, description="utm steps: its value, null when no source has it")
+    from_: str | None = Field(default=None, alias="from",
+                              description="utm steps: query, destination, fallback or defaults")
+
+
+class DevicePreview(BaseModel):
+    device: str = Field(description="desktop, android or ios")
+    label: str = Field(description="the browser whose user agent was used")
+    user_agent: str
+    answer: str = Field(description="destination, intent, fallback, play or app_store")
+    location: str | None = Field(description="the Location of the resolver's 302")
+    utm: dict[str, str] = Field(description="the UTM fields the click carries")
+    explanation: list[RouteStep] = Field(description="why: the device, the route taken, each UTM field's source, "
+                                                     "the tracking id")
+
+
+class LinkPreview(BaseModel):
+    destination_url: str = Field(description="the destination with the UTM changes applied")
+    destination_utm: dict[str, str]
+    defaults: dict[str, str] = Field(description="the UTM the resolver adds when no other source has a field")
+    short_url: str
+    tracking_id: str = Field(description="the placeholder standing for each click's tracking id")
+    devices: list[DevicePreview]
+
+
+async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Response:
+    link = body.model_dump(mode="json", exclude={"utm"})
+    settings = request.app[SETTINGS]
+    return data(await preview_for_account(request.app[DB], request.match_info["account_id"], link,
+                                          body.utm.model_dump(exclude_unset=True), settings.public_url,
+                                          settings.service_label))
+
+
+def overview_endpoints() -> list[Endpoint]:
+    """Declared before ``api.admin``'s resource endpoints (see the module docstring)."""
+    return [
+        Endpoint("GET", "/accounts/{account_id}/links/overview", links_overview,
+                 "Links newest first with their human clicks of the last 7 days; q searches code and destination",
+                 "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin", errors=ERRORS),
+        Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
+                 "Where a link would send desktop, Android and iOS clicks, with UTM changes applied; saves nothing",
+                 "links", body=LinkPreviewIn, response=Envelope[LinkPreview], security="admin", errors=ERRORS),
+    ]
+
+
+async def edit_link_utm(request: web.Request, body: UtmEdit) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await service.edit_link_utm(request.app[RESOURCES], account_id, link_id,
+                                            body.model_dump(exclude_unset=True)))
+
+
+class QrQuery(BaseModel):
+    format: Literal["svg", "png"] = "svg"
+    scale: int = Field(default=8, ge=1, le=40, description="pixels per module")
+
+
+async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    link = await request.app[RESOURCES].get(account_id, "links", link_id)
+    short_url = f"{request.app[SETTINGS].public_url}/{link['code']}"
+    image, content_type = qr_image(short_url, query.format, query.scale)
+    name = f"{link['code']}.{query.format}"
+    return web.Response(body=image, content_type=content_type,
+                        headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+
+class ClicksQuery(BaseModel):
+    days: int = Field(default=30, ge=1, le=366, description="how many days back")
+
+
+class CountSplit(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    human: int
+    bot: int
+
+
+class LinkClicks(BaseModel):
+    link_id: str
+    since: str
+    human: int
+    bot: int
+    by_day: list[CountSplit]
+    by_platform: list[CountSplit]
+    by_utm_source: list[CountSplit]
+    by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
+    by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
+    by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
+
+
+async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await service.clicks_of_link(request.app[DB], request.app[RESOURCES], request.app[CLICKS], account_id,
+                                             link_id, query.days))
+
+
+def link_endpoints() -> list[Endpoint]:
+    """A link's UTM, QR code and clicks; after the resource endpoints, as they were declared first."""
+    return [
+        Endpoint("PATCH", "/accounts/{account_id}/links/{id}/utm", edit_link_utm,
+                 "Edit the UTM of a link's destination: other parameters, their order and the fragment stay",
+                 "links", body=UtmEdit, response=wrapped(resource_view(KINDS["links"]))[0], security="admin",
+                 errors=(401, 404)),
+        Endpoint("GET", "/accounts/{account_id}/links/{id}/qr", link_qr,
+                 "The QR code of a link's short URL, as SVG or PNG", "links", query=QrQuery,
+                 media_types=tuple(QR_CONTENT_TYPES.values()), security="admin", errors=(401, 404)),
+        Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
+                 "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
+                 query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
+    ]

@@ -1,0 +1,1 @@
+"""HTTP handlers of loyalty: the storefront's behavior events and reversals."""

@@ -1,0 +1,1 @@
+"""Accounts: accounts, API keys, access tokens, dashboard sessions, failed-login throttling."""

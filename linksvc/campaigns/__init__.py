@@ -1,0 +1,1 @@
+"""Campaigns: status, listing and counting, the catalog (brands, tiers)."""

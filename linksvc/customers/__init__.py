@@ -1,0 +1,1 @@
+"""Customers: contacts and customers, the wallet, one-time codes, migration under rate limits."""

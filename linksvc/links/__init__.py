@@ -1,0 +1,1 @@
+"""Links: the resolver (devices, bots, UTM, app stores, the decision), clicks and their details."""

@@ -1,0 +1,214 @@
+"""Click recording off the request path: the handler appends to a buffer; a background task writes the
+buffer in one transaction every ``interval`` seconds or as soon as ``batch`` clicks wait, and once more
+when the service stops, so a clean shutdown loses no click.
+
+The batch is a unit of the store's write queue (``Database.write``), group committed with whatever else
+waits to be written. A failed write (a locked or full disk) keeps the clicks in the buffer for the next try
+and logs the error; the buffer is bounded, beyond which the oldest clicks are dropped and counted.
+
+Header values come from the open internet: they are made valid text before they are stored
+(:func:`linksvc.untrusted.safe_text`). Should a batch still fail for any other reason than the store, it is
+split in halves and each half written on its own, down to the one click that fails alone: that click goes
+to the dead-letter table with the reason, and every other click of the batch is stored. One bad row can
+never block the recording of the others.
+
+A clean stop writes what waits; should the store refuse it then, the clicks go to a spill file beside the
+database that the next start writes (:mod:`linksvc.links.click_spill`): nothing buffered is lost.
+
+The request path only appends a tuple of what it already has (a :class:`Click`); turning it into the
+stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time. So does
+the full parse of the user agent (browser, OS, device: :mod:`linksvc.links.click_details`), in a
+worker thread and through a cache, never on the request; a spilled or dead-lettered click is the same
+tuple, and its details are parsed again when it is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from linksvc.clock import iso, iso_from_timestamp, utcnow
+from linksvc.jsoncodec import dumps
+from linksvc.links import click_spill
+from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
+from linksvc.untrusted import safe_text
+from storage import clicks as repo
+from storage import dead_letters
+from storage.db import Database, StoreError, StoreOperationalError
+
+log = logging.getLogger("linksvc.clicks")
+
+
+class Click(NamedTuple):
+    account_id: str
+    link_id: str
+    tracking_id: str
+    clicked_at: float  # time.time()
+    platform: str
+    bot: bool
+    answer: str
+    user_agent: str
+    referer: str
+    utm: dict[str, str]
+
+
+def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:
+    """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
+    then the user agent's details (NULL where unknown)."""
+    utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
+    return (
+        click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
+        click.platform, int(click.bot), click.answer, stored_user_agent(click.user_agent),
+        safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"), *details,
+    )
+
+
+def _agent(click: Click) -> str:
+    # a click from a spill file or a buggy caller may hold anything: it gets no details, not an error
+    return stored_user_agent(click.user_agent) if isinstance(click.user_agent, str) else ""
+
+
+def dead_letter_payload(click: Click) -> str:
+    """The click as JSON whatever it holds: every text value made safe (the reason says what was wrong)."""
+    fields = {name: safe_text(value, 2000) if isinstance(value, str) else value
+              for name, value in click._asdict().items() if name != "utm"}
+    fields["utm"] = {safe_text(str(k), 100): safe_text(str(v), 1000) for k, v in click.utm.items()}
+    return dumps(fields)
+
+
+class ClickRecorder:
+    def __init__(self, db: Database, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000,
+                 details: DetailsCache | None = None) -> None:
+        self.db = db
+        self.details = details if details is not None else DetailsCache()
+        self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
+        self._spilled_left = 0
+        self.batch = batch
+        self.interval = interval
+        self._buffer: deque[Click] = deque(maxlen=limit)
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._writing = asyncio.Lock()  # one write at a time, or two could take the same clicks
+        self._task: asyncio.Task[None] | None = None
+        self.written = 0
+        self.dropped = 0
+        self.dead = 0
+
+    def record(self, row: Click) -> None:
+        if len(self._buffer) == self._buffer.maxlen:
+            self.dropped += 1
+        self._buffer.append(row)
+        if len(self._buffer) >= self.batch:
+            self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+    async def flush(self) -> int:
+        """Write what waits; returns how many clicks were written. Raises ``StoreOperationalError`` when
+        the store cannot be written (locked, full): what was not written stays buffered, in order."""
+        async with self._writing:
+            clicks = list(self._buffer)
+            if not clicks:
+                return 0
+            written = 0
+            details = await self.details.details_of_batch(_agent(click) for click in clicks)
+            pieces = [clicks]
+            while pieces:  # depth first, in order: the buffer's head is always the next piece's head
+                piece = pieces.pop()
+                try:
+                    rows = [stored_row(click, details.get(_agent(click), NO_DETAILS)) for click in piece]
+                    await self.db.write(partial(repo.insert_clicks, rows=rows))
+                except StoreOperationalError:
+                    raise  # the store, not the rows: everything not written waits for the next try
+                except Exception as exc:
+                    if len(piece) > 1:
+                        half = len(piece) // 2
+                        pieces += [piece[half:], piece[:half]]
+                        continue
+                    await self._set_aside(piece[0], exc)
+                else:
+                    written += len(piece)
+                    self.written += len(piece)
+                for _ in piece:
+                    self._buffer.popleft()
+                self._forget_spilled(len(piece))
+            return written
+
+    def _forget_spilled(self, taken: int) -> None:
+        if self._spilled_left:
+            self._spilled_left = max(0, self._spilled_left - taken)
+            if not self._spilled_left:  # every click of the spill files is stored
+                for path in self._spilled:
+                    path.unlink(missing_ok=True)
+                self._spilled = []
+
+    async def _set_aside(self, click: Click, exc: Exception) -> None:
+        """The one click that fails alone goes to the dead letters, with the reason."""
+        reason = safe_text(f"{type(exc).__name__}: {exc}", 500)
+        async with self.db.transaction() as tx:
+            await dead_letters.insert(tx, "click", click.account_id, reason, dead_letter_payload(click), iso(utcnow()))
+        self.dead += 1
+        log.error("a click of link %s could not be stored and was set aside: %s", click.link_id, reason)
+
+    async def flush_before_counting(self) -> None:
+        """Writes what waits so that a count includes it. When the store refuses writes (locked, full) the
+        clicks stay buffered and the count is of what is stored: a read never fails for want of a write."""
+        try:
+            await self.flush()
+        except StoreError as exc:
+            log.warning("counting without %d buffered clicks: %s", self.pending, exc)
+
+    async def _run(self) -> None:
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.interval)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                await self.flush()
+            except Exception:  # the clicks stay buffered for the next try
+                log.exception("writing %d clicks failed; will retry", self.pending)
+
+    def start(self) -> None:
+        if self.db.path != ":memory:":
+            self._spilled, rows = click_spill.claim(self.db.path)
+            clicks = [Click(*row) for row in rows if len(row) == len(Click._fields)]
+            self._buffer.extendleft(reversed(clicks))
+            self._spilled_left = len(clicks)
+            if clicks:
+                log.info("%d clicks a stop could not write are written now", len(clicks))
+                self._wake.set()
+            else:  # nothing readable in them
+                for path in self._spilled:
+                    path.unlink(missing_ok=True)
+                self._spilled = []
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """Writes what waits; when the store refuses it, what waits goes to a spill file for the next start.
+
+        A write in progress is let finish rather than cancelled: cancelled while its commit runs on the
+        writer's thread, it would be committed and still counted as waiting, and written a second time here."""
+        if self._task is not None:
+            self._stopping.set()
+            self._wake.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        try:
+            await self.flush()
+        except Exception:
+            if self.db.path == ":memory:" or not self._buffer:
+                raise
+            path = click_spill.spill(self.db.path, list(self._buffer))
+            log.exception("the store refused %d clicks at stop; kept in %s for the next start", self.pending, path)
+            for claimed in self._spilled:  # their clicks are in the new file
+                claimed.unlink(missing_ok=True)

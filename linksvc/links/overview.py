@@ -1,0 +1,128 @@
+"""What the dashboard shows of links: the searchable list, and the preview of where a link sends each device.
+
+The preview runs the resolver's own rules (:func:`linksvc.links.decide.decide` on a device that
+:func:`linksvc.links.devices.classify` made from a real user agent), so what the UTM builder shows is
+what a click will get. A click's ``tracking_id`` is new each time; the preview puts :data:`TRACKING_ID`
+in its place, a word of URL-safe characters that reads the same at every level of encoding (inside an
+intent URL or a Play referrer too), so the page can mark every place it stands. Each device's answer comes
+with its explanation (:func:`linksvc.links.explain.explain`), and :func:`route_of_code` explains the
+answer to one click on a stored link, for ``linksvc route``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from linksvc.accounts.service import get_account
+from linksvc.clock import iso, utcnow
+from linksvc.links.clicks import ClickRecorder
+from linksvc.links.decide import unavailable
+from linksvc.links.devices import classify
+from linksvc.links.explain import describe_device, explain
+from linksvc.links.urls import query_values
+from linksvc.links.utm import default_utm, edit_utm, utm_of
+from linksvc.store import Store
+from storage import link_overview as repo
+from storage.db import Conn
+from storage.links import link_by_code
+
+CLICK_DAYS = 7
+TRACKING_ID = "TRACKING_ID"
+NEW_CODE = "NEW_CODE"
+"""Stands for the code of a link that has none yet (one is made when the link is created)."""
+
+# One user agent for each device the preview shows, as in fixtures/user_agents.json (a test checks them).
+PREVIEW_DEVICES: tuple[tuple[str, str, str], ...] = (
+    ("desktop", "Chrome on Windows",
+     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 "
+     "Safari/537.36"),
+    ("android", "Chrome on Android (full user agent, Pixel 7)",
+     "Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/116.0.0.0 "
+     "Mobile Safari/537.36"),
+    ("ios", "Safari on iPhone",
+     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+     "Version/17.5 Mobile/15E148 Safari/604.1"),
+)
+
+
+def search_needle(q: str | None) -> str | None:
+    """The text a search looks for: trimmed and lower-cased; None when there is nothing to look for."""
+    needle = (q or "").strip().lower()
+    return needle or None
+
+
+async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: str | None, limit: int, offset: int,
+                        public_url: str) -> tuple[list[dict[str, Any]], int]:
+    """One page of the account's links, newest first, with their human clicks of the last seven days (every
+    click taken so far is counted)."""
+    conn = db.reader
+    await get_account(conn, account_id)
+    await clicks.flush_before_counting()
+    needle = search_needle(q)
+    since = iso(utcnow() - timedelta(days=CLICK_DAYS))
+    rows = await repo.page_links(conn, account_id, needle, since, limit, offset)
+    total = await repo.count_links(conn, account_id, needle)
+    items = []
+    for row in rows:
+        link = row.link
+        items.append({
+            "id": link["id"], "code": link["code"], "kind": link["kind"], "campaign_id": link.get("campaign_id"),
+            "campaign_name": row.campaign_name, "destination_url": link["destination_url"],
+            "disabled": bool(link.get("disabled")), "expires_at": link.get("expires_at"),
+            "short_url": f"{public_url}/{link['code']}", "clicks_7d": row.clicks,
+            "created_at": row.created_at,
+        })
+    return items, total
+
+
+async def preview_for_account(db: Store, account_id: str, link: Mapping[str, Any],
+                              utm_changes: Mapping[str, str | None], public_url: str, service_label: str
+                              ) -> dict[str, Any]:
+    """:func:`preview` for an account of the store (404 for an unknown one)."""
+    await get_account(db.reader, account_id)
+    return preview(link, utm_changes, public_url, service_label)
+
+
+def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], public_url: str,
+            service_label: str) -> dict[str, Any]:
+    """Where a click on ``link`` goes from each preview device once ``utm_changes`` are applied to its
+    destination (the rule of ``PATCH .../links/{id}/utm``: a value sets a field, None or "" removes it)."""
+    destination = edit_utm(link["destination_url"], utm_changes)
+    edited = {**link, "destination_url": destination}
+    short_url = f"{public_url}/{link.get('code') or NEW_CODE}"
+    devices = []
+    for device_name, label, user_agent in PREVIEW_DEVICES:
+        decision, steps = explain(edited, classify(user_agent), {}, False, short_url, TRACKING_ID, service_label)
+        devices.append({"device": device_name, "label": label, "user_agent": user_agent, "answer": decision.answer,
+                        "location": decision.location, "utm": decision.utm, "explanation": steps})
+    return {
+        "destination_url": destination,
+        "destination_utm": utm_of(query_values(destination)),
+        "defaults": default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id")),
+        "short_url": short_url,
+        "tracking_id": TRACKING_ID,
+        "devices": devices,
+    }
+
+
+async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[str, str], accepts_json: bool,
+                        public_url: str, service_label: str, now: float) -> dict[str, Any] | None:
+    """What ``GET /{code}`` would answer this click and why; None for an unknown code. The tracking id a
+    click would get is :data:`TRACKING_ID` here."""
+    row = await link_by_code(conn, code)
+    if row is None:
+        return None
+    link = row.link
+    device = classify(user_agent)
+    answer: dict[str, Any] = {"code": code, "link_id": row.id, "account_id": row.account_id}
+    reason = unavailable(link, now)
+    if reason is not None:
+        return {**answer, "status": 410, "location": None, "answer": "gone", "body": None, "utm": {},
+                "tracking_id": None, "explanation": [
+                    {"step": "device", "text": describe_device(device)},
+                    {"step": "route", "text": f"the link is {reason}: 410 and a small page"}]}
+    decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
+    return {**answer, "status": decision.status, "location": decision.location, "answer": decision.answer,
+            "body": decision.body, "utm": decision.utm, "tracking_id": decision.tracking_id, "explanation": steps}

@@ -1,0 +1,46 @@
+"""What the resolver's handlers read from the store: the link behind a code, and the app association files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from linksvc.links import stats, wellknown
+from linksvc.links.clicks import ClickRecorder
+from linksvc.links.utm import edit_utm
+from linksvc.resources.service import Resources
+from linksvc.store import Store
+from storage.links import StoredLink, app_settings, link_by_code
+
+__all__ = ["StoredLink", "apple_app_site_association", "asset_links", "link_of_code"]
+
+
+async def link_of_code(db: Store, code: str) -> StoredLink | None:
+    """The link at ``code``; None for an unknown code."""
+    return await link_by_code(db.reader, code)
+
+
+async def edit_link_utm(resources: Resources, account_id: str, link_id: str, changes: Mapping[str, str | None]
+                        ) -> dict[str, Any]:
+    """Edits the UTM fields of the link's destination (:func:`linksvc.links.utm.edit_utm`) and saves it."""
+    current = await resources.get(account_id, "links", link_id)
+    destination = edit_utm(current["destination_url"], changes)
+    return await resources.update(account_id, "links", link_id, {"destination_url": destination}, partial=True)
+
+
+async def clicks_of_link(db: Store, resources: Resources, clicks: ClickRecorder, account_id: str, link_id: str,
+                         days: int) -> dict[str, Any]:
+    """The link's clicks of the last ``days`` (404 unless the account's link); every click taken so far counts."""
+    await resources.get(account_id, "links", link_id)
+    await clicks.flush_before_counting()
+    return await stats.link_clicks(db.reader, link_id, days)
+
+
+async def apple_app_site_association(db: Store) -> dict[str, Any]:
+    """``/.well-known/apple-app-site-association`` from the apps of every link (read off the event loop)."""
+    return wellknown.apple_app_site_association(await app_settings(db.background))
+
+
+async def asset_links(db: Store) -> list[dict[str, Any]]:
+    """``/.well-known/assetlinks.json`` from the apps of every link (read off the event loop)."""
+    return wellknown.asset_links(await app_settings(db.background))

@@ -1,0 +1,590 @@
+"""Ingest and reversal of behavior events (product decisions, sections 8 and 9).
+
+:func:`prepare` checks one event without the store (fields, PURCHASE rules, the key's kind, time) and
+resolves its attribution. :func:`apply_batch` writes a request's events inside one transaction, as if one
+after another: custom type check, idempotent order, the customer, expiry of lapsed lines, redeems, earning,
+the tier, the event row with its effects (:func:`apply` is a batch of one). :func:`ingest` is what the
+endpoints call: every event checked, then all accepted ones written in one unit of work.
+:func:`reverse` takes a purchase back. Everything an event did is stored in its ``effects`` (and a
+reversal's in ``reversal``), so that forwarding can say "reward issued" or "tier changed" only when it
+happened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import TypeAdapter, ValidationError
+
+from linksvc.clock import iso
+from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, Issues, NotFound, ServiceError
+from linksvc.forwarding import outbox
+from linksvc.jsoncodec import dumps
+from linksvc.loyalty import attribution, rules
+from linksvc.loyalty.models import PURCHASE, EventIn
+from linksvc.resources.types import UtcDateTime, phone_digits
+from linksvc.resources.validation import field_path, validate
+from linksvc.store import Store, StoreConstraintError
+from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
+from storage import customer_stats as stats_repo
+from storage import customers as customer_repo
+from storage import documents
+from storage import events as repo
+from storage import wallet as wallet_repo
+from storage.customers import KeyedCustomer
+from storage.db import Conn, Tx, savepoint
+from storage.wallet import WalletLine
+
+log = logging.getLogger("linksvc.events")
+T = TypeVar("T")
+FUTURE_TOLERANCE = timedelta(minutes=5)
+MAX_TYPES_LISTED = 100  # an unknown type's issue lists the account's active custom types, up to this many
+_ISSUED_AT: TypeAdapter[datetime] = TypeAdapter(UtcDateTime)
+IDENTIFIERS = (("customer_id", "id"), ("external_id", "external_id"), ("document_number", "document_number"),
+               ("phone", "phone_digits"), ("email", "email_lower"))
+
+
+@dataclass
+class Prepared:
+    event: EventIn
+    raw: dict[str, Any]
+    key_kind: str
+    payload_hash: str
+    issued_at: datetime
+    attribution: dict[str, Any]
+    prefix: str = ""  # where the event is in the request (``events[3]`` in a bulk request)
+
+    def path(self, field: str) -> str:
+        return field_path((field,), self.prefix)
+
+
+@dataclass
+class Effects:
+    issued: list[dict[str, Any]] = field(default_factory=list)
+    spent: list[dict[str, Any]] = field(default_factory=list)
+    expired: list[dict[str, Any]] = field(default_factory=list)
+    tier: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"issued": self.issued, "spent": self.spent, "expired": self.expired, "tier": self.tier}
+
+
+def payload_hash(raw: dict[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
+    """Checks that need no store, every problem named at once. ``prefix`` names the event in a bulk request
+    (``events[3]``)."""
+    if not isinstance(raw, dict):
+        raise InvalidField(prefix or "body", "must be a JSON object (one event)", "Invalid body", rule="type")
+    if nesting_exceeds(raw, MAX_JSON_DEPTH):
+        raise InvalidField(prefix or "body", f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels",
+                           "Invalid body", rule="too_deep")
+    if raw.get("type") == PURCHASE and key_kind != "SERVER":
+        raise Forbidden("SERVER key required", "PURCHASE events can be sent only with a SERVER API key's token")
+    issues = Issues()
+    event: EventIn | None = None
+    with issues.collect():
+        event = validate(EventIn, raw, prefix=prefix)
+    issued_path = field_path(("issued_at",), prefix)
+    issued_at: datetime | None = now
+    if event is not None:
+        issued_at = event.issued_at or now
+    elif not issues.covers(issued_path) and raw.get("issued_at") is not None:
+        try:
+            issued_at = _ISSUED_AT.validate_python(raw["issued_at"])
+        except ValidationError:  # cannot happen: the field's own issue would cover it
+            issued_at = None
+    if issued_at is not None and issued_at > now + FUTURE_TOLERANCE:
+        issues.add(issued_path, "is more than 5 minutes in the future", "range")
+    issues.raise_if_any("Invalid body")
+    assert event is not None and issued_at is not None
+    original = raw.get("attribution") if isinstance(raw.get("attribution"), dict) else None
+    properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else None
+    return Prepared(event, raw, key_kind, payload_hash(raw), issued_at,
+                    attribution.resolve(raw, original, properties), prefix)
+
+
+async def _type_issue(conn: Conn, account_id: str, kind: str, path: str) -> InvalidField:
+    names = await repo.active_custom_type_names(conn, account_id, MAX_TYPES_LISTED)
+    return InvalidField(path, f"{kind!r} is neither PURCHASE nor an active custom event type of the account",
+                        "Invalid body", rule="enum", accepted=[PURCHASE, *names])
+
+
+async def check(conn: Conn, account_id: str, raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
+    """:func:`prepare`; when the event is refused anyway, its type is also looked up, so that the refusal names
+    an unknown type beside the other problems. (An event that passes is checked where it is written, in
+    :func:`apply`: this costs nothing on the way of a valid event.)"""
+    try:
+        return prepare(raw, key_kind, now, prefix)
+    except InvalidField as refused:
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        path = field_path(("type",), prefix)
+        if (not isinstance(kind, str) or kind == PURCHASE or any(i.path == path for i in refused.issues)
+                or await repo.active_custom_type(conn, account_id, kind)):
+            raise
+        issues = Issues()
+        issues.extend(refused)
+        issues.extend(await _type_issue(conn, account_id, kind, path))
+        raise InvalidField.of(issues.items, refused.error) from None
+
+
+Result = tuple[str, bool] | ServiceError  # (event id, True when it was new), or why the event was refused
+Unit = Callable[[Tx], Coroutine[Any, Any, T]]
+
+
+class _Customers:
+    """The customers a batch of events names, looked up in one statement, and which one each event means:
+    every identifier given must point at the same customer (the one a lookup by that identifier finds)."""
+
+    def __init__(self, rows: Sequence[KeyedCustomer]) -> None:
+        self._by: dict[tuple[str, str], KeyedCustomer] = {}
+        for row in sorted(rows, key=lambda r: (r.created_at, r.id)):
+            for column in customer_repo.LOOKUP_COLUMNS:
+                value = row.key(column)
+                if value is not None:
+                    self._by.setdefault((column, value), row)
+
+    @staticmethod
+    def keys(event: EventIn) -> list[tuple[str, str]]:
+        found = []
+        for name, column in IDENTIFIERS:
+            value = getattr(event, name)
+            if value is None:
+                continue
+            key = phone_digits(value) if name == "phone" else value.lower() if name == "email" else value
+            if key is not None:
+                found.append((column, key))
+        return found
+
+    @classmethod
+    async def load(cls, conn: Conn, account_id: str, events: Sequence[EventIn]) -> _Customers:
+        wanted: dict[str, set[str]] = {}
+        for event in events:
+            for column, key in cls.keys(event):
+                wanted.setdefault(column, set()).add(key)
+        return cls(await customer_repo.customers_with(conn, account_id, wanted) if wanted else [])
+
+    def of(self, event: EventIn) -> KeyedCustomer | None:
+        found: KeyedCustomer | None = None
+        for key in self.keys(event):
+            row = self._by.get(key)
+            if row is None or (found is not None and row.id != found.id):
+                return None
+            found = row
+        return found
+
+
+def _day_start(now: datetime) -> str:
+    return iso(now.replace(hour=0, minute=0, second=0, microsecond=0))
+
+
+def _lapsed(lines: Iterable[WalletLine], now: str) -> list[WalletLine]:
+    """Lines past their expiration that still hold something, in the order they are expired."""
+    return sorted((line for line in lines if line.expiration_date is not None and line.expiration_date <= now
+                   and line.amount > 0), key=lambda line: (line.expiration_date or "", line.id))
+
+
+def _open_of_reward(lines: Iterable[WalletLine], reward_id: str, now: str) -> list[WalletLine]:
+    """A reward's unexpired lines that hold something, earliest expiration first (never-expiring last)."""
+    return sorted((line for line in lines if line.reward_id == reward_id and line.amount > 0
+                   and (line.expiration_date is None or line.expiration_date > now)),
+                  key=lambda line: (line.expiration_date is None, line.expiration_date or "", line.issued_at, line.id))
+
+
+@dataclass
+class _Holder:
+    """One customer's state while a batch is applied: what is stored, with the effects of the batch's
+    accepted events so far."""
+
+    customer: dict[str, Any]
+    lines: dict[str, WalletLine]
+    stored_stats: stats_repo.Stats | None
+    history: tuple[Decimal, int]  # purchase totals from the events, for stats not built yet
+    stats: stats_repo.Stats | None = None  # current; None until an accepted event touched the customer
+    tier_changed: bool = False
+
+    def current_stats(self, account_id: str) -> stats_repo.Stats:
+        """The running totals; built from the history the first time, as :func:`_stats` does."""
+        if self.stats is not None:
+            return self.stats
+        if self.stored_stats is not None:
+            return self.stored_stats
+        # Every line that holds something, lapsed ones too: the running figure moves with every ledger entry.
+        points = sum((line.amount for line in self.lines.values()), Decimal(0))
+        return stats_repo.Stats(self.customer["id"], account_id, self.history[0], self.history[1], points)
+
+
+class _Work:
+    """The changes one event makes to a customer, kept apart until the event is accepted (a refused event
+    changes nothing)."""
+
+    def __init__(self, holder: _Holder, account_id: str, event_id: str, now: str) -> None:
+        self.holder = holder
+        self.event_id = event_id
+        self.now = now
+        self.stats = holder.current_stats(account_id)
+        self.changed: dict[str, WalletLine] = {}
+        self.entries: list[wallet_repo.LedgerEntry] = []
+
+    def lines(self) -> list[WalletLine]:
+        return [self.changed.get(line_id, line) for line_id, line in self.holder.lines.items()] + [
+            line for line_id, line in self.changed.items() if line_id not in self.holder.lines]
+
+    def change(self, line: WalletLine, delta: Decimal, kind: str) -> None:
+        self.changed[line.id] = replace(line, amount=line.amount + delta)
+        self.entries.append(wallet_repo.entry_for(line, kind, delta, self.event_id, self.now))
+        self.stats = replace(self.stats, points=self.stats.points + delta)
+
+    def issue(self, line: WalletLine) -> None:
+        self.changed[line.id] = line
+        self.entries.append(wallet_repo.entry_for(line, "issue", line.amount, line.event_id, self.now))
+        self.stats = replace(self.stats, points=self.stats.points + line.amount)
+
+    def issued_since(self, campaign_id: str, since: str) -> int:
+        """How many lines a campaign issued to the customer since ``since`` (reversed ones included)."""
+        return sum(1 for line in self.lines() if line.campaign_id == campaign_id and line.source == "event"
+                   and line.issued_at >= since)
+
+    def keep(self, batch: _Batch) -> None:
+        for line_id, line in self.changed.items():
+            if line_id not in self.holder.lines and line_id not in batch.new_lines:
+                batch.new_lines[line_id] = None
+            self.holder.lines[line_id] = line
+        batch.entries.extend(self.entries)
+        self.holder.stats = self.stats
+
+
+@dataclass
+class _Batch:
+    """What a batch reads once and writes at its end."""
+
+    account_id: str
+    now_dt: datetime
+    active_types: set[str]
+    orders: dict[str, repo.OrderSeen]
+    customers: _Customers
+    holders: dict[str, _Holder]
+    campaigns: dict[str, dict[str, Any]]
+    tiers: list[dict[str, Any]]
+    events: list[repo.StoredEvent] = field(default_factory=list)
+    new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
+    entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
+    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def now(self) -> str:
+        return iso(self.now_dt)
+
+
+async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> _Batch:
+    """Everything the batch's events read, a few statements whatever their number."""
+    events = [p.event for p in batch]
+    active = await repo.active_custom_types(tx, account_id, {e.type for e in events if e.type != PURCHASE})
+    orders = await repo.by_orders(tx, account_id, [e.order_id for e in events if e.order_id is not None])
+    customers = await _Customers.load(tx, account_id, events)
+    rows = {row.id: row for row in (customers.of(e) for e in events) if row is not None}
+    holders: dict[str, _Holder] = {}
+    campaigns: dict[str, dict[str, Any]] = {}
+    tiers: list[dict[str, Any]] = []
+    if rows:
+        stored = await stats_repo.of_customers(tx, rows)
+        history = await repo.purchase_totals_of(tx, account_id, [c for c in rows if c not in stored])
+        lines: dict[str, dict[str, WalletLine]] = {customer_id: {} for customer_id in rows}
+        for line in await wallet_repo.live_lines_of_customers(tx, account_id, rows, _day_start(now_dt)):
+            lines[line.customer_id][line.id] = line
+        for customer_id, row in rows.items():
+            holders[customer_id] = _Holder(row.body, lines[customer_id], stored.get(customer_id),
+                                           history.get(customer_id, (Decimal(0), 0)))
+        campaigns = {c["id"]: c for c in await repo.behavior_campaigns(tx, account_id)}
+        if any(e.type == PURCHASE for e in events):
+            tiers = await repo.tiers(tx, account_id)
+    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers)
+
+
+def _redeem(work: _Work, prepared: Prepared, effects: Effects) -> None:
+    """Spends each redeem entry from the reward's lines, earliest expiration first; an entry over the balance
+    is an issue, and every such entry is named (the event is then refused whole)."""
+    issues = Issues()
+    for index, entry in enumerate(prepared.event.redeem or []):
+        owned = _open_of_reward(work.lines(), entry.id, work.now)
+        balance = sum((line.amount for line in owned), Decimal(0))
+        if entry.amount > balance:
+            issues.add(prepared.path(f"redeem[{index}].amount"),
+                       f"is more than the customer's balance of that reward ({balance})", "insufficient_balance")
+            continue
+        remaining = entry.amount
+        for line in owned:
+            if remaining <= 0:
+                break
+            take = min(line.amount, remaining)
+            work.change(line, -take, "spend")
+            remaining -= take
+            effects.spent.append({"line_id": line.id, "reward_id": entry.id, "amount": str(take)})
+    issues.raise_if_any("Invalid body")
+
+
+def _retier(customer: dict[str, Any], tiers: Sequence[dict[str, Any]], facts: rules.Facts) -> dict[str, Any] | None:
+    before = customer.get("tier_id")
+    after = rules.next_tier(before, tiers, facts)
+    if after == before:
+        return None
+    customer["tier_id"] = after
+    return {"from": before, "to": after}
+
+
+async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
+    """One event of the batch, against the batch's state: what ``apply`` did for one event, step by step,
+    with the reads answered from the state and the writes kept in it. Raises ServiceError (nothing kept)."""
+    event = prepared.event
+    account_id, now, now_dt = state.account_id, state.now, state.now_dt
+    if event.type != PURCHASE and event.type not in state.active_types:
+        raise await _type_issue(tx, account_id, event.type, prepared.path("type"))
+    if event.order_id is not None:
+        earlier = state.orders.get(event.order_id)
+        if earlier is not None:
+            if earlier.payload_hash == prepared.payload_hash:
+                return earlier.id, False
+            raise Conflict("Order already received",
+                           f"order_id {event.order_id!r} was already received with a different payload "
+                           f"(event {earlier.id})")
+    event_id = str(uuid.uuid4())
+    effects = Effects()
+    row = state.customers.of(event)
+    holder = state.holders[row.id] if row is not None else None
+    customer = holder.customer if holder is not None else None
+    work: _Work | None = None
+    if holder is not None and customer is not None:
+        work = _Work(holder, account_id, event_id, now)
+        for line in _lapsed(work.lines(), now):
+            work.change(line, -line.amount, "expire")
+            effects.expired.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(line.amount)})
+        if event.redeem:
+            _redeem(work, prepared, effects)
+        value = event.value or Decimal(0)
+        total, count = work.stats.purchase_total, work.stats.purchase_count
+        if event.type == PURCHASE:
+            total, count = total + value, count + 1
+            work.stats = replace(work.stats, purchase_total=total, purchase_count=count)
+        points = work.stats.points  # after expiry and redeems
+        facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
+        products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
+        facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
+        day_start = _day_start(now_dt)
+        for issue in rules.earnings(state.campaigns.values(), facts_of_event, customer, facts, now_dt):
+            limit = state.campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
+            if limit and work.issued_since(issue.campaign_id, day_start) >= limit:
+                continue
+            line = WalletLine(
+                id=str(uuid.uuid4()), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
+                campaign_id=issue.campaign_id, brand_id=issue.brand_id, amount=issue.amount, issued_at=now,
+                expiration_date=iso(issue.expiration_date) if issue.expiration_date else None,
+                reservation_expires_at=None, source="event", event_id=event_id,
+            )
+            work.issue(line)
+            effects.issued.append({"line_id": line.id, "reward_id": issue.reward_id,
+                                   "campaign_id": issue.campaign_id, "amount": str(line.amount),
+                                   "expiration_date": line.expiration_date})
+        if event.type == PURCHASE:
+            effects.tier = _retier(customer, state.tiers, facts)
+            holder.tier_changed = holder.tier_changed or effects.tier is not None
+        work.keep(state)
+    body = {
+        **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
+        "id": event_id,
+        "customer_id": customer["id"] if customer is not None else None,
+        "issued_at": iso(prepared.issued_at),
+        "received_at": now,
+        "attribution": prepared.attribution,
+        "attribution_original": prepared.raw.get("attribution"),
+        "analytics": prepared.raw.get("analytics"),
+        "click_ids": prepared.raw.get("click_ids"),
+    }
+    stored = repo.StoredEvent(
+        id=event_id, account_id=account_id, type=event.type, customer_id=body["customer_id"],
+        order_id=event.order_id, payload_hash=prepared.payload_hash, issued_at=body["issued_at"], received_at=now,
+        key_kind=prepared.key_kind, body=body, effects=effects.as_dict(),
+    )
+    state.events.append(stored)
+    if event.order_id is not None:
+        state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
+    # The customer as it is right after this event (a later event of the batch may change its tier again).
+    state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
+                             effects.as_dict()))
+    return event_id, True
+
+
+async def _write(tx: Tx, state: _Batch) -> None:
+    """The batch's writes, a statement or a few per table."""
+    now = state.now
+    await repo.insert_many(tx, state.events)
+    lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
+    await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
+    stored = [(line_id, lines[line_id].amount) for line_id in dict.fromkeys(e.line_id for e in state.entries)
+              if line_id not in state.new_lines]
+    await wallet_repo.set_amounts(tx, stored)
+    await wallet_repo.add_entries(tx, state.entries)
+    await stats_repo.put_many(tx, [holder.stats for holder in state.holders.values() if holder.stats is not None])
+    for holder in state.holders.values():
+        if holder.tier_changed:
+            customer = holder.customer
+            await documents.update(tx, "customers", state.account_id, customer["id"], dumps(customer),
+                                   {"tier_id": customer.get("tier_id")}, now)
+    await outbox.enqueue_many(tx, state.account_id, state.deliveries, now)
+
+
+async def _apply_together(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> list[Result]:
+    state = await _load(tx, account_id, batch, now_dt)
+    results: list[Result] = []
+    for prepared in batch:
+        try:
+            results.append(await _one(tx, state, prepared))
+        except ServiceError as refused:
+            results.append(refused)
+    await _write(tx, state)
+    return results
+
+
+async def apply_batch(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> list[Result]:
+    """Writes prepared events in their order, as if one after another: each sees the effects of the accepted
+    ones before it (expiry, redeems, running totals, max_per_day, the tier, its order id). Reads what the
+    batch needs in a few statements, works out every event's effects in memory, then writes them in a few
+    statements. A refused event gets its ServiceError and writes nothing; the others go on.
+
+    Should a set-based write meet a constraint the state did not foresee, the batch is rolled back and applied
+    again one event at a time, each in its own savepoint."""
+    if len(batch) <= 1:
+        return await _apply_together(tx, account_id, batch, now_dt)
+    try:
+        async with savepoint(tx, "event_batch"):
+            return await _apply_together(tx, account_id, batch, now_dt)
+    except StoreConstraintError:
+        log.warning("a batch of %d events met a constraint; applying them one at a time", len(batch), exc_info=True)
+    results: list[Result] = []
+    for prepared in batch:
+        async with savepoint(tx, "event_one"):
+            results.extend(await _apply_together(tx, account_id, [prepared], now_dt))
+    return results
+
+
+async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -> tuple[str, bool]:
+    """Writes one prepared event; returns (event id, True when it was new). Raises ServiceError (nothing
+    written)."""
+    [result] = await apply_batch(tx, account_id, [prepared], now_dt)
+    if isinstance(result, ServiceError):
+        raise result
+    return result
+
+
+async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: str,
+                 now: datetime, bulk: bool = False) -> list[Result]:
+    """Events as received: each checked (:func:`check`, on the reader), then every accepted one written in ONE
+    unit of work (:func:`apply_batch`) on the store's write queue. Returns each event's result in order. ``bulk`` names
+    each event's problems ``events[i]...`` as the bulk endpoint does."""
+    results: list[Result | None] = []
+    accepted: list[Prepared] = []
+    for index, raw in enumerate(raws):
+        try:
+            accepted.append(await check(store.reader, account_id, raw, key_kind, now,
+                                        prefix=f"events[{index}]" if bulk else ""))
+            results.append(None)
+        except ServiceError as refused:
+            results.append(refused)
+    if accepted:
+        applied = iter(await store.write(lambda tx: apply_batch(tx, account_id, accepted, now)))
+        results = [next(applied) if result is None else result for result in results]
+    return [result for result in results if result is not None]
+
+
+async def _stats(tx: Tx, account_id: str, customer_id: str) -> stats_repo.Stats:
+    """The customer's running totals; built from the history the first time (then kept up to date by every
+    purchase, reversal and ledger entry)."""
+    stats = await stats_repo.of_customer(tx, customer_id)
+    if stats is None:
+        total, count = await repo.purchase_totals(tx, account_id, customer_id)
+        lines = await wallet_repo.lines_of_customer(tx, account_id, customer_id)
+        stats = stats_repo.Stats(customer_id, account_id, total, count,
+                                 sum((line.amount for line in lines), Decimal(0)))
+        await stats_repo.insert(tx, stats)
+    return stats
+
+
+async def _expire(tx: Tx, account_id: str, customer_id: str, now: str, event_id: str) -> None:
+    """Lapsed lines that still hold something get their ``expire`` entry."""
+    for line in await wallet_repo.lapsed_lines(tx, account_id, customer_id, now):
+        await wallet_repo.change_line(tx, line, -line.amount, "expire", event_id, now)
+
+
+async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:
+    """Takes back what a purchase issued (never below zero; the shortfall recorded) and gives back what it
+    spent; recomputes the tier. A second reversal is 409; only PURCHASE can be reversed (400)."""
+    now = iso(now_dt)
+    event = await repo.by_id(tx, account_id, event_id)
+    if event is None:
+        raise NotFound("Event not found", f"no event with id {event_id}")
+    if event.type != PURCHASE:
+        raise BadRequest("Not reversible", f"only PURCHASE events can be reversed; event {event_id} is {event.type}")
+    if event.reversed_at is not None:
+        raise Conflict("Already reversed", f"event {event_id} was reversed at {event.reversed_at}")
+    effects = event.effects
+    taken: list[dict[str, Any]] = []
+    shortfall: list[dict[str, Any]] = []
+    returned: list[dict[str, Any]] = []
+    for issued in effects.get("issued", []):
+        line = await wallet_repo.line(tx, issued["line_id"])
+        if line is None:  # the customer's lines were removed meanwhile
+            shortfall.append({"line_id": issued["line_id"], "reward_id": issued["reward_id"],
+                              "amount": issued["amount"]})
+            continue
+        want = Decimal(issued["amount"])
+        take = min(want, max(line.amount, Decimal(0)))
+        if take > 0:
+            await wallet_repo.change_line(tx, line, -take, "reverse_issue", event_id, now)
+            taken.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(take)})
+        if want > take:
+            shortfall.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(want - take)})
+    for spent in effects.get("spent", []):
+        line = await wallet_repo.line(tx, spent["line_id"])
+        if line is None:
+            continue
+        await wallet_repo.change_line(tx, line, Decimal(spent["amount"]), "reverse_spend", event_id, now)
+        returned.append(spent)
+    tier = None
+    customer: dict[str, Any] | None = None
+    customer_id = event.customer_id
+    if customer_id is not None:
+        person = await customer_repo.customer_by(tx, account_id, "id", customer_id)
+        if person is not None:
+            customer = person.body
+            stats = await _stats(tx, account_id, customer_id)
+            value = Decimal(str(event.body.get("value", 0)))
+            total, count = stats.purchase_total - value, stats.purchase_count - 1
+            await stats_repo.set_purchases(tx, customer_id, total, count)
+            await _expire(tx, account_id, customer_id, now, event_id)
+            facts = rules.Facts(Decimal(0), total, count, (await _stats(tx, account_id, customer_id)).points)
+            tier = _retier(customer, await repo.tiers(tx, account_id), facts)
+            if tier is not None:
+                await documents.update(tx, "customers", account_id, customer["id"], dumps(customer),
+                                       {"tier_id": customer["tier_id"]}, now)
+    reversal = {"reason": reason, "reversed_at": now, "taken_back": taken, "shortfall": shortfall,
+                "returned": returned, "tier": tier}
+    if not await repo.set_reversal(tx, event_id, now, reversal):
+        raise Conflict("Already reversed", f"event {event_id} was already reversed")
+    stored = replace(event, reversed_at=now, reversal=reversal)
+    await outbox.enqueue(tx, account_id, stored.as_dict(), customer, "reversal", reversal, now)
+    return {"id": event_id, "reversed_at": now, "reason": reason}
+
+
+async def reverse_event(store: Store, account_id: str, event_id: str, reason: str,
+                        now: datetime) -> dict[str, Any]:
+    """A reversal as the endpoint asks for it: :func:`reverse` in one unit of work on the store's write queue."""
+    return await store.write(lambda tx: reverse(tx, account_id, event_id, reason, now))

@@ -1,1 +1,0 @@
-"""The link resolver: pure rules (devices, UTM, URLs, intent URLs, install referrers)."""
