@@ -11,6 +11,7 @@ from api.auth import principal
 from api.routing import data
 from linksvc.clock import utcnow
 from linksvc.errors import ServiceError
+from linksvc.loyalty import reversal
 from linksvc.loyalty import service as events
 from linksvc.loyalty.models import BulkIn, ReverseIn
 from linksvc.resources.validation import validate
@@ -47,7 +48,7 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
 
 async def reverse_event(request: web.Request, body: ReverseIn) -> web.Response:
     who = principal(request)
-    result = await events.reverse_event(request.app[DB], who.account_id, request.match_info["event_id"],
+    result = await reversal.reverse_event(request.app[DB], who.account_id, request.match_info["event_id"],
                                         body.reason, utcnow())
     request.app[DISPATCHER].wake()
     return data(result)

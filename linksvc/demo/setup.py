@@ -9,7 +9,7 @@ top of their resources, once, at the first start of the service after they were 
   through the ingest of ``POST /behavior/events`` (:func:`linksvc.loyalty.service.prepare` and
   :func:`~linksvc.loyalty.service.apply`), at the moment each happened, so wallets, tiers and the ledger
   move as they would, and every enabled connection gets its deliveries in the outbox; one purchase is
-  taken back (:func:`~linksvc.loyalty.service.reverse`).
+  taken back (:func:`~linksvc.loyalty.reversal.reverse`).
 The seed marks the accounts (``demo_accounts``); the mark turns on the receivers the demo's connections
 deliver to, on the service itself (:mod:`linksvc.demo.endpoints`), and records when the activity
 was added, so it is added once. The activity is not part of the seed itself: loading the file twice still
@@ -33,6 +33,7 @@ from linksvc.demo.events import demo_events
 from linksvc.jsoncodec import dumpb, loads
 from linksvc.links.click_details import parse_details, stored_user_agent
 from linksvc.links.clicks import stored_row
+from linksvc.loyalty import reversal
 from linksvc.loyalty import service as events
 from linksvc.settings import REPO_ROOT
 from storage import clicks as click_repo
@@ -102,7 +103,7 @@ async def _populate(tx: Tx, account_id: str, now: datetime, public_url: str, ser
             if planned.event.get("order_id"):
                 accepted[planned.event["order_id"]] = event_id
         elif planned.reverse_order in accepted:
-            await events.reverse(tx, account_id, accepted[planned.reverse_order], planned.reason, planned.at)
+            await reversal.reverse(tx, account_id, accepted[planned.reverse_order], planned.reason, planned.at)
     await repo.set_activity(tx, account_id, iso(now))
     return len(clicks), len(plan)
 

@@ -147,3 +147,14 @@ def next_tier(current_id: str | None, tiers: Sequence[Mapping[str, Any]], facts:
 
 def _level(tier: Mapping[str, Any]) -> Decimal:
     return Decimal(str(tier.get("level", 0)))
+
+
+def retier(customer: dict[str, Any], tiers: Sequence[dict[str, Any]], facts: Facts) -> dict[str, Any] | None:
+    """Moves ``customer`` (its document) to the tier :func:`next_tier` gives; the change as effects record it
+    (``{"from", "to"}``), or None when the tier stays."""
+    before = customer.get("tier_id")
+    after = next_tier(before, tiers, facts)
+    if after == before:
+        return None
+    customer["tier_id"] = after
+    return {"from": before, "to": after}

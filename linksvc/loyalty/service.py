@@ -1,12 +1,11 @@
-"""Ingest and reversal of behavior events (product decisions, sections 8 and 9).
+"""Ingest of behavior events (product decisions, section 8); their reversal is :mod:`linksvc.loyalty.reversal`.
 
 :func:`prepare` checks one event without the store (fields, PURCHASE rules, the key's kind, time) and
 resolves its attribution. :func:`apply_batch` writes a request's events inside one transaction, as if one
 after another: custom type check, idempotent order, the customer, expiry of lapsed lines, redeems, earning,
 the tier, the event row with its effects (:func:`apply` is a batch of one). :func:`ingest` is what the
-endpoints call: every event checked, then all accepted ones written in one unit of work.
-:func:`reverse` takes a purchase back. Everything an event did is stored in its ``effects`` (and a
-reversal's in ``reversal``), so that forwarding can say "reward issued" or "tier changed" only when it
+endpoints call: every event checked, then all accepted ones written in one unit of work. Everything an event
+did is stored in its ``effects``, so that forwarding can say "reward issued" or "tier changed" only when it
 happened.
 """
 
@@ -25,7 +24,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from linksvc.clock import iso
-from linksvc.errors import BadRequest, Conflict, Forbidden, InvalidField, Issues, NotFound, ServiceError
+from linksvc.errors import Conflict, Forbidden, InvalidField, Issues, ServiceError
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import attribution, rules
@@ -333,15 +332,6 @@ def _redeem(work: _Work, prepared: Prepared, effects: Effects) -> None:
     issues.raise_if_any("Invalid body")
 
 
-def _retier(customer: dict[str, Any], tiers: Sequence[dict[str, Any]], facts: rules.Facts) -> dict[str, Any] | None:
-    before = customer.get("tier_id")
-    after = rules.next_tier(before, tiers, facts)
-    if after == before:
-        return None
-    customer["tier_id"] = after
-    return {"from": before, "to": after}
-
-
 async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     """One event of the batch, against the batch's state: what ``apply`` did for one event, step by step,
     with the reads answered from the state and the writes kept in it. Raises ServiceError (nothing kept)."""
@@ -395,7 +385,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
                                    "campaign_id": issue.campaign_id, "amount": str(line.amount),
                                    "expiration_date": line.expiration_date})
         if event.type == PURCHASE:
-            effects.tier = _retier(customer, state.tiers, facts)
+            effects.tier = rules.retier(customer, state.tiers, facts)
             holder.tier_changed = holder.tier_changed or effects.tier is not None
         work.keep(state)
     body = {
@@ -503,88 +493,3 @@ async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: s
         applied = iter(await store.write(lambda tx: apply_batch(tx, account_id, accepted, now)))
         results = [next(applied) if result is None else result for result in results]
     return [result for result in results if result is not None]
-
-
-async def _stats(tx: Tx, account_id: str, customer_id: str) -> stats_repo.Stats:
-    """The customer's running totals; built from the history the first time (then kept up to date by every
-    purchase, reversal and ledger entry)."""
-    stats = await stats_repo.of_customer(tx, customer_id)
-    if stats is None:
-        total, count = await repo.purchase_totals(tx, account_id, customer_id)
-        lines = await wallet_repo.lines_of_customer(tx, account_id, customer_id)
-        stats = stats_repo.Stats(customer_id, account_id, total, count,
-                                 sum((line.amount for line in lines), Decimal(0)))
-        await stats_repo.insert(tx, stats)
-    return stats
-
-
-async def _expire(tx: Tx, account_id: str, customer_id: str, now: str, event_id: str) -> None:
-    """Lapsed lines that still hold something get their ``expire`` entry."""
-    for line in await wallet_repo.lapsed_lines(tx, account_id, customer_id, now):
-        await wallet_repo.change_line(tx, line, -line.amount, "expire", event_id, now)
-
-
-async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:
-    """Takes back what a purchase issued (never below zero; the shortfall recorded) and gives back what it
-    spent; recomputes the tier. A second reversal is 409; only PURCHASE can be reversed (400)."""
-    now = iso(now_dt)
-    event = await repo.by_id(tx, account_id, event_id)
-    if event is None:
-        raise NotFound("Event not found", f"no event with id {event_id}")
-    if event.type != PURCHASE:
-        raise BadRequest("Not reversible", f"only PURCHASE events can be reversed; event {event_id} is {event.type}")
-    if event.reversed_at is not None:
-        raise Conflict("Already reversed", f"event {event_id} was reversed at {event.reversed_at}")
-    effects = event.effects
-    taken: list[dict[str, Any]] = []
-    shortfall: list[dict[str, Any]] = []
-    returned: list[dict[str, Any]] = []
-    for issued in effects.get("issued", []):
-        line = await wallet_repo.line(tx, issued["line_id"])
-        if line is None:  # the customer's lines were removed meanwhile
-            shortfall.append({"line_id": issued["line_id"], "reward_id": issued["reward_id"],
-                              "amount": issued["amount"]})
-            continue
-        want = Decimal(issued["amount"])
-        take = min(want, max(line.amount, Decimal(0)))
-        if take > 0:
-            await wallet_repo.change_line(tx, line, -take, "reverse_issue", event_id, now)
-            taken.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(take)})
-        if want > take:
-            shortfall.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(want - take)})
-    for spent in effects.get("spent", []):
-        line = await wallet_repo.line(tx, spent["line_id"])
-        if line is None:
-            continue
-        await wallet_repo.change_line(tx, line, Decimal(spent["amount"]), "reverse_spend", event_id, now)
-        returned.append(spent)
-    tier = None
-    customer: dict[str, Any] | None = None
-    customer_id = event.customer_id
-    if customer_id is not None:
-        person = await customer_repo.customer_by(tx, account_id, "id", customer_id)
-        if person is not None:
-            customer = person.body
-            stats = await _stats(tx, account_id, customer_id)
-            value = Decimal(str(event.body.get("value", 0)))
-            total, count = stats.purchase_total - value, stats.purchase_count - 1
-            await stats_repo.set_purchases(tx, customer_id, total, count)
-            await _expire(tx, account_id, customer_id, now, event_id)
-            facts = rules.Facts(Decimal(0), total, count, (await _stats(tx, account_id, customer_id)).points)
-            tier = _retier(customer, await repo.tiers(tx, account_id), facts)
-            if tier is not None:
-                await documents.update(tx, "customers", account_id, customer["id"], dumps(customer),
-                                       {"tier_id": customer["tier_id"]}, now)
-    reversal = {"reason": reason, "reversed_at": now, "taken_back": taken, "shortfall": shortfall,
-                "returned": returned, "tier": tier}
-    if not await repo.set_reversal(tx, event_id, now, reversal):
-        raise Conflict("Already reversed", f"event {event_id} was already reversed")
-    stored = replace(event, reversed_at=now, reversal=reversal)
-    await outbox.enqueue(tx, account_id, stored.as_dict(), customer, "reversal", reversal, now)
-    return {"id": event_id, "reversed_at": now, "reason": reason}
-
-
-async def reverse_event(store: Store, account_id: str, event_id: str, reason: str,
-                        now: datetime) -> dict[str, Any]:
-    """A reversal as the endpoint asks for it: :func:`reverse` in one unit of work on the store's write queue."""
-    return await store.write(lambda tx: reverse(tx, account_id, event_id, reason, now))

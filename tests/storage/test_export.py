@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from linksvc.forwarding.export import ExportJob, ExportTarget, LocalSink, export_events
+from linksvc.loyalty import reversal
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import accounts as account_repo
@@ -86,7 +87,7 @@ async def test_events_land_in_account_and_date_partitions_with_the_attribution_a
     [purchase_id, a_second_day] = await store(db, A, purchase, view("2024-05-02T09:30:00.250Z"))
     [b_first_day] = await store(db, B, view("2024-05-01T23:59:59Z", attribution={"utm_source": "b"}))
     async with db.transaction() as tx:
-        await events.reverse(tx, A, purchase_id, "returned", NOW)
+        await reversal.reverse(tx, A, purchase_id, "returned", NOW)
     folder = tmp_path / "exports"
 
     result = await export_events(db, ExportTarget("local", folder=str(folder), prefix="/events/"), NOW)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from linksvc.clock import utcnow
 from linksvc.errors import ServiceError
+from linksvc.loyalty import reversal
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import wallet as wallet_repo
@@ -56,7 +57,7 @@ async def _scenario(ops: list[tuple[str, int, int, bool]]) -> None:
                         event_id, _ = await events.apply(tx, A, events.prepare(raw, "SERVER", now), now)
                         accepted.append(event_id)
                     elif accepted:
-                        await events.reverse(tx, A, accepted[value % len(accepted)], "r", now)
+                        await reversal.reverse(tx, A, accepted[value % len(accepted)], "r", now)
             except ServiceError as exc:  # more than the balance (400) or a second reversal (409): nothing changes
                 assert exc.status in (400, 409), exc
             lines = await fetch_all(db.reader, "SELECT amount FROM wallet_lines WHERE customer_id = ?", (CUSTOMER,))
