@@ -1,1 +1,2 @@
-"""HTTP: the storefront and admin APIs, their endpoint declarations, errors, OpenAPI and metrics."""
+"""HTTP: a folder of handlers per domain, the storefront and admin APIs put together, endpoint declarations,
+errors, OpenAPI and metrics."""

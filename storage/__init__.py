@@ -1,1 +1,2 @@
-"""SQLite access: the database, numbered migrations, one repository module per aggregate."""
+"""SQLite access: the database, the one write queue, numbered migrations, one repository module per aggregate
+returning records."""

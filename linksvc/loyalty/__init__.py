@@ -1,1 +1,1 @@
-"""Loyalty rules: campaign status and wallets."""
+"""Loyalty: behavior events ingested as batches, their attribution, earning and tiers, the ledger, reversal."""

@@ -1,1 +1,1 @@
-"""Account resources: their models, what differs by kind, and the one save path."""
+"""Admin documents of every domain: their models, what differs by kind, and the one save path."""
