@@ -39,6 +39,11 @@ class Store(Protocol):
         unit must wait for nothing but the store (its repository calls)."""
         ...
 
+    def generation(self, model: str) -> int:
+        """The generation of a read model (``links``, ``access``), shared by every process on the store: it moves
+        after each committed change to what the model holds. One load from memory, no statement."""
+        ...
+
     async def ping(self) -> bool:
         """Whether the store answers."""
         ...

@@ -42,6 +42,7 @@ from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 
+from storage.generations import MODELS, Generations
 from storage.writer import Writer, WriterSession
 
 OWNS: tuple[str, ...] = ()
@@ -123,6 +124,9 @@ def _apply(conn: sqlite3.Connection, script: str, number: int) -> None:
     conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
 
 
+MODEL_INDEX = {name: index for index, name in enumerate(MODELS)}
+
+
 class Database:
     """Owns the write queue and the read connections. Open with :meth:`open`, close with :meth:`close`."""
 
@@ -131,6 +135,7 @@ class Database:
         self.synchronous = synchronous
         self.cache_kib = cache_kib
         self._writer: Writer | None = None
+        self._generations: Generations | None = None
         self._reader: sqlite3.Connection | None = None
         self._background: aiosqlite.Connection | None = None
 
@@ -150,6 +155,10 @@ class Database:
         except BaseException:
             await writer.close()  # its thread and connection with it
             raise
+        generations = Generations(self.path)
+        await writer.prepare(generations.open)
+        writer.after_commit = generations.publish
+        self._generations = generations
         self._writer = writer
         writer.start()
         self._reader = connect_reader(target, self.cache_kib, uri=memory)
@@ -162,6 +171,9 @@ class Database:
         """Commits the units of work that wait (and lets the waiting transactions run), then closes."""
         if self._writer is not None:
             await self._writer.close()
+        if self._generations is not None:
+            self._generations.close()
+            self._generations = None
         if self._reader is not None:
             self._reader.close()
         if self._background is not None:
@@ -183,6 +195,12 @@ class Database:
                 log.info("applied migration %s to %s in %.1f s", path.name, self.path, time.monotonic() - started)
                 if progress is not None:
                     progress.advance()
+
+    def generation(self, model: str) -> int:
+        """The generation of a read model (``links``, ``access``): one load from memory shared by every
+        process on this database. It moves after each committed change to what the model holds."""
+        generations = self._generations
+        return 0 if generations is None else generations.value(MODEL_INDEX[model])
 
     @property
     def writer(self) -> Writer:

@@ -106,6 +106,18 @@ class _Turn:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+def _nothing(conn: sqlite3.Connection) -> None:
+    pass
+
+
+def _after(hook: Callable[[sqlite3.Connection], None], conn: sqlite3.Connection) -> None:
+    """The after-commit hook; what it raises is logged, never the commit's failure."""
+    try:
+        hook(conn)
+    except Exception:
+        log.exception("after a commit, publishing the read models' generations failed")
+
+
 def _fails_the_group(conn: sqlite3.Connection, exc: Exception) -> bool:
     """Whether a unit's exception is a failure of the store (a full or locked disk, a broken file, the
     transaction gone), which fails its whole group, rather than of the unit itself (its own code, a constraint
@@ -156,6 +168,8 @@ class Writer:
 
     def __init__(self, target: str, synchronous: str, cache_kib: int, uri: bool = False,
                  max_units: int = MAX_UNITS) -> None:
+        # Called on the writer's thread after every commit (the read models' generations are published).
+        self.after_commit: Callable[[sqlite3.Connection], None] = _nothing
         self.target = target
         self.synchronous = synchronous
         self.cache_kib = cache_kib
@@ -228,8 +242,7 @@ class Writer:
         self._wake.set()
         return await future
 
-    @staticmethod
-    def _run_group(conn: sqlite3.Connection, units: list[Unit]) -> list[tuple[bool, Any]]:
+    def _run_group(self, conn: sqlite3.Connection, units: list[Unit]) -> list[tuple[bool, Any]]:
         """On the writer's thread: one transaction, a savepoint per unit, one commit."""
         outcomes: list[tuple[bool, Any]] = []
         conn.execute("BEGIN IMMEDIATE")
@@ -255,6 +268,7 @@ class Writer:
         except BaseException:
             _rollback(conn)
             raise
+        _after(self.after_commit, conn)
         return outcomes
 
     async def _commit_group(self, group: list[_Queued]) -> None:
@@ -307,6 +321,7 @@ class Writer:
             try:
                 yield session
                 await self._hop(conn.execute, "COMMIT")
+                await self._hop(_after, self.after_commit, conn)
             except BaseException:
                 await self._end(conn)
                 raise

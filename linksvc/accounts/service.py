@@ -16,10 +16,11 @@ from typing import Any
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, NotFound, Unauthorized
+from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.models import Account, ApiKeyIn, Environment
 from linksvc.store import Store
 from storage import accounts as repo
-from storage.accounts import AccountRecord, ApiKeyRecord
+from storage.accounts import AccountRecord, ApiKeyRecord, TokenGrant
 from storage.db import Conn, Tx
 
 KEY_PREFIX = "lk_"
@@ -203,8 +204,15 @@ async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, i
     return token, ttl_seconds
 
 
+MAX_TOKENS_HELD = 100_000  # access tokens each worker keeps in memory
+
+
 async def principal_for(db: Store, token: str) -> Principal:
-    row = await repo.token_principal(db.reader, digest(token))
+    """Who a bearer token is. What a token grants is held in memory by each worker until a token, key or
+    account changes; revocation and expiry are checked at every use."""
+    token_hash = digest(token)
+    model: ReadModel[str, TokenGrant] = read_model(db, "access", MAX_TOKENS_HELD)
+    row = await model.get(token_hash, lambda: repo.token_principal(db.reader, token_hash))
     if row is None:
         raise Unauthorized("Invalid token", "the bearer token is unknown")
     if row.revoked_at is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import signal
@@ -96,3 +97,39 @@ def test_several_workers_need_a_fixed_port(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "fixed port" in done.stderr
+
+
+def _request(port: int, method: str, path: str, body: dict[str, object] | None = None) -> tuple[int, dict[str, str]]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        headers = {"User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64)", "Authorization": f"Bearer {ADMIN_TOKEN}"}
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        conn.request(method, path, body=payload, headers=headers)
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status, dict(answer.getheaders())
+    finally:
+        conn.close()
+
+
+def test_a_changed_link_is_seen_at_once_by_every_worker(
+    supervisor: tuple[int, subprocess.Popen[bytes], Path],
+) -> None:
+    """Each worker holds links in memory; a change answered by one is what the next click gets from either."""
+    port, _, db = supervisor
+    with sqlite3.connect(db) as conn:
+        account_id, link_id, code = conn.execute(
+            "SELECT account_id, id, code FROM links WHERE json_extract(body, '$.disabled') IS NOT 1 "
+            "AND json_extract(body, '$.expires_at') IS NULL ORDER BY code LIMIT 1").fetchone()
+    path = f"/api/admin/v1/accounts/{account_id}/links/{link_id}"
+    for version in range(12):
+        destination = f"https://shop.example/read-your-writes-{version}"
+        status, _ = _request(port, "PATCH", path, {"destination_url": destination})
+        assert status == 200
+        for _ in range(6):  # new connections: the kernel spreads them over both workers
+            status, headers = _request(port, "GET", f"/{code}")
+            assert status == 302
+            assert headers["Location"].startswith(destination), (version, headers["Location"])

@@ -1,0 +1,69 @@
+"""Read models: what the hot paths read, held in memory by each worker, exact.
+
+A :class:`ReadModel` keeps entries read from the store until the store's generation of its model moves
+(:meth:`linksvc.store.Store.generation`: one load from memory shared by every process on the store). A write
+that changes what a model holds advances the generation before it is answered, so the next request on any
+worker reads afresh: read-your-writes holds across workers. Entries are only what was found (a missing key is
+read each time, so a new link or token needs no invalidation), and at most ``max_entries`` are held (the
+oldest goes first).
+
+The generation is read before the store and compared again before an entry is kept: an entry read while a
+change committed is either dropped at once or kept under the old generation and dropped at the next request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+from weakref import WeakKeyDictionary
+
+from linksvc.store import Store
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class ReadModel(Generic[K, V]):
+    def __init__(self, store: Store, model: str, max_entries: int) -> None:
+        self._store = store
+        self._model = model
+        self._max = max_entries
+        self._entries: dict[K, V] = {}
+        self._generation = -1
+        self.hits = 0
+        self.misses = 0
+
+    async def get(self, key: K, load: Callable[[], Awaitable[V | None]]) -> V | None:
+        """The entry of ``key``: held, or ``load()``-ed and held when found."""
+        generation = self._store.generation(self._model)
+        if generation != self._generation:
+            self._entries.clear()
+            self._generation = generation
+        entries = self._entries
+        if key in entries:
+            self.hits += 1
+            return entries[key]
+        self.misses += 1
+        value = await load()
+        if value is not None and self._store.generation(self._model) == generation:
+            if len(entries) >= self._max:
+                del entries[next(iter(entries))]
+            entries[key] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_MODELS: WeakKeyDictionary[Store, dict[str, ReadModel]] = WeakKeyDictionary()  # type: ignore[type-arg]
+
+
+def read_model(store: Store, model: str, max_entries: int) -> ReadModel:  # type: ignore[type-arg]
+    """The process's read model of ``model`` on ``store`` (made at the first use)."""
+    models = _MODELS.get(store)
+    if models is None:
+        models = _MODELS[store] = {}
+    found = models.get(model)
+    if found is None:
+        found = models[model] = ReadModel(store, model, max_entries)
+    return found
