@@ -11,7 +11,7 @@ from linksvc.links.utm import edit_utm
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.service import Resources
 from linksvc.store import Store
-from storage.links import StoredLink, app_settings, link_by_code
+from storage.links import EncodedLink, StoredLink, app_settings, encoded_link_by_code
 
 __all__ = ["StoredLink", "apple_app_site_association", "asset_links", "link_of_code"]
 
@@ -21,8 +21,9 @@ MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benc
 
 async def link_of_code(db: Store, code: str) -> StoredLink | None:
     """The link at ``code``; None for an unknown code. Held in memory by each worker until a link changes."""
-    model: ReadModel[str, StoredLink] = read_model(db, "links", MAX_LINKS_HELD)
-    return await model.get(code, lambda: link_by_code(db.reader, code))
+    model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
+    held = await model.get(code, lambda: encoded_link_by_code(db.reader, code))
+    return None if held is None else held.decoded()
 
 
 async def edit_link_utm(resources: Resources, account_id: str, link_id: str, changes: Mapping[str, str | None]
