@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import date
@@ -31,6 +33,7 @@ from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, 
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
 from linksvc.links.clicks import ClickRecorder
+from linksvc.links.service import hold_links
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
@@ -69,6 +72,17 @@ async def _database(db: Database, app: web.Application) -> AsyncIterator[None]:
     await delete_void_sessions(db, app[SETTINGS].admin_token)
     yield
     await db.close()
+
+
+async def _read_models(app: web.Application) -> AsyncIterator[None]:
+    """Fills the worker's links in the background after the database opens (requests meanwhile read the
+    store and fill it themselves); cancelled if the app stops first."""
+    task = asyncio.create_task(hold_links(app[DB]), name="linksvc-hold-links")
+    yield
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
 
 
 async def _dispatcher(app: web.Application) -> AsyncIterator[None]:
@@ -146,6 +160,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[LISTENING] = Listening()
     app[DISPATCHER].demo = endpoints_of(db, app[LISTENING].addresses, settings.host, settings.port)
     app.cleanup_ctx.append(partial(_database, db))
+    app.cleanup_ctx.append(_read_models)
     app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(_dispatcher)

@@ -51,6 +51,20 @@ class ReadModel(Generic[K, V]):
             entries[key] = value
         return value
 
+    async def fill(self, load: Callable[[], Awaitable[list[tuple[K, V]]]]) -> int:
+        """Holds what ``load()`` reads (up to the bound), unless the generation moved meanwhile; returns how
+        many entries are held."""
+        generation = self._store.generation(self._model)
+        found = await load()
+        if self._store.generation(self._model) != generation:
+            return len(self._entries)  # read while a change committed: the requests fill the model instead
+        if generation != self._generation:
+            self._entries.clear()
+            self._generation = generation
+        for key, value in found[:self._max - len(self._entries)]:
+            self._entries.setdefault(key, value)
+        return len(self._entries)
+
     def __len__(self) -> int:
         return len(self._entries)
 

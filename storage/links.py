@@ -59,6 +59,13 @@ async def encoded_link_by_code(conn: Conn, code: str) -> EncodedLink | None:
     return EncodedLink(row[0], row[1], body if isinstance(body, bytes) else body.encode())
 
 
+async def encoded_links(conn: Conn, limit: int) -> list[tuple[str, EncodedLink]]:
+    """Up to ``limit`` links by code, the most recently changed first (what a worker holds from its start)."""
+    rows = await fetch_all(
+        conn, "SELECT code, id, account_id, body FROM links ORDER BY updated_at DESC LIMIT ?", (limit,))
+    return [(row[0], EncodedLink(row[1], row[2], row[3].encode())) for row in rows]
+
+
 async def other_link_with_code(conn: Conn, code: str, link_id: str) -> str | None:
     """The id of a link other than ``link_id`` at ``code`` (codes are unique across accounts)."""
     row = await fetch_one(conn, "SELECT id FROM links WHERE code = ? AND id != ?", (code, link_id))

@@ -11,7 +11,7 @@ from linksvc.links.utm import edit_utm
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.service import Resources
 from linksvc.store import Store
-from storage.links import EncodedLink, StoredLink, app_settings, encoded_link_by_code
+from storage.links import EncodedLink, StoredLink, app_settings, encoded_link_by_code, encoded_links
 
 __all__ = ["StoredLink", "apple_app_site_association", "asset_links", "link_of_code"]
 
@@ -40,6 +40,13 @@ async def clicks_of_link(db: Store, resources: Resources, clicks: ClickRecorder,
     await resources.get(account_id, "links", link_id)
     await clicks.flush_before_counting()
     return await stats.link_clicks(db.reader, link_id, days)
+
+
+async def hold_links(db: Store) -> int:
+    """Fills this worker's links from the store at its start (the most recently changed first, up to
+    :data:`MAX_LINKS_HELD`), so that the first click on each link reads no row; returns how many are held."""
+    model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
+    return await model.fill(lambda: encoded_links(db.background, MAX_LINKS_HELD))
 
 
 async def apple_app_site_association(db: Store) -> dict[str, Any]:

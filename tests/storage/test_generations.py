@@ -13,8 +13,9 @@ import pytest
 from linksvc.accounts.service import issue_token, principal_for, revoke_key
 from linksvc.clock import utcnow
 from linksvc.errors import ServiceError, Unauthorized
-from linksvc.links.service import link_of_code
+from linksvc.links.service import MAX_LINKS_HELD, hold_links, link_of_code
 from linksvc.loyalty.service import ingest
+from linksvc.readmodel import read_model
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed
 from storage.db import Database, fetch_all
@@ -104,3 +105,21 @@ async def test_a_database_restored_from_an_older_copy_is_moved_past_the_shared_c
         assert row["value"] == restored.generation("links")
     finally:
         await restored.close()
+
+
+async def test_a_worker_holds_its_links_from_the_start_and_drops_them_on_a_change(tmp_path: Path) -> None:
+    path = tmp_path / "svc.db"
+    one = await _open(path)
+    await load_seed(one, two_accounts(), allow_private=True)
+    other = await _open(path)
+    try:
+        assert await hold_links(other) == 2  # both accounts' links, before any click
+        held = read_model(other, "links", MAX_LINKS_HELD)
+        hits = held.hits
+        assert (await link_of_code(other, CODE)) is not None and held.hits == hits + 1
+        await Resources(one, True).update(A, "links", ids(A)["links"], {"disabled": True}, partial=True)
+        changed = await link_of_code(other, CODE)
+        assert changed is not None and changed.link["disabled"] is True
+    finally:
+        await other.close()
+        await one.close()
