@@ -6,6 +6,7 @@ counters, so its next change is seen."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,43 +31,41 @@ async def _open(path: Path) -> Database:
     return db
 
 
-async def test_a_link_changed_on_one_worker_is_read_afresh_on_the_other(tmp_path: Path) -> None:
+@pytest.fixture
+async def workers(tmp_path: Path) -> AsyncIterator[tuple[Database, Database]]:
+    """Two stores on one seeded file, as two worker processes have."""
     path = tmp_path / "svc.db"
     one = await _open(path)
     await load_seed(one, two_accounts(), allow_private=True)
     other = await _open(path)
-    try:
-        held = await link_of_code(other, CODE)
-        assert held is not None and held.link["destination_url"] == "https://shop.example/p?x=1#top"
-        before = other.generation("links")
-        await Resources(one, True).update(A, "links", ids(A)["links"], {"destination_url": "https://example.com/b"},
-                                          partial=True)
-        assert other.generation("links") == before + 1  # moved before the write returned
-        changed = await link_of_code(other, CODE)
-        assert changed is not None and changed.link["destination_url"] == "https://example.com/b"
-        await Resources(one, True).delete(A, "links", ids(A)["links"])
-        assert await link_of_code(other, CODE) is None
-    finally:
-        await other.close()
-        await one.close()
+    yield one, other
+    await other.close()
+    await one.close()
 
 
-async def test_a_revoked_key_stops_its_tokens_on_every_worker(tmp_path: Path) -> None:
-    path = tmp_path / "svc.db"
-    one = await _open(path)
-    await load_seed(one, two_accounts(), allow_private=True)
-    other = await _open(path)
-    try:
-        token, _ = await issue_token(one, KEYS[(A, "SERVER")], 3600)
-        assert (await principal_for(other, token)).account_id == A  # now held by the other worker
-        [key_id] = [row["id"] for row in await fetch_all(one.reader, "SELECT id FROM api_keys WHERE account_id = ? "
-                                                          "AND kind = 'SERVER'", (A,))]
-        await revoke_key(one, A, key_id)
-        with pytest.raises(Unauthorized):
-            await principal_for(other, token)
-    finally:
-        await other.close()
-        await one.close()
+async def test_a_link_changed_on_one_worker_is_read_afresh_on_the_other(workers: tuple[Database, Database]) -> None:
+    one, other = workers
+    held = await link_of_code(other, CODE)
+    assert held is not None and held.link["destination_url"] == "https://shop.example/p?x=1#top"
+    before = other.generation("links")
+    await Resources(one, True).update(A, "links", ids(A)["links"], {"destination_url": "https://example.com/b"},
+                                      partial=True)
+    assert other.generation("links") == before + 1  # moved before the write returned
+    changed = await link_of_code(other, CODE)
+    assert changed is not None and changed.link["destination_url"] == "https://example.com/b"
+    await Resources(one, True).delete(A, "links", ids(A)["links"])
+    assert await link_of_code(other, CODE) is None
+
+
+async def test_a_revoked_key_stops_its_tokens_on_every_worker(workers: tuple[Database, Database]) -> None:
+    one, other = workers
+    token, _ = await issue_token(one, KEYS[(A, "SERVER")], 3600)
+    assert (await principal_for(other, token)).account_id == A  # now held by the other worker
+    [key_id] = [row["id"] for row in await fetch_all(one.reader, "SELECT id FROM api_keys WHERE account_id = ? "
+                                                      "AND kind = 'SERVER'", (A,))]
+    await revoke_key(one, A, key_id)
+    with pytest.raises(Unauthorized):
+        await principal_for(other, token)
 
 
 async def test_writes_that_change_no_model_leave_the_generations(tmp_path: Path) -> None:
@@ -107,19 +106,13 @@ async def test_a_database_restored_from_an_older_copy_is_moved_past_the_shared_c
         await restored.close()
 
 
-async def test_a_worker_holds_its_links_from_the_start_and_drops_them_on_a_change(tmp_path: Path) -> None:
-    path = tmp_path / "svc.db"
-    one = await _open(path)
-    await load_seed(one, two_accounts(), allow_private=True)
-    other = await _open(path)
-    try:
-        assert await hold_links(other) == 2  # both accounts' links, before any click
-        held = read_model(other, "links", MAX_LINKS_HELD)
-        hits = held.hits
-        assert (await link_of_code(other, CODE)) is not None and held.hits == hits + 1
-        await Resources(one, True).update(A, "links", ids(A)["links"], {"disabled": True}, partial=True)
-        changed = await link_of_code(other, CODE)
-        assert changed is not None and changed.link["disabled"] is True
-    finally:
-        await other.close()
-        await one.close()
+async def test_a_worker_holds_its_links_from_the_start_and_drops_them_on_a_change(
+        workers: tuple[Database, Database]) -> None:
+    one, other = workers
+    assert await hold_links(other) == 2  # both accounts' links, before any click
+    held = read_model(other, "links", MAX_LINKS_HELD)
+    hits = held.hits
+    assert (await link_of_code(other, CODE)) is not None and held.hits == hits + 1
+    await Resources(one, True).update(A, "links", ids(A)["links"], {"disabled": True}, partial=True)
+    changed = await link_of_code(other, CODE)
+    assert changed is not None and changed.link["disabled"] is True
