@@ -14,7 +14,7 @@ change committed is either dropped at once or kept under the old generation and 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 from weakref import WeakKeyDictionary
 
 from linksvc.store import Store
@@ -69,10 +69,10 @@ class ReadModel(Generic[K, V]):
         return len(self._entries)
 
 
-_MODELS: WeakKeyDictionary[Store, dict[str, ReadModel]] = WeakKeyDictionary()  # type: ignore[type-arg]
+_MODELS: WeakKeyDictionary[Store, dict[str, ReadModel[Any, Any]]] = WeakKeyDictionary()
 
 
-def read_model(store: Store, model: str, max_entries: int) -> ReadModel:  # type: ignore[type-arg]
+def read_model(store: Store, model: str, max_entries: int) -> ReadModel[Any, Any]:
     """The process's read model of ``model`` on ``store`` (made at the first use)."""
     models = _MODELS.get(store)
     if models is None:

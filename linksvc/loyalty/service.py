@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -43,7 +43,6 @@ from storage.db import Conn, Tx, savepoint
 from storage.wallet import WalletLine
 
 log = logging.getLogger("linksvc.events")
-T = TypeVar("T")
 FUTURE_TOLERANCE = timedelta(minutes=5)
 MAX_TYPES_LISTED = 100  # an unknown type's issue lists the account's active custom types, up to this many
 _ISSUED_AT: TypeAdapter[datetime] = TypeAdapter(UtcDateTime)
@@ -138,7 +137,6 @@ async def check(conn: Conn, account_id: str, raw: Any, key_kind: str, now: datet
 
 
 Result = tuple[str, bool] | ServiceError  # (event id, True when it was new), or why the event was refused
-Unit = Callable[[Tx], Coroutine[Any, Any, T]]
 
 
 class _Customers:
