@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import logging
-import secrets
 import time
 
 from aiohttp import web
@@ -23,6 +22,7 @@ from linksvc.links import service
 from linksvc.links.clicks import Click
 from linksvc.links.decide import decide, unavailable
 from linksvc.links.devices import classify
+from linksvc.links.tracking_ids import new_tracking_id
 
 log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
@@ -52,7 +52,7 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     query = {key: request.query[key] for key in request.query} if request.query_string else {}
     decision = decide(
         link, device, query, "application/json" in headers.get("Accept", ""),
-        f"{settings.public_url}/{code}", secrets.token_hex(16), settings.service_label,
+        f"{settings.public_url}/{code}", new_tracking_id(), settings.service_label,
     )
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))

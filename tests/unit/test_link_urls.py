@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from linksvc.errors import InvalidField
-from linksvc.links.link_urls import deeplink_problem, usable_link, web_url_problem
+from linksvc.links.link_urls import _PLAIN_HTTPS, deeplink_problem, usable_link, web_url_problem
 from linksvc.resources.models import Link
 from linksvc.resources.validation import validate
 
@@ -186,3 +188,41 @@ def test_a_stored_link_loses_the_urls_the_rules_refuse(changes: dict[str, Any], 
     assert usable == left
     assert [problem.split(":")[0] for problem in problems] == fields
     assert all("\r" not in problem and "\x00" not in problem for problem in problems)  # safe to log
+
+
+# The click path's shortcut (link_urls._PLAIN_HTTPS) may only ever accept what every rule accepts: strings
+# built near the edge of its pattern (hosts of every length, labels with hyphens at either end, digits-only
+# labels, escapes half written, ports, users, brackets) go through both.
+_HOST_LABEL = st.one_of(st.from_regex(r"[a-z0-9]([a-z0-9-]{0,4}[a-z0-9])?", fullmatch=True),
+                        st.text("aZ09-_", min_size=0, max_size=70))
+_TAIL = st.lists(st.sampled_from(["/", "?", "#", "%", "%2f", "%zz", "%F", "@", ":", "[", "]", " ", "a", "Z", "9", "-",
+                                  ".", "~", "!", "$", "&", "'", "(", "*", "+", ",", ";", "=", "\x00", "#Intent;",
+                                  ";end", "\u00e9"]), max_size=12).map("".join)
+
+
+def _mostly(usual: str, *others: str) -> st.SearchStrategy[str]:
+    return st.one_of(st.just(usual), st.just(usual), st.just(usual), st.sampled_from(others))
+
+
+@given(labels=st.lists(_HOST_LABEL, min_size=1, max_size=5),
+       tld=_mostly("example", "co", "c", "x1", "-a", "a-", "ex_", ""),
+       port=_mostly("", ":8443", ":99999", ":"), user=_mostly("", "u@", "u:p@", "@"),
+       slash=_mostly("/", "?", "", "#"), tail=_TAIL, scheme=_mostly("https://", "http://", "HTTPS://", "https:/"))
+@settings(max_examples=1500, deadline=None)
+def test_the_plain_url_shortcut_accepts_only_what_every_rule_accepts(
+        labels: list[str], tld: str, port: str, user: str, slash: str, tail: str, scheme: str) -> None:
+    url = f"{scheme}{user}{'.'.join(labels)}.{tld}{port}{slash}{tail}"
+    if _PLAIN_HTTPS.fullmatch(url):
+        assert web_url_problem(url, https_only=True) is None, url
+        assert web_url_problem(url) is None, url
+        assert deeplink_problem(url) is None, url
+
+
+def test_the_plain_url_shortcut_takes_the_usual_links() -> None:
+    for url in ("https://shop.example/", "https://www.shop.example/p/1?utm_source=mail&x=%20y",
+                "https://a-b.example.co/x;y=1?q=a/b?c"):
+        assert _PLAIN_HTTPS.fullmatch(url), url
+    for url in ("https://shop.example/#top", "https://u@shop.example/", "https://shop.example:443/",
+                "https://203.0.113.7/", "https://SHOP.example/", "https://shop.example/%zz", "https://-a.example/",
+                f"https://{'a' * 250}.example/", "http://shop.example/", "https://shop.example/a@b"):
+        assert not _PLAIN_HTTPS.fullmatch(url), url
