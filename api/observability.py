@@ -7,7 +7,6 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import time
 from bisect import bisect_left
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -24,8 +23,9 @@ from api import errors
 from linksvc.errors import ServiceError
 from linksvc.jsoncodec import dumpb, loads
 from linksvc.logs import request_id_var
+from linksvc.random_ids import new_request_id
 
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
+SAFE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 UNMATCHED = "unmatched"
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id", str)
 log = logging.getLogger("linksvc.metrics")
@@ -201,7 +201,7 @@ def route_label(request: web.Request) -> str:
 async def http_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     """The one middleware: a request id, ``{error, details}`` for every failure under /api/, metrics."""
     incoming = request.headers.get("X-Request-Id", "")
-    request_id = incoming if _SAFE_ID.match(incoming) else secrets.token_hex(8)
+    request_id = incoming if SAFE_ID.match(incoming) else new_request_id()
     request[REQUEST_ID] = request_id
     request_id_var.set(request_id)
     started = time.perf_counter()

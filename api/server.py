@@ -15,6 +15,14 @@ itself unless told otherwise:
   beyond, the answer is a 408 and the connection is closed. Bodies are bounded by the request deadline of
   the middleware (``LINKSVC_REQUEST_TIMEOUT_SECONDS``).
 
+A third thing can happen there, by the application's choice: a **fast lane** (``FAST_LANE`` on the
+application) may answer a parsed request itself, as bytes written straight to the connection, when nothing
+else of that connection is queued or being handled (so answers keep their order). It gets the parsed request
+(method, path, headers) and answers only what it can answer from memory, with exactly the bytes the
+application would have sent; for anything else it returns None and the request takes the usual way (a new
+request object, the router, the middleware, a response object), which costs a redirect more than the redirect
+itself. The resolver's lane is :class:`api.links.resolver.FastRedirects`.
+
 aiohttp builds its protocol objects in ``web.Server.__call__`` from ``AppRunner._make_server``; the runner
 below hands it this handler class. :func:`run` serves an application the way ``web.run_app`` does (signals,
 clean stop) with that runner; the tests' HTTP client runs the same runner.
@@ -26,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol, cast
 
 from aiohttp import web
 from aiohttp.http_exceptions import (
@@ -40,6 +48,8 @@ from aiohttp.http_exceptions import (
     LineTooLong,
     TransferEncodingError,
 )
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import EMPTY_PAYLOAD
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_runner import GracefulExit
 
@@ -84,11 +94,55 @@ def _json_error(status: int, error: str, details: str) -> web.Response:
     return response
 
 
+class FastLane(Protocol):
+    """Answers a parsed request with the bytes of its whole answer, or None to leave it to the application."""
+
+    def __call__(self, message: RawRequestMessage) -> bytes | None: ...
+
+
+FAST_LANE: web.AppKey[FastLane] = web.AppKey("fast_lane", FastLane)
+
+
+class _FastLaneParser:
+    """aiohttp's request parser, whose parsed requests pass the fast lane first: those at the head of what one
+    read parsed that the lane answers are taken out (and their parser slots freed); the rest go on as usual."""
+
+    def __init__(self, parser: Any, handler: ServiceRequestHandler, lane: FastLane) -> None:
+        self._parser = parser
+        self._handler = handler
+        self._lane = lane
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
+
+    def feed_data(self, data: bytes) -> Any:
+        messages, upgraded, tail = self._parser.feed_data(data)
+        if messages and not upgraded and self._handler._idle():
+            answered = 0
+            lane = self._lane
+            for message, payload in messages:
+                if payload is not EMPTY_PAYLOAD or not isinstance(message, RawRequestMessage):
+                    break
+                answer = lane(message)
+                if answer is None:
+                    break
+                self._handler._answered(answer)
+                self._parser.message_consumed()
+                answered += 1
+            if answered:
+                self._handler._request_count += answered
+                messages = messages[answered:]
+        return messages, upgraded, tail
+
+
 class ServiceRequestHandler(RequestHandler):
     """aiohttp's protocol with JSON answers to requests it cannot parse and a deadline for headers."""
 
-    def __init__(self, manager: web.Server, *, header_timeout: float, **kwargs: Any) -> None:
+    def __init__(self, manager: web.Server, *, header_timeout: float, fast_lane: FastLane | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
+        if fast_lane is not None:
+            self._parser = cast(Any, _FastLaneParser(self._parser, self, fast_lane))
         self._header_timeout = header_timeout
         self._header_deadline: asyncio.TimerHandle | None = None
         self._last_body: Any = None  # the body stream of the newest request (bytes may still be its body)
@@ -121,6 +175,24 @@ class ServiceRequestHandler(RequestHandler):
             log.info("dropped the rest of a malformed request body: %s", type(exc).__name__)
             return
         super().log_exception(*args, **kw)
+
+    def _idle(self) -> bool:
+        """Whether the fast lane may answer now: the connection is open and kept alive, its handler waits for
+        the next request (everything before was answered), nothing is queued, and no access line is due (the
+        lane writes none)."""
+        waiter = self._waiter
+        return (waiter is not None and not waiter.done() and not self._messages and not self._request_in_progress
+                and self.transport is not None and not self._force_close and not self._close
+                and not self._logging_enabled)
+
+    def _answered(self, answer: bytes) -> None:
+        """Writes the fast lane's answer and starts the keep-alive timer, as aiohttp does after an answer."""
+        assert self.transport is not None
+        self.transport.write(answer)
+        loop = self._loop
+        self._next_keepalive_close_time = loop.time() + self._keepalive_timeout
+        if self._keepalive_handle is None:
+            self._keepalive_handle = loop.call_at(self._next_keepalive_close_time, self._process_keepalive)
 
     def end_after_response(self) -> None:
         """The connection closes once the current answer is written, without lingering to read the rest
@@ -174,12 +246,14 @@ class ServiceRequestHandler(RequestHandler):
 
 
 class _Server(web.Server):
-    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout: float, fast_lane: FastLane | None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout = header_timeout
+        self._fast_lane = fast_lane
 
     def __call__(self) -> RequestHandler:
-        return ServiceRequestHandler(self, loop=self._loop, header_timeout=self._header_timeout, **self._kwargs)
+        return ServiceRequestHandler(self, loop=self._loop, header_timeout=self._header_timeout,
+                                     fast_lane=self._fast_lane, **self._kwargs)
 
 
 class Listening:
@@ -207,9 +281,10 @@ class ServiceRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
+        app = self.app
         return _Server(server.request_handler, request_factory=server.request_factory,
                        handler_cancellation=server.handler_cancellation, loop=server._loop,
-                       header_timeout=self.header_timeout, **server._kwargs)
+                       header_timeout=self.header_timeout, fast_lane=app.get(FAST_LANE), **server._kwargs)
 
 
 async def _serve(runner: ServiceRunner, host: str, port: int, reuse_port: bool) -> None:

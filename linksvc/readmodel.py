@@ -51,6 +51,15 @@ class ReadModel(Generic[K, V]):
             entries[key] = value
         return value
 
+    def peek(self, key: K) -> V | None:
+        """The entry of ``key`` if held now (after the generation check), else None: never reads the store."""
+        generation = self._store.generation(self._model)
+        if generation != self._generation:
+            self._entries.clear()
+            self._generation = generation
+            return None
+        return self._entries.get(key)
+
     async def fill(self, load: Callable[[], Awaitable[list[tuple[K, V]]]]) -> int:
         """Holds what ``load()`` reads (up to the bound), unless the generation moved meanwhile; returns how
         many entries are held."""

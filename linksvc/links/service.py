@@ -13,7 +13,7 @@ from linksvc.resources.service import Resources
 from linksvc.store import Store
 from storage.links import EncodedLink, StoredLink, app_settings, encoded_link_by_code, encoded_links
 
-__all__ = ["StoredLink", "apple_app_site_association", "asset_links", "link_of_code"]
+__all__ = ["StoredLink", "apple_app_site_association", "asset_links", "held_link", "link_of_code"]
 
 
 MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benchmarks.md: their size)
@@ -23,6 +23,14 @@ async def link_of_code(db: Store, code: str) -> StoredLink | None:
     """The link at ``code``; None for an unknown code. Held in memory by each worker until a link changes."""
     model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
     held = await model.get(code, lambda: encoded_link_by_code(db.reader, code))
+    return None if held is None else held.decoded()
+
+
+def held_link(db: Store, code: str) -> StoredLink | None:
+    """The link at ``code`` if this worker holds it now, else None (unknown, or not read yet): no I/O, for a
+    path that answers without awaiting anything and leaves everything else to :func:`link_of_code`."""
+    model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
+    held = model.peek(code)
     return None if held is None else held.decoded()
 
 

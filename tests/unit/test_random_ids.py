@@ -1,4 +1,4 @@
-"""Fresh tracking ids (linksvc.links.tracking_ids): 32 hexadecimal digits, never repeated, and a forked worker
+"""Fresh tracking ids (linksvc.random_ids): 32 hexadecimal digits, never repeated, and a forked worker
 never hands out its parent's bytes."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from linksvc.links.tracking_ids import CHUNK, new_tracking_id
+from linksvc.random_ids import CHUNK, new_tracking_id
 
 
 def test_ids_are_32_hex_digits_and_do_not_repeat_across_refills() -> None:

@@ -1,4 +1,4 @@
-"""Fresh tracking ids: 128 random bits from the operating system, as 32 hexadecimal digits.
+"""Fresh tracking ids (and request ids): 128 (64) random bits from the operating system, as 32 hexadecimal digits.
 
 Each click that arrives without one gets one, so the redirect asks for randomness on every click. Read 16
 bytes at a time, ``os.urandom`` is one system call each (under load, a measurable share of a redirect); here
@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 
 CHUNK = 4096
-_SIZE = 16
 
 
 class _Buffer:
@@ -29,11 +28,20 @@ _buffer = _Buffer()
 os.register_at_fork(after_in_child=_buffer.clear)
 
 
-def new_tracking_id() -> str:
+def _random_hex(size: int) -> str:
     buffer = _buffer
     at = buffer.at
-    if at + _SIZE > len(buffer.data):
+    if at + size > len(buffer.data):
         buffer.data = os.urandom(CHUNK)
         at = 0
-    buffer.at = at + _SIZE
-    return buffer.data[at:at + _SIZE].hex()
+    buffer.at = at + size
+    return buffer.data[at:at + size].hex()
+
+
+def new_tracking_id() -> str:
+    return _random_hex(16)
+
+
+def new_request_id() -> str:
+    """16 hexadecimal digits from the same buffer, for a request that arrives without an ``X-Request-Id``."""
+    return _random_hex(8)

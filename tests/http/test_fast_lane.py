@@ -1,0 +1,159 @@
+"""The resolver's fast lane (api.links.resolver.FastRedirects on api.server's FAST_LANE), over raw sockets: a
+redirect of a held link is answered with the bytes the handler sends, its click recorded and counted the same,
+answers stay in order when requests are pipelined, and whatever the lane does not answer (unknown codes,
+pages, HEAD, HTTP/1.0, the service's own paths, a link edited a moment ago) gets the handler's answer."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+from typing import Any, cast
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from api.appkeys import CLICKS, DB
+from api.server import FAST_LANE
+from linksvc.seed import load_seed
+from storage.db import fetch_one
+from tests.conftest import ADMIN
+from tests.http.test_resolver import ANDROID, CODE, DESKTOP, _links
+from tests.rawhttp import Reply, parse
+
+if False:  # typing only
+    from api.links.resolver import FastRedirects
+
+
+@pytest.fixture
+async def links(client: TestClient) -> TestClient:
+    await load_seed(client.app[DB], _links(), allow_private=True)
+    return client
+
+
+def lane(client: TestClient) -> FastRedirects:
+    return cast("FastRedirects", client.app[FAST_LANE])
+
+
+def _get(path: str, ua: str = DESKTOP, method: str = "GET", version: str = "1.1", extra: str = "") -> bytes:
+    return f"{method} {path} HTTP/{version}\r\nHost: 127.0.0.1\r\nUser-Agent: {ua}\r\n{extra}\r\n".encode()
+
+
+def _split(raw: bytes) -> tuple[Reply, bytes] | None:
+    """The first whole answer in ``raw`` (with a Content-Length, or a HEAD answer without one) and the rest."""
+    head, found, rest = raw.partition(b"\r\n\r\n")
+    if not found:
+        return None
+    reply = parse(head + b"\r\n\r\n")
+    length = int(reply.headers.get("content-length", "0"))
+    if len(rest) < length:
+        return None
+    return parse(head + b"\r\n\r\n" + rest[:length]), rest[length:]
+
+
+def _converse(port: int, sends: list[bytes], answers_each: list[int]) -> list[Reply]:
+    """On one kept-alive connection: each of ``sends`` in turn, reading that many answers after it."""
+    replies: list[Reply] = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        buffer = b""
+        for data, count in zip(sends, answers_each, strict=True):
+            sock.sendall(data)
+            while count:
+                split = _split(buffer)
+                if split is None:
+                    chunk = sock.recv(65536)
+                    assert chunk, "the server closed the connection"
+                    buffer += chunk
+                    continue
+                reply, buffer = split
+                replies.append(reply)
+                count -= 1
+    return replies
+
+
+async def converse(client: TestClient, sends: list[bytes], answers_each: list[int] | None = None) -> list[Reply]:
+    assert client.server.port is not None
+    return await asyncio.to_thread(_converse, client.server.port, sends, answers_each or [1] * len(sends))
+
+
+def _shape(reply: Reply) -> tuple[Any, ...]:
+    """An answer without what differs between any two answers (date, request id, the new tracking id)."""
+    headers = {name: value for name, value in reply.headers.items() if name not in ("date", "x-request-id")}
+    headers["location"] = re.sub(r"tracking_id=[0-9a-f]{32}", "tracking_id=T", headers.get("location", ""))
+    return reply.status, list(reply.headers), headers, reply.body
+
+
+async def clicks_of(client: TestClient, code: str) -> int:
+    await client.app[CLICKS].flush()
+    row = await fetch_one(client.app[DB].reader, "SELECT count(*) FROM clicks JOIN links ON links.id = clicks.link_id "
+                                                 "WHERE links.code = ?", (code,))
+    assert row is not None
+    return int(row[0])
+
+
+async def test_the_lane_answers_with_the_handlers_bytes_and_records_the_click(links: TestClient) -> None:
+    before = lane(links).answered
+    # The first request of a connection, and the first of a link, take the handler; then the lane answers.
+    replies = await converse(links, [_get(f"/{CODE}"), _get(f"/{CODE}"), _get(f"/{CODE}", ANDROID),
+                                     _get(f"/{CODE}?utm_source=ig&tracking_id=kept-1")])
+    assert lane(links).answered - before == 3
+    assert [reply.status for reply in replies] == [302] * 4
+    assert _shape(replies[0]) == _shape(replies[1])
+    assert list(replies[0].headers) == ["location", "cache-control", "x-request-id", "content-length", "date",
+                                        "server"]
+    assert re.fullmatch(r"[0-9a-f]{16}", replies[1].headers["x-request-id"])
+    assert replies[0].headers["location"] != replies[1].headers["location"]  # a fresh tracking id each click
+    assert "utm_source=ig" in replies[3].headers["location"] and "tracking_id=kept-1" in replies[3].headers["location"]
+    assert await clicks_of(links, CODE) == 4
+    metrics = (await (await links.get("/metrics")).text()).splitlines()
+    assert 'linksvc_http_requests_total{method="GET",route="/{code}",status="302"} 4.0' in metrics
+
+
+async def test_an_incoming_request_id_is_echoed_as_the_handler_does(links: TestClient) -> None:
+    replies = await converse(links, [_get(f"/{CODE}", extra="X-Request-Id: trace.42\r\n")] * 2
+                             + [_get(f"/{CODE}", extra="X-Request-Id: not safe!\r\n")])
+    assert [reply.headers["x-request-id"] for reply in replies[:2]] == ["trace.42", "trace.42"]
+    assert re.fullmatch(r"[0-9a-f]{16}", replies[2].headers["x-request-id"])
+
+
+async def test_pipelined_requests_are_answered_in_order(links: TestClient) -> None:
+    await converse(links, [_get(f"/{CODE}")])  # the link is held from here on
+    burst = (_get(f"/{CODE}") + _get("/no-such-code") + _get(f"/{CODE}", ANDROID) + _get("/healthz")
+             + _get("/off-link") + _get(f"/{CODE}"))
+    replies = await converse(links, [_get("/healthz"), burst], [1, 6])
+    assert [reply.status for reply in replies] == [200, 302, 404, 302, 200, 410, 302]
+    assert replies[4].body == b'{"status":"ok"}'
+    assert await clicks_of(links, CODE) == 4
+
+
+async def test_what_the_lane_leaves_gets_the_handlers_answer(links: TestClient) -> None:
+    await converse(links, [_get(f"/{CODE}")])
+    before, clicks = lane(links).answered, await clicks_of(links, CODE)
+    replies = await converse(links, [
+        _get("/healthz"),
+        _get(f"/{CODE}", method="HEAD"),  # answered, nothing recorded
+        _get("/off-link"), _get("/old-link"),
+        _get(f"/{CODE}?$app-found=true", extra="Accept: application/json\r\n"),
+        _get("/metrics"),
+    ]) + await converse(links, [_get("/healthz"), _get(f"/{CODE}", version="1.0")])  # 1.0: then closed
+    assert [reply.status for reply in replies] == [200, 302, 410, 410, 200, 200, 200, 302]
+    assert replies[4].headers["content-type"].startswith("application/json")
+    assert replies[5].headers["content-type"].startswith("text/plain")
+    assert lane(links).answered == before
+    assert await clicks_of(links, CODE) == clicks + 2  # the HTTP/1.0 GET and the JSON answer
+
+
+async def test_an_edited_link_is_answered_from_its_new_version_at_once(links: TestClient) -> None:
+    link_id = "aaaaaaaa-0008-4000-8000-000000000004"
+    account = "aaaaaaaa-0000-4000-8000-000000000001"
+    replies = await converse(links, [_get("/app-link")] * 2)
+    assert replies[1].headers["location"].startswith("https://shop.example/app?a=1&")
+    edited = await links.patch(f"/api/admin/v1/accounts/{account}/links/{link_id}", headers=ADMIN,
+                               json={"destination_url": "https://shop.example/new"})
+    assert edited.status == 200, await edited.text()
+    replies = await converse(links, [_get("/app-link")] * 2)
+    assert all(reply.headers["location"].startswith("https://shop.example/new?") for reply in replies)
+    disabled = await links.patch(f"/api/admin/v1/accounts/{account}/links/{link_id}", headers=ADMIN,
+                                 json={"disabled": True})
+    assert disabled.status == 200
+    assert [reply.status for reply in await converse(links, [_get("/app-link")] * 2)] == [410, 410]
