@@ -8,7 +8,7 @@ from typing import Any
 
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
-OWNS = ("clicks",)
+OWNS = ("clicks", "click_journals")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
@@ -44,7 +44,7 @@ ROWS_PER_STATEMENT = 1000  # 17,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
-async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
+async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[str, int] | None = None) -> None:
     """One multi-row ``INSERT`` per thousand clicks.
 
     Not ``executemany``: it hands the GIL back and forth once per row, and while the event loop is busy
@@ -55,6 +55,20 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
         chunk = rows[start:start + ROWS_PER_STATEMENT]
         sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
         await execute(tx, sql, [value for row in chunk for value in row])
+    if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
+        await execute(tx, "INSERT INTO click_journals (name, stored) VALUES (?, ?) "
+                          "ON CONFLICT (name) DO UPDATE SET stored = max(stored, excluded.stored)", journal)
+
+
+async def journal_marks(conn: Conn) -> dict[str, int]:
+    """How far each click journal is stored, by its file name."""
+    return {row[0]: int(row[1]) for row in await fetch_all(conn, "SELECT name, stored FROM click_journals")}
+
+
+async def forget_journals(tx: Tx, names: Sequence[str]) -> None:
+    """The marks of journals that are gone (recovered, or closed at a clean stop)."""
+    for name in names:
+        await execute(tx, "DELETE FROM click_journals WHERE name = ?", (name,))
 
 
 def _major(column: str) -> str:

@@ -23,7 +23,7 @@ SUFFIX = ".spill.jsonl"
 CLAIMED = ".claimed-"
 
 
-def _storable(value: Any) -> Any:
+def storable(value: Any) -> Any:
     if isinstance(value, str):
         return safe_text(value, 4000)
     if isinstance(value, dict):
@@ -36,7 +36,7 @@ def spill(database: str, rows: Iterable[Sequence[Any]]) -> Path:
     with path.open("wb") as out:
         for row in rows:
             with contextlib.suppress(TypeError):  # a row no JSON can hold is one the store refused anyway
-                out.write(dumpb([_storable(value) for value in row]) + b"\n")
+                out.write(dumpb([storable(value) for value in row]) + b"\n")
         out.flush()
         os.fsync(out.fileno())
     return path

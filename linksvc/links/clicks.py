@@ -13,7 +13,9 @@ to the dead-letter table with the reason, and every other click of the batch is 
 never block the recording of the others.
 
 A clean stop writes what waits; should the store refuse it then, the clicks go to a spill file beside the
-database that the next start writes (:mod:`linksvc.links.click_spill`): nothing buffered is lost.
+database that the next start writes (:mod:`linksvc.links.click_spill`): nothing buffered is lost. A process
+killed outright loses nothing either: every buffered click is also in a journal mapped into memory
+(:mod:`linksvc.links.click_journal`), which the next start writes.
 
 The request path only appends a tuple of what it already has (a :class:`Click`); turning it into the
 stored row (the time as ISO text, the UTM fields as JSON) happens once per batch, at flush time. So does
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from functools import partial
 from pathlib import Path
@@ -34,7 +37,7 @@ from typing import Any, NamedTuple
 
 from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
-from linksvc.links import click_spill
+from linksvc.links import click_journal, click_spill
 from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
@@ -42,6 +45,7 @@ from storage import dead_letters
 from storage.db import Database, StoreError, StoreOperationalError
 
 log = logging.getLogger("linksvc.clicks")
+ADOPT_SECONDS = 5.0  # how often a worker looks for clicks a dead process left
 
 
 class Click(NamedTuple):
@@ -88,6 +92,7 @@ class ClickRecorder:
         self.details = details if details is not None else DetailsCache()
         self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
         self._spilled_left = 0
+        self._journal: click_journal.ClickJournal | None = None  # between start and stop, for a database file
         self.batch = batch
         self.interval = interval
         self._buffer: deque[Click] = deque(maxlen=limit)
@@ -100,9 +105,16 @@ class ClickRecorder:
         self.dead = 0
 
     def record(self, row: Click) -> None:
+        journal = self._journal
         if len(self._buffer) == self._buffer.maxlen:
             self.dropped += 1
+            if self._spilled_left:
+                self._spilled_left -= 1
+            elif journal is not None:
+                journal.forget_oldest()
         self._buffer.append(row)
+        if journal is not None:
+            journal.append(row)
         if len(self._buffer) >= self.batch:
             self._wake.set()
 
@@ -122,9 +134,12 @@ class ClickRecorder:
             pieces = [clicks]
             while pieces:  # depth first, in order: the buffer's head is always the next piece's head
                 piece = pieces.pop()
+                journaled = len(piece) - min(len(piece), self._spilled_left)  # the rest came from spill files
                 try:
                     rows = [stored_row(click, details.get(_agent(click), NO_DETAILS)) for click in piece]
-                    await self.db.write(partial(repo.insert_clicks, rows=rows))
+                    offset = None if self._journal is None else self._journal.offset_after(journaled)
+                    mark = None if offset is None or self._journal is None else (self._journal.name, offset)
+                    await self.db.write(partial(repo.insert_clicks, rows=rows, journal=mark))
                 except StoreOperationalError:
                     raise  # the store, not the rows: everything not written waits for the next try
                 except Exception as exc:
@@ -139,6 +154,8 @@ class ClickRecorder:
                 for _ in piece:
                     self._buffer.popleft()
                 self._forget_spilled(len(piece))
+                if self._journal is not None:
+                    self._journal.stored(journaled)
             return written
 
     def _forget_spilled(self, taken: int) -> None:
@@ -166,30 +183,54 @@ class ClickRecorder:
             log.warning("counting without %d buffered clicks: %s", self.pending, exc)
 
     async def _run(self) -> None:
+        adopted = time.monotonic()
+        if self.db.path != ":memory:":
+            await self._adopt()
         while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)
             self._wake.clear()
             if self._stopping.is_set():
                 return
+            if self.db.path != ":memory:" and time.monotonic() - adopted >= ADOPT_SECONDS:
+                adopted = time.monotonic()
+                await self._adopt()
             try:
                 await self.flush()
             except Exception:  # the clicks stay buffered for the next try
                 log.exception("writing %d clicks failed; will retry", self.pending)
 
-    def start(self) -> None:
-        if self.db.path != ":memory:":
-            self._spilled, rows = click_spill.claim(self.db.path)
-            clicks = [Click(*row) for row in rows if len(row) == len(Click._fields)]
+    async def _adopt(self) -> None:
+        """Takes the clicks other runs left: the journals of processes that died (one that was still dying
+        when this one started is taken at a later turn) and the spill files. They go to the buffer's head."""
+        try:
+            marks = await repo.journal_marks(self.db.reader)
+            click_journal.recover(self.db.path, marks)
+            gone = [name for name in marks if name not in click_journal.journal_names(self.db.path)]
+            if gone:
+                await self.db.write(partial(repo.forget_journals, names=gone))
+        except (StoreError, OSError):  # tried again at the next turn
+            log.exception("could not look for the clicks of processes that died")
+        async with self._writing:
+            self._take_spilled()
+
+    def _take_spilled(self) -> None:
+        paths, rows = click_spill.claim(self.db.path)
+        clicks = [Click(*row) for row in rows if len(row) == len(Click._fields)]
+        if clicks:
             self._buffer.extendleft(reversed(clicks))
-            self._spilled_left = len(clicks)
-            if clicks:
-                log.info("%d clicks a stop could not write are written now", len(clicks))
-                self._wake.set()
-            else:  # nothing readable in them
-                for path in self._spilled:
-                    path.unlink(missing_ok=True)
-                self._spilled = []
+            self._spilled += paths
+            self._spilled_left += len(clicks)
+            log.info("%d clicks a stop could not write are written now", len(clicks))
+            self._wake.set()
+        else:  # nothing readable in them
+            for path in paths:
+                path.unlink(missing_ok=True)
+
+    def start(self) -> None:
+        """Starts the writing; the clicks earlier runs left are taken at once, in the background."""
+        if self.db.path != ":memory:":
+            self._journal = click_journal.ClickJournal(self.db.path)
         self._stopping.clear()
         self._task = asyncio.create_task(self._run())
 
@@ -203,12 +244,21 @@ class ClickRecorder:
             self._wake.set()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._journal is not None:
+            await self._adopt()  # a journal of a process that died since the last turn
         try:
             await self.flush()
         except Exception:
             if self.db.path == ":memory:" or not self._buffer:
+                self._close_journal()
                 raise
             path = click_spill.spill(self.db.path, list(self._buffer))
             log.exception("the store refused %d clicks at stop; kept in %s for the next start", self.pending, path)
             for claimed in self._spilled:  # their clicks are in the new file
                 claimed.unlink(missing_ok=True)
+        self._close_journal()
+
+    def _close_journal(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
