@@ -49,12 +49,14 @@ def deliveries(connections: Sequence[dict[str, Any]], account_id: str, event: di
 
 async def enqueue_many(tx: Tx, account_id: str,
                        items: Sequence[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]],
-                       now: str) -> int:
+                       now: str, enabled: Sequence[dict[str, Any]] | None = None) -> int:
     """The batch form of :func:`enqueue`: ``(event, customer, trigger, effects)`` for each, in order; the
-    connections read once and every delivery written together. Returns how many are pending."""
+    enabled connections read once (or as the caller holds them) and every delivery written together. Returns
+    how many are pending."""
     if not items:
         return 0
-    enabled = await connections(tx, account_id)
+    if enabled is None:
+        enabled = await connections(tx, account_id)
     rows = [row for event, customer, trigger, effects in items
             for row in deliveries(enabled, account_id, event, customer, trigger, effects, now)]
     await repo.enqueue(tx, rows)
