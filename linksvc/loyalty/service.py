@@ -308,18 +308,24 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
     campaigns: dict[str, dict[str, Any]] = {}
     tiers: Sequence[dict[str, Any]] = []
     if rows:
-        stored = await stats_repo.of_customers(tx, rows)
-        history = await repo.purchase_totals_of(tx, account_id, [c for c in rows if c not in stored])
-        lines: dict[str, dict[str, WalletLine]] = {customer_id: {} for customer_id in rows}
-        for line in await wallet_repo.live_lines_of_customers(tx, account_id, rows, _day_start(now_dt)):
-            lines[line.customer_id][line.id] = line
-        for customer_id, row in rows.items():
-            holders[customer_id] = _Holder(row.body, lines[customer_id], stored.get(customer_id),
-                                           history.get(customer_id, (Decimal(0), 0)))
         if held is not None:
             campaigns = {c["id"]: c for c in held.behavior_campaigns}
         else:
             campaigns = {c["id"]: c for c in await repo.behavior_campaigns(tx, account_id)}
+        stored = await stats_repo.of_customers(tx, rows)
+        history = await repo.purchase_totals_of(tx, account_id, [c for c in rows if c not in stored])
+        # Every line of those who redeem or whose totals are built; of the others, what can lapse or count.
+        whole = {c for c in rows if c not in stored} | {
+            row.id for row, e in ((customers.of(e), e) for e in events) if row is not None and e.redeem}
+        capped = [c for c, body in campaigns.items() if (body.get("attributes") or {}).get("max_per_day")]
+        received = [p.received_at for p in batch if p.received_at is not None] or [now_dt]
+        lines: dict[str, dict[str, WalletLine]] = {customer_id: {} for customer_id in rows}
+        for line in await wallet_repo.lines_for_events(tx, account_id, rows, iso(max(received)), whole, capped,
+                                                        _day_start(min(received))):
+            lines[line.customer_id][line.id] = line
+        for customer_id, row in rows.items():
+            holders[customer_id] = _Holder(row.body, lines[customer_id], stored.get(customer_id),
+                                           history.get(customer_id, (Decimal(0), 0)))
         if any(e.type == PURCHASE for e in events):
             tiers = held.tier_rules if held is not None else await repo.tiers(tx, account_id)
     connections = list(held.connections) if held is not None else None
