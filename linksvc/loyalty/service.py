@@ -554,7 +554,8 @@ class _Coalescer:
     async def apply(self, account_id: str, prepared: list[Prepared]) -> list[Result]:
         with self._lock:
             gathering = self._open.get(account_id)
-            first = gathering is None or gathering.events + len(prepared) > MAX_GATHERED
+            first = (gathering is None or gathering.events + len(prepared) > MAX_GATHERED
+                     or (gathering.done is not None and gathering.done.done()))
             if first:
                 gathering = self._open[account_id] = _Gathering()
             assert gathering is not None
@@ -566,12 +567,19 @@ class _Coalescer:
             # A task of its own, so that a request that goes away does not take the others' write with it.
             gathering.done = asyncio.ensure_future(
                 self._store.write(partial(self._unit, account_id, gathering)))
+            # The unit may never run (the group failed to begin: the store is locked): forget it all the same.
+            gathering.done.add_done_callback(partial(self._forget, account_id, gathering))
         assert gathering.done is not None
         outcomes = await asyncio.shield(gathering.done)
         outcome = outcomes[index]
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+    def _forget(self, account_id: str, gathering: _Gathering, _: object) -> None:
+        with self._lock:
+            if self._open.get(account_id) is gathering:
+                del self._open[account_id]
 
     async def _unit(self, account_id: str, gathering: _Gathering, tx: Tx) -> list[list[Result] | BaseException]:
         with self._lock:
