@@ -216,6 +216,7 @@ class _Holder:
     history: tuple[Decimal, int]  # purchase totals from the events, for stats not built yet
     stats: stats_repo.Stats | None = None  # current; None until an accepted event touched the customer
     tier_changed: bool = False
+    tier_changed_at: str = ""  # when the last event that moved the tier came
 
     def current_stats(self, account_id: str) -> stats_repo.Stats:
         """The running totals; built from the history the first time, as :func:`_stats` does."""
@@ -284,7 +285,8 @@ class _Batch:
     events: list[repo.StoredEvent] = field(default_factory=list)
     new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
     entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
-    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]] = field(default_factory=list)
+    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any], str]] = field(
+        default_factory=list)
 
     @property
     def now(self) -> str:
@@ -410,7 +412,8 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
                                    "expiration_date": line.expiration_date})
         if event.type == PURCHASE:
             effects.tier = rules.retier(customer, state.tiers, facts)
-            holder.tier_changed = holder.tier_changed or effects.tier is not None
+            if effects.tier is not None:
+                holder.tier_changed, holder.tier_changed_at = True, now
         work.keep(state)
     body = {
         **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
@@ -433,13 +436,12 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
     # The customer as it is right after this event (a later event of the batch may change its tier again).
     state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
-                             effects.as_dict()))
+                             effects.as_dict(), now))
     return event_id, True
 
 
 async def _write(tx: Tx, state: _Batch) -> None:
     """The batch's writes, a statement or a few per table."""
-    now = state.now
     await repo.insert_many(tx, state.events)
     lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
     await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
@@ -452,8 +454,8 @@ async def _write(tx: Tx, state: _Batch) -> None:
         if holder.tier_changed:
             customer = holder.customer
             await documents.update(tx, "customers", state.account_id, customer["id"], dumps(customer),
-                                   {"tier_id": customer.get("tier_id")}, now)
-    await outbox.enqueue_many(tx, state.account_id, state.deliveries, now, state.connections)
+                                   {"tier_id": customer.get("tier_id")}, holder.tier_changed_at)
+    await outbox.enqueue_each(tx, state.account_id, state.deliveries, state.connections)
 
 
 async def _apply_together(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,

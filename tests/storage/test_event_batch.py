@@ -264,13 +264,17 @@ async def test_the_other_account_is_untouched(store: Database) -> None:
 
 async def test_concurrent_requests_are_one_batch_with_the_state_of_one_request_at_a_time(store: Database) -> None:
     one_db = store
-    singles = [(await events.ingest(one_db, A, [raw], "SERVER", NOW))[0] for raw in SCENARIO]
+    # Each request at its own time: what each event stores and its deliveries carry that time.
+    times = [NOW + timedelta(milliseconds=i) for i in range(len(SCENARIO))]
+    singles = [(await events.ingest(one_db, A, [raw], "SERVER", at))[0]
+               for raw, at in zip(SCENARIO, times, strict=True)]
     events.uuid = _Ids()  # type: ignore[assignment]
     together_db = await _second()
     try:
         units = together_db.writer.units
         # Requests that arrive while the write queue is busy wait together, then go as one batch.
-        together = await asyncio.gather(*(events.ingest(together_db, A, [raw], "SERVER", NOW) for raw in SCENARIO))
+        together = await asyncio.gather(*(events.ingest(together_db, A, [raw], "SERVER", at)
+                                          for raw, at in zip(SCENARIO, times, strict=True)))
         assert together_db.writer.units - units == 1
         assert _statuses(singles) == _statuses([r[0] for r in together]) == EXPECTED
         assert together[5][0] == (together[1][0][0], False)  # type: ignore[index]
