@@ -27,6 +27,7 @@ import fcntl
 import logging
 import os
 import sqlite3
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +42,7 @@ log = logging.getLogger("linksvc.db")
 
 T = TypeVar("T")
 MAX_UNITS = 2000  # units in one group at most
+LOCK_WAIT_S = 5.0  # the processes' write lock is waited for this long at most (SQLite's busy timeout)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -93,17 +95,32 @@ class ProcessLock:
     """The write lock between the processes on one database (the workers of ``linksvc serve``): an ``flock`` on
     ``<database>-write.lock``, taken on the writer's thread before ``BEGIN IMMEDIATE`` and given back after the
     ``COMMIT`` or ``ROLLBACK``. Without it a second process's ``BEGIN IMMEDIATE`` meets SQLite's lock and polls
-    for it, sleeping 1, 2, 5, 10 ... up to 100 ms between tries (``busy_timeout``); the kernel hands an
-    ``flock`` over the moment it is released. SQLite's lock still guards against every other writer."""
+    for it, sleeping 1, 2, 5, 10 ... up to 100 ms between tries (``busy_timeout``): a worker can sleep long
+    after the other's commit. This lock is tried again every half millisecond at most. SQLite's lock still
+    guards against every other writer."""
 
     def __init__(self, path: str | None) -> None:
         self._fd = None if path is None else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         self._held = False
 
-    def acquire(self) -> None:
-        if self._fd is not None and not self._held:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+    def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
+        """Takes the lock, trying again every half millisecond at most; after ``wait_s`` goes on without it
+        (SQLite's lock and its busy timeout then decide, as they do for a writer that takes no ``flock``: a
+        process that holds the lock too long gets the others a 503, not a wait without end)."""
+        if self._fd is None or self._held:
+            return
+        deadline, pause = time.monotonic() + wait_s, 0.00005
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(pause)
+                pause = min(2 * pause, 0.0005)
+                continue
             self._held = True
+            return
 
     def release(self) -> None:
         if self._fd is not None and self._held:
