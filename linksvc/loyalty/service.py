@@ -205,6 +205,11 @@ def _open_of_reward(lines: Iterable[WalletLine], reward_id: str, now: str) -> li
                   key=lambda line: (line.expiration_date is None, line.expiration_date or "", line.issued_at, line.id))
 
 
+def _counts(line: WalletLine, campaign_id: str, since: str) -> bool:
+    """Whether a line counts toward a campaign's max_per_day from ``since``."""
+    return line.campaign_id == campaign_id and line.source == "event" and line.issued_at >= since
+
+
 @dataclass
 class _Holder:
     """One customer's state while a batch is applied: what is stored, with the effects of the batch's
@@ -217,6 +222,40 @@ class _Holder:
     stats: stats_repo.Stats | None = None  # current; None until an accepted event touched the customer
     tier_changed: bool = False
     tier_changed_at: str = ""  # when the last event that moved the tier came
+    # The earliest expiration of a line that holds something ("" when unknown, None when there is none): no
+    # line can have lapsed before it, so an event before it looks at no line to expire.
+    earliest: str | None = ""
+    # Lines a campaign issued since a moment, as counted for max_per_day: (campaign, since) -> how many.
+    issued: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def lapsed(self, now: str) -> list[WalletLine]:
+        """:func:`_lapsed` of the held lines, without looking at them when none can have lapsed."""
+        if self.earliest == "":
+            self.earliest = min((line.expiration_date for line in self.lines.values()
+                                 if line.expiration_date is not None and line.amount > 0), default=None)
+        if self.earliest is None or self.earliest > now:
+            return []
+        return _lapsed(self.lines.values(), now)
+
+    def issued_since(self, campaign_id: str, since: str) -> int:
+        key = (campaign_id, since)
+        found = self.issued.get(key)
+        if found is None:
+            found = self.issued[key] = sum(1 for line in self.lines.values() if _counts(line, campaign_id, since))
+        return found
+
+    def keep(self, line: WalletLine) -> None:
+        """A line as an accepted event left it (new, or with its new amount)."""
+        if line.id not in self.lines:
+            for campaign_id, since in self.issued:
+                if _counts(line, campaign_id, since):
+                    self.issued[(campaign_id, since)] += 1
+        self.lines[line.id] = line
+        if self.earliest != "" and line.amount > 0 and line.expiration_date is not None:
+            self.earliest = line.expiration_date if self.earliest is None else min(self.earliest,
+                                                                                   line.expiration_date)
+        elif line.amount <= 0:
+            self.earliest = ""  # the earliest may be gone: found again when next needed
 
     def current_stats(self, account_id: str) -> stats_repo.Stats:
         """The running totals; built from the history the first time, as :func:`_stats` does."""
@@ -257,14 +296,15 @@ class _Work:
 
     def issued_since(self, campaign_id: str, since: str) -> int:
         """How many lines a campaign issued to the customer since ``since`` (reversed ones included)."""
-        return sum(1 for line in self.lines() if line.campaign_id == campaign_id and line.source == "event"
-                   and line.issued_at >= since)
+        return self.holder.issued_since(campaign_id, since) + sum(
+            1 for line_id, line in self.changed.items()
+            if line_id not in self.holder.lines and _counts(line, campaign_id, since))
 
     def keep(self, batch: _Batch) -> None:
         for line_id, line in self.changed.items():
             if line_id not in self.holder.lines and line_id not in batch.new_lines:
                 batch.new_lines[line_id] = None
-            self.holder.lines[line_id] = line
+            self.holder.keep(line)
         batch.entries.extend(self.entries)
         self.holder.stats = self.stats
 
@@ -381,7 +421,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     work: _Work | None = None
     if holder is not None and customer is not None:
         work = _Work(holder, account_id, event_id, now)
-        for line in _lapsed(work.lines(), now):
+        for line in holder.lapsed(now):  # the event's first change: the held lines are the work's
             work.change(line, -line.amount, "expire")
             effects.expired.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(line.amount)})
         if event.redeem:
