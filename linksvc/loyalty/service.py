@@ -475,8 +475,9 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     if event.order_id is not None:
         state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
     # The customer as it is right after this event (a later event of the batch may change its tier again).
-    state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
-                             effects.as_dict(), now))
+    if state.connections != []:  # none enabled: no deliveries to work out
+        state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
+                                 effects.as_dict(), now))
     return event_id, True
 
 
