@@ -142,6 +142,12 @@ def post_json(server: load.Server, path: str, body: str, token: str) -> tuple[in
     return load.post_json(server.url(path), body, {"Authorization": f"Bearer {token}"}, SETTLE_S)
 
 
+def _cpu(server: load.Server) -> float:
+    """CPU seconds (user + system) of the server and of its worker processes (with ``--workers N`` the server
+    only supervises them)."""
+    return server.cpu_seconds() + sum(load.proc_cpu(pid) for pid in load.children(server.process.pid))
+
+
 class Runner:
     """wrk runs; each script has a new run number, so order_ids never repeat."""
 
@@ -165,10 +171,10 @@ class Runner:
         """The warm-up run (if any) and the measured run (last), each followed by ``settle(server)``."""
         made = []
         for seconds in [self.load.warmup] * (self.load.warmup > 0) + [self.load.duration]:
-            cpu = server.cpu_seconds()
+            cpu = _cpu(server)
             result = self.wrk(server, s, headers, seconds)
             settle(server)
-            made.append(replace(result, cpu_s=server.cpu_seconds() - cpu))
+            made.append(replace(result, cpu_s=_cpu(server) - cpu))
         return made
 
 
