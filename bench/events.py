@@ -3,16 +3,17 @@
 Accepted events per second of ``POST /api/storefront/v1/behavior/events`` (one PURCHASE per request) and of
 ``.../events/bulk`` (PURCHASE and custom events), with wrk on 127.0.0.1 over the demo data (its customers,
 its active custom event type, the stores and products its BEHAVIOR campaigns name, so that purchases earn
-rewards), beside the bare aiohttp handler (``GET /bare`` of ``bench/baseline.py``) before and after.
+rewards), beside the bare aiohttp handler (``GET /bare`` of ``bench/baseline.py``) in the same run.
 
 Each service row is a fresh ``linksvc serve`` over an empty temporary database (the demo's resources load,
 without its week of activity and with its connections off: ingest is measured, not forwarding), with
 ``LINKSVC_DB_SYNCHRONOUS=FULL``. Every order_id is new (run, wrk thread, per-thread counter). The Lua
 script (``bench/events_lua.py``) counts 202 answers and the ``accepted`` of bulk 200 answers; after the
 measured phase wrk sends nothing (``delay()``) for a tail, then each run is settled: one more event is
-posted and answered, so everything queued before it in the group commit is committed. After SIGTERM the
-rows of ``events`` are compared with the events answered as accepted. Rewrites its section of
-docs/benchmarks.md unless ``--no-docs``.
+posted and answered, so everything queued before it on the write queue is committed. After SIGTERM the
+rows of ``events`` are compared with the events answered as accepted. Rounds of A B (A: the bare handler, B:
+each service row, with 1 and 2 workers by default), figures the medians of the rounds. Rewrites its section
+of docs/benchmarks.md unless ``--no-docs``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ COMMAND = ".venv/bin/python -m bench.events"
 API = load.API
 SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 ORDER = "@ORDER@"  # where a body template's order_id goes
-GOALS = {"single": 2_000, "bulk": 17_000}  # events/s; bulk: ten times 1,700
+SINGLE_SHARE = 0.25  # of the bare handler's requests/s, one PURCHASE per request
+BULK_GOAL = 17_000  # events/s
 SETTLE_S = 900  # at most this long for the backlog of a run to be committed
 
 
@@ -140,6 +142,12 @@ def post_json(server: load.Server, path: str, body: str, token: str) -> tuple[in
     return load.post_json(server.url(path), body, {"Authorization": f"Bearer {token}"}, SETTLE_S)
 
 
+def _cpu(server: load.Server) -> float:
+    """CPU seconds (user + system) of the server and of its worker processes (with ``--workers N`` the server
+    only supervises them)."""
+    return server.cpu_seconds() + sum(load.proc_cpu(pid) for pid in load.children(server.process.pid))
+
+
 class Runner:
     """wrk runs; each script has a new run number, so order_ids never repeat."""
 
@@ -163,10 +171,10 @@ class Runner:
         """The warm-up run (if any) and the measured run (last), each followed by ``settle(server)``."""
         made = []
         for seconds in [self.load.warmup] * (self.load.warmup > 0) + [self.load.duration]:
-            cpu = server.cpu_seconds()
+            cpu = _cpu(server)
             result = self.wrk(server, s, headers, seconds)
             settle(server)
-            made.append(replace(result, cpu_s=server.cpu_seconds() - cpu))
+            made.append(replace(result, cpu_s=_cpu(server) - cpu))
         return made
 
 
@@ -184,13 +192,15 @@ def stored(db: Path) -> dict[str, int]:
             ("most_lines", most.format("wallet_lines", "")))}
 
 
-def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, Accounting]:
-    """A fresh service: a request of ``s`` checked, warm-up and measured runs each settled by an event posted
-    after it and awaited (the group commit is first in, first out: what was queued before is committed)."""
-    db = runner.directory / f"events-{s.name}.db"
+def service_row(runner: Runner, s: Scenario, single: Scenario, workers: int = 1,
+                round_: int = 1) -> tuple[Result, Accounting]:
+    """A fresh service (``workers`` processes): a request of ``s`` checked, warm-up and measured runs each settled
+    by an event posted after it and awaited (the write queue is first in, first out: what was queued before is
+    committed)."""
+    db = runner.directory / f"events-{s.name}-w{workers}-r{round_}.db"
     probes = 0
     env = {**SERVICE_ENV, "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(runner.directory))}
-    with load.service(f"linksvc ({s.name})", db, env) as service:
+    with load.service(f"linksvc ({s.name})", db, env, "--workers", str(workers)) as service:
         token = load.authorize(service, data.DEMO_SERVER_KEY)
 
         def probe(scenario: Scenario, server: load.Server = service) -> None:
@@ -209,7 +219,8 @@ def service_row(runner: Runner, s: Scenario, single: Scenario) -> tuple[Result, 
                               settle=lambda server: probe(single, server))
         exit_code = load.stop(service)
     answered = s.per_request + (probes - 1) + sum(r.events for r in made)
-    return made[-1], Accounting(label=s.title, answered=answered, in_flight=sum(r.sent - r.answered for r in made),
+    label = f"{s.title}, {workers} worker{'s' if workers > 1 else ''}, round {round_}"
+    return made[-1], Accounting(label=label, answered=answered, in_flight=sum(r.sent - r.answered for r in made),
                                 per_request=s.per_request, exit_code=exit_code, **stored(db))
 
 
@@ -217,53 +228,93 @@ def _n(x: float) -> str:
     return f"{x:,.1f}" if x < 10 else f"{x:,.0f}"
 
 
-def _ms(r: Result, us: int) -> str:
-    return "-" if not r.answered else f"{us / 1000:.1f} ms" if us >= 1000 else f"{us / 1000:.2f} ms"
+def _ms(us: float, answered: int = 1) -> str:
+    return "-" if not answered else f"{us / 1000:.1f} ms" if us >= 1000 else f"{us / 1000:.2f} ms"
 
 
-def section(rows: list[tuple[str, Result]], accounts: list[Accounting], settings: load.Load, args: argparse.Namespace,
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: the same measurement in every round (A B A B: bare, service, bare, service)."""
+
+    label: str
+    rounds: list[Result]
+
+    def rps(self) -> float:
+        return _median([r.per_s(r.answered_window) for r in self.rounds])
+
+    def eps(self) -> float:
+        return _median([r.per_s(r.events_window) for r in self.rounds])
+
+    def cells(self, bare: float) -> list[str]:
+        rounds = self.rounds
+        cpu = [r.cpu_per_event for r in rounds]
+        return [self.label, _n(self.rps()), _n(self.eps()),
+                " / ".join(_n(r.per_s(r.events_window)) for r in rounds), f"{self.rps() / bare:.2%}",
+                _ms(_median([r.p50_us for r in rounds]), sum(r.answered for r in rounds)),
+                _ms(_median([r.p99_us for r in rounds]), sum(r.answered for r in rounds)),
+                " / ".join(cpu), str(sum(r.timeouts for r in rounds))]
+
+
+def goals(rows: list[Row], bare: float) -> list[str]:
+    """Each goal against each worker count."""
+    lines = []
+    for row in rows:
+        if row.label.startswith("single"):
+            share = row.rps() / bare
+            lines.append(f"{row.label}: {share:.2%} of the bare handler's requests/s, goal {SINGLE_SHARE:.0%}: "
+                         f"{'met' if share >= SINGLE_SHARE else '**not met**'}")
+        elif row.label.startswith("bulk"):
+            lines.append(f"{row.label}: {row.eps():,.0f} events/s, goal {BULK_GOAL:,}: "
+                         f"{'met' if row.eps() >= BULK_GOAL else '**not met**'}")
+    return lines
+
+
+def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, args: argparse.Namespace,
             custom: str) -> tuple[str, list[str]]:
     """(the docs section, the summary lines)."""
-    bare = statistics.mean(r.per_s(r.answered_window) for label, r in rows if label.startswith("bare"))
-    table = [[label, _n(r.per_s(r.answered_window)), _n(r.per_s(r.events_window)),
-              f"{r.per_s(r.answered_window) / bare:.2%}", _ms(r, r.p50_us), _ms(r, r.p99_us),
-              f"{_n(r.per_s(2 * r.events_first))} / {_n(r.per_s(2 * (r.events_window - r.events_first)))}",
-              r.cpu_per_event, str(r.timeouts)] for label, r in rows]
-    eps = {label: r.per_s(r.events_window) for label, r in rows}
-    lines = [f"{name}: {eps[name]:,.0f} events/s, goal {goal:,}: {'met' if eps[name] >= goal else '**not met**'}"
-             for name, goal in GOALS.items()]
+    bare = next(row for row in rows if row.label.startswith("bare")).rps()
+    table = [row.cells(bare) for row in rows]
+    lines = goals(rows, bare)
     lines += [f"{a.label}: {a.answered:,} events answered as accepted, {a.stored:,} stored ({a.verdict()}); "
               f"{a.purchases:,} purchases, {a.earned:,} events issued a reward ({a.issues:,} ledger issue entries); "
               f"at the end one customer had up to {a.most_purchases:,} purchases and {a.most_lines:,} wallet lines; "
               f"exit code {a.exit_code}" for a in accounts]
+    workers = " and ".join(str(w) for w in args.workers)
     text = "\n".join([
         "## Behavior events (issue 5)", "",
         f"Command: `{COMMAND}` (options: `--help`; {load.revision()}).", "",
         f"Machine: {load.machine().line()}.", "",
         f"Load: wrk on 127.0.0.1, {settings.connections} connections ({args.bulk_connections} for bulk: "
         f"{args.bulk_connections} × {args.batch} events in flight), {settings.threads} threads, {settings.warmup} s "
-        f"warm-up then {settings.duration} s measured per row; for the service each run ends with a {args.tail} s tail "
+        f"warm-up then {settings.duration} s measured per run, in {args.rounds} rounds of A B (A: the bare handler, "
+        f"B: every service row), A B A B, each figure the median of its rounds (the events/s of each round "
+        f"shown too). For the service each run ends with a {args.tail} s tail "
         "where wrk "
         "sends nothing (Lua `delay()`) so that what is in flight is answered and counted, then one more event is "
-        "posted and awaited, so that the run's backlog is committed before the next. Each service row is a fresh "
-        "`linksvc serve` (one process) over an empty temporary database where the demo (`fixtures/demo.json`) "
-        "loads, with `LINKSVC_LOG_LEVEL=WARNING` and `LINKSVC_DB_SYNCHRONOUS=FULL` (the default): every event is "
-        "committed and synced to disk (group commit) before its answer. Reference: the bare aiohttp handler "
-        "(`bench/baseline.py`, one process, no middleware), `GET /bare` answering a fixed small JSON body (the "
-        "baseline has no POST route, so the reference is a GET without a body), before and after the service; "
-        "share of bare = requests/s over the mean of the two.", "",
+        "posted and awaited, so that the run's backlog is committed before the next. Each service run is a fresh "
+        f"`linksvc serve --workers N` (N = {workers}) over an empty temporary database where the demo "
+        "(`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING` and `LINKSVC_DB_SYNCHRONOUS=FULL` (the "
+        "default): every event is committed and synced to disk before its answer. Reference: the bare aiohttp "
+        "handler (`bench/baseline.py`, one process, no middleware), `GET /bare` answering a fixed small JSON body "
+        "(the baseline has no POST route, so the reference is a GET without a body); share of bare = requests/s "
+        "over the bare handler's median.", "",
         "Data: the demo account's SERVER key. Single: one PURCHASE per request, one of 24 bodies at random, a new "
         "`order_id` per request (run, wrk thread, per-thread counter), one of the 6 demo customers by "
         "`customer_id` or `document_number`, 1-3 of the demo campaigns' SKUs, a store and a channel its BEHAVIOR "
         f"campaigns name, currency COP, attribution (utm_*, tracking_id). Bulk: {args.batch} events per request, "
         f"3 PURCHASE for every 2 `{custom}` (the demo's active custom event type), the customers in turn, one of "
         "4 batches at random with new order_ids. Events/s = events answered as accepted (202s; the `accepted` of "
-        "each bulk 200) within the measured phase / its length, also per half of it; latency is wrk's per "
-        "request; server CPU (user+system) is from the start of a run to the end of its settling, per event of the "
-        "run (answered, or unanswered when wrk stopped and committed while settling). Each service row starts with one "
+        "each bulk 200) within the measured phase / its length; latency is wrk's per "
+        "request; server CPU (user+system, every process of the service) is from the start of a run to the end of "
+        "its settling, per event of the run (answered, or unanswered when wrk stopped and committed while "
+        "settling), per round. Each service run starts with one "
         "request of its kind through the real server, checked (202, or 200 with every event accepted).", "",
-        load.table(["row", "requests/s", "events/s", "share of bare", "p50", "p99", "events/s 1st / 2nd half",
-                      "server CPU per event", "timeouts"], table), "",
+        load.table(["row", "requests/s", "events/s", "events/s per round", "share of bare", "p50", "p99",
+                    "server CPU per event", "timeouts"], table), "",
         "Goals, and per service process the events answered as accepted (the Lua `response()` and the probes) "
         "against the rows of `events` counted after SIGTERM:", "", *[f"- {x}." for x in lines],
     ])
@@ -273,18 +324,23 @@ def section(rows: list[tuple[str, Result]], accounts: list[Accounting], settings
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    load.wrk_options(parser, duration=15, warmup=3, connections=32,
+    load.wrk_options(parser, duration=15, warmup=3, connections=64,
                      connections_help="connections of the single and bare rows")
     parser.add_argument("--tail", type=int, default=5, help="seconds wrk waits for answers after a service run [5]")
     parser.add_argument("--bulk-connections", type=int, default=8, help="connections of the bulk row [8]")
     parser.add_argument("--timeout", type=int, default=30, help="seconds before wrk counts a timeout [30]")
     parser.add_argument("--batch", type=int, default=500, help="events per bulk request, at most 1000 [500]")
-    load.output_options(parser, "1 s per row, 10 events per bulk request")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="worker counts of the service, a row each [1 2]")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of A B (bare, then the service rows) [2]")
+    load.output_options(parser, "1 s per row, 10 events per bulk request, one round, 1 worker")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.duration, args.warmup, args.tail, args.batch = 1, 0, 1, 10
-    if not (0 < args.duration <= 120 and 0 <= args.warmup <= 60 and 1 <= args.tail <= 60 and 1 <= args.batch <= 1000):
-        parser.error("--duration must be 1-120 s, --warmup 0-60 s, --tail 1-60 s, --batch 1-1000")
+        args.duration, args.warmup, args.tail, args.batch, args.rounds, args.workers = 1, 0, 1, 10, 1, [1]
+    if not (0 < args.duration <= 120 and 0 <= args.warmup <= 60 and 1 <= args.tail <= 60 and 1 <= args.batch <= 1000
+            and 1 <= args.rounds <= 5 and all(1 <= w <= 8 for w in args.workers)):
+        parser.error("--duration must be 1-120 s, --warmup 0-60 s, --tail 1-60 s, --batch 1-1000, --rounds 1-5, "
+                     "--workers 1-8")
     return args
 
 
@@ -293,26 +349,30 @@ def main(argv: list[str] | None = None) -> int:
     load.wrk_binary()
     settings = load.Load(args.connections, args.threads, args.duration, args.warmup, args.timeout)
     bare, single, bulk, custom = scenarios(args.batch, args.bulk_connections)
-    rows: list[tuple[str, Result]] = []
+    labels = ["bare"] + [f"{s.name}, {w} worker{'s' if w > 1 else ''}" for w in args.workers for s in (single, bulk)]
+    found: dict[str, list[Result]] = {label: [] for label in labels}
     accounts: list[Accounting] = []
     with tempfile.TemporaryDirectory(prefix="bench-events-") as tmp:
         runner = Runner(Path(tmp), settings, args.tail)
-
-        def service_rows() -> None:
-            for s in (single, bulk):
-                result, acc = service_row(runner, s, single)
-                rows.append((s.name, result))
-                accounts.append(acc)
-
-        before, after = load.beside_baseline("bare handler", lambda server, _: runner.measure(server, bare, {})[-1],
-                                             service_rows)
-        rows = [("bare (before)", before), *rows, ("bare (after)", after)]
+        for round_ in range(1, args.rounds + 1):
+            with load.running("bare handler", load.BASELINE) as server:  # A
+                print(f"round {round_}: measuring the bare handler ...")
+                found["bare"].append(runner.measure(server, bare, {})[-1])
+            for workers in args.workers:  # B
+                for s in (single, bulk):
+                    print(f"round {round_}: {workers} worker(s)")
+                    result, acc = service_row(runner, s, single, workers, round_)
+                    found[f"{s.name}, {workers} worker{'s' if workers > 1 else ''}"].append(result)
+                    accounts.append(acc)
         odd = runner.odd.read_text().strip() if runner.odd.is_file() else ""
+    rows = [Row(label, found[label]) for label in labels]
     text, lines = section(rows, accounts, settings, args, custom)
-    for label, r in rows:
-        print(f"  {label:14} {r.per_s(r.answered_window):9,.0f} req/s {r.per_s(r.events_window):9,.0f} events/s "
-              f"p50 {_ms(r, r.p50_us)} p99 {_ms(r, r.p99_us)} sent {r.sent} answered {r.answered} "
-              f"timeouts {r.timeouts} other {r.other} short {r.short} socket errors {r.socket_errors}")
+    for row in rows:
+        for n, r in enumerate(row.rounds, 1):
+            print(f"  {row.label:18} r{n} {r.per_s(r.answered_window):9,.0f} req/s {r.per_s(r.events_window):9,.0f} "
+                  f"events/s p50 {_ms(r.p50_us, r.answered)} p99 {_ms(r.p99_us, r.answered)} sent {r.sent} "
+                  f"answered {r.answered} timeouts {r.timeouts} other {r.other} short {r.short} "
+                  f"socket errors {r.socket_errors} cpu/event {r.cpu_per_event}")
     print("\n".join(lines))
     if odd:
         print(f"unexpected answers (the first of each wrk thread and run):\n{odd[:6000]}")

@@ -13,6 +13,7 @@ change committed is either dropped at once or kept under the old generation and 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Generic, TypeVar
 from weakref import WeakKeyDictionary
@@ -30,6 +31,8 @@ class ReadModel(Generic[K, V]):
         self._max = max_entries
         self._entries: dict[K, V] = {}
         self._generation = -1
+        # Taken only to drop or add entries: the catalog is read on the event loop and on the writer's thread.
+        self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
@@ -37,18 +40,22 @@ class ReadModel(Generic[K, V]):
         """The entry of ``key``: held, or ``load()``-ed and held when found."""
         generation = self._store.generation(self._model)
         if generation != self._generation:
-            self._entries.clear()
-            self._generation = generation
+            with self._lock:
+                if generation > self._generation:
+                    self._entries.clear()
+                    self._generation = generation
         entries = self._entries
-        if key in entries:
+        if key in entries and self._generation == generation:
             self.hits += 1
             return entries[key]
         self.misses += 1
         value = await load()
-        if value is not None and self._store.generation(self._model) == generation:
-            if len(entries) >= self._max:
-                del entries[next(iter(entries))]
-            entries[key] = value
+        if value is not None:
+            with self._lock:  # kept only if no change committed meanwhile (on any thread's watch)
+                if self._store.generation(self._model) == generation == self._generation:
+                    if len(entries) >= self._max:
+                        del entries[next(iter(entries))]
+                    entries[key] = value
         return value
 
     def peek(self, key: K) -> V | None:
@@ -65,14 +72,15 @@ class ReadModel(Generic[K, V]):
         many entries are held."""
         generation = self._store.generation(self._model)
         found = await load()
-        if self._store.generation(self._model) != generation:
-            return len(self._entries)  # read while a change committed: the requests fill the model instead
-        if generation != self._generation:
-            self._entries.clear()
-            self._generation = generation
-        for key, value in found[:self._max - len(self._entries)]:
-            self._entries.setdefault(key, value)
-        return len(self._entries)
+        with self._lock:
+            if self._store.generation(self._model) != generation or generation < self._generation:
+                return len(self._entries)  # read while a change committed: the requests fill the model instead
+            if generation != self._generation:
+                self._entries.clear()
+                self._generation = generation
+            for key, value in found[:self._max - len(self._entries)]:
+                self._entries.setdefault(key, value)
+            return len(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -148,7 +148,8 @@ class Database:
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             target = self.path
-        writer = Writer(target, self.synchronous, self.cache_kib, uri=memory)
+        writer = Writer(target, self.synchronous, self.cache_kib, uri=memory,
+                        lock_path=None if memory else f"{self.path}-write.lock")
         await writer.open()
         try:
             await self._migrate(writer, progress)

@@ -197,6 +197,7 @@ async def other_custom_type_named(conn: Conn, account_id: str, name: str, type_i
 
 
 async def active_custom_type_names(conn: Conn, account_id: str, limit: int) -> list[str]:
+    """The names of the account's active custom event types, by name, at most ``limit`` (-1: all)."""
     rows = await fetch_all(conn, "SELECT name FROM custom_event_types WHERE account_id = ? AND active = 1 "
                                  "ORDER BY name LIMIT ?", (account_id, limit))
     return [str(row["name"]) for row in rows]

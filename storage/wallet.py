@@ -243,6 +243,36 @@ async def live_lines_of_customers(conn: Conn, account_id: str, customer_ids: Ite
                               "ORDER BY customer_id, id", (account_id, *wanted, issued_since))
 
 
+async def lines_for_events(conn: Conn, account_id: str, customer_ids: Iterable[str], lapsed_by: str,
+                           whole: Iterable[str], capped: Iterable[str], issued_since: str) -> list[WalletLine]:
+    """In one statement, the lines a batch of events can change or count, by customer and id: of every
+    customer, the lines that hold something and have lapsed by ``lapsed_by`` (by the index on the customer and
+    expiration); of the ``whole`` customers (those that redeem, or whose running totals are to be built), every
+    line that holds something; and the lines issued since ``issued_since`` by the ``capped`` campaigns (those
+    with a daily limit). Not the others: a line that holds something and has not lapsed is neither expired
+    nor spent by an event that does not redeem."""
+    wanted = sorted(set(customer_ids))
+    if not wanted:
+        return []
+    whole, capped = sorted(set(whole)), sorted(set(capped))
+
+    def marks(values: Sequence[str]) -> str:
+        return ", ".join("?" for _ in values)
+
+    parts = [f"SELECT * FROM wallet_lines WHERE customer_id IN ({marks(wanted)}) AND expiration_date <= ? "
+             "AND account_id = ? AND CAST(amount AS REAL) > 0"]
+    params: list[str] = [*wanted, lapsed_by, account_id]
+    if whole:
+        parts.append(f"SELECT * FROM wallet_lines WHERE customer_id IN ({marks(whole)}) AND account_id = ? "
+                     "AND CAST(amount AS REAL) > 0")
+        params += [*whole, account_id]
+    if capped:
+        parts.append(f"SELECT * FROM wallet_lines WHERE customer_id IN ({marks(wanted)}) AND account_id = ? "
+                     f"AND source = 'event' AND issued_at >= ? AND campaign_id IN ({marks(capped)})")
+        params += [*wanted, account_id, issued_since, *capped]
+    return await _lines(conn, " UNION ".join(parts) + " ORDER BY customer_id, id", params)
+
+
 async def line(conn: Conn, line_id: str) -> WalletLine | None:
     row = await fetch_one(conn, "SELECT * FROM wallet_lines WHERE id = ?", (line_id,))
     return _line_of(row) if row is not None else None

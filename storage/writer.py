@@ -23,8 +23,11 @@ it never answers ``SQLITE_BUSY`` to ourselves.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import os
 import sqlite3
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +42,7 @@ log = logging.getLogger("linksvc.db")
 
 T = TypeVar("T")
 MAX_UNITS = 2000  # units in one group at most
+LOCK_WAIT_S = 5.0  # the processes' write lock is waited for this long at most (SQLite's busy timeout)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -85,6 +89,49 @@ def _one(conn: sqlite3.Connection, sql: str, params: Any) -> sqlite3.Row | None:
 
 def _all(conn: sqlite3.Connection, sql: str, params: Any) -> list[sqlite3.Row]:
     return conn.execute(sql, params).fetchall()
+
+
+class ProcessLock:
+    """The write lock between the processes on one database (the workers of ``linksvc serve``): an ``flock`` on
+    ``<database>-write.lock``, taken on the writer's thread before ``BEGIN IMMEDIATE`` and given back after the
+    ``COMMIT`` or ``ROLLBACK``. Without it a second process's ``BEGIN IMMEDIATE`` meets SQLite's lock and polls
+    for it, sleeping 1, 2, 5, 10 ... up to 100 ms between tries (``busy_timeout``): a worker can sleep long
+    after the other's commit. This lock is tried again every half millisecond at most. SQLite's lock still
+    guards against every other writer."""
+
+    def __init__(self, path: str | None) -> None:
+        self._fd = None if path is None else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._held = False
+
+    def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
+        """Takes the lock, trying again every half millisecond at most; after ``wait_s`` goes on without it
+        (SQLite's lock and its busy timeout then decide, as they do for a writer that takes no ``flock``: a
+        process that holds the lock too long gets the others a 503, not a wait without end)."""
+        if self._fd is None or self._held:
+            return
+        deadline, pause = time.monotonic() + wait_s, 0.00005
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(pause)
+                pause = min(2 * pause, 0.0005)
+                continue
+            self._held = True
+            return
+
+    def release(self) -> None:
+        if self._fd is not None and self._held:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self._held = False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # gives the lock back too
+            self._fd = None
+            self._held = False
 
 
 Unit = Callable[[Any], Coroutine[Any, Any, Any]]
@@ -167,7 +214,7 @@ class Writer:
     turns, :meth:`close` commits what waits, then closes the connection."""
 
     def __init__(self, target: str, synchronous: str, cache_kib: int, uri: bool = False,
-                 max_units: int = MAX_UNITS) -> None:
+                 max_units: int = MAX_UNITS, lock_path: str | None = None) -> None:
         # Called on the writer's thread after every commit (the read models' generations are published).
         self.after_commit: Callable[[sqlite3.Connection], None] = _nothing
         self.target = target
@@ -175,6 +222,8 @@ class Writer:
         self.cache_kib = cache_kib
         self.uri = uri
         self.max_units = max_units
+        self.lock_path = lock_path  # the processes' write lock (ProcessLock); None: this process alone
+        self._lock = ProcessLock(None)
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._queue: deque[_Queued | _Turn] = deque()
@@ -188,6 +237,7 @@ class Writer:
     async def open(self) -> None:
         """Makes the connection, on the writer's thread."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linksvc-writer")
+        self._lock = ProcessLock(self.lock_path)
         loop = asyncio.get_running_loop()
         self._conn = await loop.run_in_executor(
             self._executor, partial(connect_writer, self.target, self.synchronous, self.cache_kib, self.uri))
@@ -209,6 +259,7 @@ class Writer:
             if self._conn is not None:
                 await self._hop(self._conn.close)
             self._executor.shutdown(wait=True)
+        self._lock.close()
         self._executor = None
         self._conn = None
 
@@ -245,7 +296,7 @@ class Writer:
     def _run_group(self, conn: sqlite3.Connection, units: list[Unit]) -> list[tuple[bool, Any]]:
         """On the writer's thread: one transaction, a savepoint per unit, one commit."""
         outcomes: list[tuple[bool, Any]] = []
-        conn.execute("BEGIN IMMEDIATE")
+        self._begin(conn)
         try:
             for index, unit in enumerate(units):
                 conn.execute(f"SAVEPOINT unit_{index}")
@@ -264,12 +315,31 @@ class Writer:
                     continue
                 conn.execute(f"RELEASE unit_{index}")
                 outcomes.append((True, result))
-            conn.execute("COMMIT")
+            self._commit(conn)
         except BaseException:
-            _rollback(conn)
+            self._rollback(conn)
             raise
         _after(self.after_commit, conn)
         return outcomes
+
+    def _begin(self, conn: sqlite3.Connection) -> None:
+        """On the writer's thread: the processes' lock, then the transaction."""
+        self._lock.acquire()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _commit(self, conn: sqlite3.Connection) -> None:
+        conn.execute("COMMIT")
+        self._lock.release()
+
+    def _rollback(self, conn: sqlite3.Connection) -> None:
+        try:
+            _rollback(conn)
+        finally:
+            self._lock.release()
 
     async def _commit_group(self, group: list[_Queued]) -> None:
         assert self._conn is not None
@@ -311,7 +381,7 @@ class Writer:
             assert self._conn is not None
             conn = self._conn
             try:
-                await self._hop(conn.execute, "BEGIN IMMEDIATE")
+                await self._hop(self._begin, conn)
             except BaseException:
                 # Cancelled (a stop) while BEGIN ran on the writer's thread: it may still begin. Queued after
                 # it on the same thread, the rollback ends that transaction before the next turn begins.
@@ -320,7 +390,7 @@ class Writer:
             session = WriterSession(self, conn)
             try:
                 yield session
-                await self._hop(conn.execute, "COMMIT")
+                await self._hop(self._commit, conn)
                 await self._hop(_after, self.after_commit, conn)
             except BaseException:
                 await self._end(conn)
@@ -334,7 +404,7 @@ class Writer:
         """Rolls back whatever transaction is open; submitted to the writer's thread before anything else can
         be, so it runs even when this task is cancelled again while it waits."""
         assert self._executor is not None
-        future = asyncio.get_running_loop().run_in_executor(self._executor, _rollback, conn)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._rollback, conn)
         try:
             await asyncio.shield(future)
         except sqlite3.Error:

@@ -49,13 +49,22 @@ def deliveries(connections: Sequence[dict[str, Any]], account_id: str, event: di
 
 async def enqueue_many(tx: Tx, account_id: str,
                        items: Sequence[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]],
-                       now: str) -> int:
+                       now: str, enabled: Sequence[dict[str, Any]] | None = None) -> int:
     """The batch form of :func:`enqueue`: ``(event, customer, trigger, effects)`` for each, in order; the
-    connections read once and every delivery written together. Returns how many are pending."""
+    enabled connections read once (or as the caller holds them) and every delivery written together. Returns
+    how many are pending."""
+    return await enqueue_each(tx, account_id, [(*item, now) for item in items], enabled)
+
+
+async def enqueue_each(tx: Tx, account_id: str,
+                       items: Sequence[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any], str]],
+                       enabled: Sequence[dict[str, Any]] | None = None) -> int:
+    """:func:`enqueue_many` with each trigger's own time: ``(event, customer, trigger, effects, now)``."""
     if not items:
         return 0
-    enabled = await connections(tx, account_id)
-    rows = [row for event, customer, trigger, effects in items
+    if enabled is None:
+        enabled = await connections(tx, account_id)
+    rows = [row for event, customer, trigger, effects, now in items
             for row in deliveries(enabled, account_id, event, customer, trigger, effects, now)]
     await repo.enqueue(tx, rows)
     return sum(1 for r in rows if r["state"] == "pending")

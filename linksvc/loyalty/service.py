@@ -11,18 +11,24 @@ happened.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from linksvc.campaigns import catalog
+from linksvc.campaigns.catalog import Catalog
 from linksvc.clock import iso
 from linksvc.errors import Conflict, Forbidden, InvalidField, Issues, ServiceError
 from linksvc.forwarding import outbox
@@ -31,7 +37,7 @@ from linksvc.loyalty import attribution, rules
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
-from linksvc.store import Store, StoreConstraintError
+from linksvc.store import Store, StoreConstraintError, StoreError
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
@@ -59,6 +65,7 @@ class Prepared:
     issued_at: datetime
     attribution: dict[str, Any]
     prefix: str = ""  # where the event is in the request (``events[3]`` in a bulk request)
+    received_at: datetime | None = None  # when its request came (the batch's time when not given)
 
     def path(self, field: str) -> str:
         return field_path((field,), self.prefix)
@@ -109,7 +116,7 @@ def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepare
     original = raw.get("attribution") if isinstance(raw.get("attribution"), dict) else None
     properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else None
     return Prepared(event, raw, key_kind, payload_hash(raw), issued_at,
-                    attribution.resolve(raw, original, properties), prefix)
+                    attribution.resolve(raw, original, properties), prefix, now)
 
 
 async def _type_issue(conn: Conn, account_id: str, kind: str, path: str) -> InvalidField:
@@ -198,6 +205,11 @@ def _open_of_reward(lines: Iterable[WalletLine], reward_id: str, now: str) -> li
                   key=lambda line: (line.expiration_date is None, line.expiration_date or "", line.issued_at, line.id))
 
 
+def _counts(line: WalletLine, campaign_id: str, since: str) -> bool:
+    """Whether a line counts toward a campaign's max_per_day from ``since``."""
+    return line.campaign_id == campaign_id and line.source == "event" and line.issued_at >= since
+
+
 @dataclass
 class _Holder:
     """One customer's state while a batch is applied: what is stored, with the effects of the batch's
@@ -209,6 +221,41 @@ class _Holder:
     history: tuple[Decimal, int]  # purchase totals from the events, for stats not built yet
     stats: stats_repo.Stats | None = None  # current; None until an accepted event touched the customer
     tier_changed: bool = False
+    tier_changed_at: str = ""  # when the last event that moved the tier came
+    # The earliest expiration of a line that holds something ("" when unknown, None when there is none): no
+    # line can have lapsed before it, so an event before it looks at no line to expire.
+    earliest: str | None = ""
+    # Lines a campaign issued since a moment, as counted for max_per_day: (campaign, since) -> how many.
+    issued: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def lapsed(self, now: str) -> list[WalletLine]:
+        """:func:`_lapsed` of the held lines, without looking at them when none can have lapsed."""
+        if self.earliest == "":
+            self.earliest = min((line.expiration_date for line in self.lines.values()
+                                 if line.expiration_date is not None and line.amount > 0), default=None)
+        if self.earliest is None or self.earliest > now:
+            return []
+        return _lapsed(self.lines.values(), now)
+
+    def issued_since(self, campaign_id: str, since: str) -> int:
+        key = (campaign_id, since)
+        found = self.issued.get(key)
+        if found is None:
+            found = self.issued[key] = sum(1 for line in self.lines.values() if _counts(line, campaign_id, since))
+        return found
+
+    def keep(self, line: WalletLine) -> None:
+        """A line as an accepted event left it (new, or with its new amount)."""
+        if line.id not in self.lines:
+            for campaign_id, since in self.issued:
+                if _counts(line, campaign_id, since):
+                    self.issued[(campaign_id, since)] += 1
+        self.lines[line.id] = line
+        if self.earliest != "" and line.amount > 0 and line.expiration_date is not None:
+            self.earliest = line.expiration_date if self.earliest is None else min(self.earliest,
+                                                                                   line.expiration_date)
+        elif line.amount <= 0:
+            self.earliest = ""  # the earliest may be gone: found again when next needed
 
     def current_stats(self, account_id: str) -> stats_repo.Stats:
         """The running totals; built from the history the first time, as :func:`_stats` does."""
@@ -249,14 +296,15 @@ class _Work:
 
     def issued_since(self, campaign_id: str, since: str) -> int:
         """How many lines a campaign issued to the customer since ``since`` (reversed ones included)."""
-        return sum(1 for line in self.lines() if line.campaign_id == campaign_id and line.source == "event"
-                   and line.issued_at >= since)
+        return self.holder.issued_since(campaign_id, since) + sum(
+            1 for line_id, line in self.changed.items()
+            if line_id not in self.holder.lines and _counts(line, campaign_id, since))
 
     def keep(self, batch: _Batch) -> None:
         for line_id, line in self.changed.items():
             if line_id not in self.holder.lines and line_id not in batch.new_lines:
                 batch.new_lines[line_id] = None
-            self.holder.lines[line_id] = line
+            self.holder.keep(line)
         batch.entries.extend(self.entries)
         self.holder.stats = self.stats
 
@@ -272,40 +320,58 @@ class _Batch:
     customers: _Customers
     holders: dict[str, _Holder]
     campaigns: dict[str, dict[str, Any]]
-    tiers: list[dict[str, Any]]
+    tiers: Sequence[dict[str, Any]]
+    connections: list[dict[str, Any]] | None  # the enabled connections, when held (else read at the write)
     events: list[repo.StoredEvent] = field(default_factory=list)
     new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
     entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
-    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any]]] = field(default_factory=list)
+    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any], str]] = field(
+        default_factory=list)
 
     @property
     def now(self) -> str:
         return iso(self.now_dt)
 
 
-async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> _Batch:
-    """Everything the batch's events read, a few statements whatever their number."""
+async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,
+                held: Catalog | None = None) -> _Batch:
+    """Everything the batch's events read, a few statements whatever their number; the account's campaigns,
+    tiers, custom types and connections from ``held`` when given (the worker's catalog)."""
     events = [p.event for p in batch]
-    active = await repo.active_custom_types(tx, account_id, {e.type for e in events if e.type != PURCHASE})
+    named = {e.type for e in events if e.type != PURCHASE}
+    if held is not None:
+        active = named & held.active_types
+    else:
+        active = await repo.active_custom_types(tx, account_id, named)
     orders = await repo.by_orders(tx, account_id, [e.order_id for e in events if e.order_id is not None])
     customers = await _Customers.load(tx, account_id, events)
     rows = {row.id: row for row in (customers.of(e) for e in events) if row is not None}
     holders: dict[str, _Holder] = {}
     campaigns: dict[str, dict[str, Any]] = {}
-    tiers: list[dict[str, Any]] = []
+    tiers: Sequence[dict[str, Any]] = []
     if rows:
+        if held is not None:
+            campaigns = {c["id"]: c for c in held.behavior_campaigns}
+        else:
+            campaigns = {c["id"]: c for c in await repo.behavior_campaigns(tx, account_id)}
         stored = await stats_repo.of_customers(tx, rows)
         history = await repo.purchase_totals_of(tx, account_id, [c for c in rows if c not in stored])
+        # Every line of those who redeem or whose totals are built; of the others, what can lapse or count.
+        whole = {c for c in rows if c not in stored} | {
+            row.id for row, e in ((customers.of(e), e) for e in events) if row is not None and e.redeem}
+        capped = [c for c, body in campaigns.items() if (body.get("attributes") or {}).get("max_per_day")]
+        received = [p.received_at for p in batch if p.received_at is not None] or [now_dt]
         lines: dict[str, dict[str, WalletLine]] = {customer_id: {} for customer_id in rows}
-        for line in await wallet_repo.live_lines_of_customers(tx, account_id, rows, _day_start(now_dt)):
+        for line in await wallet_repo.lines_for_events(tx, account_id, rows, iso(max(received)), whole, capped,
+                                                        _day_start(min(received))):
             lines[line.customer_id][line.id] = line
         for customer_id, row in rows.items():
             holders[customer_id] = _Holder(row.body, lines[customer_id], stored.get(customer_id),
                                            history.get(customer_id, (Decimal(0), 0)))
-        campaigns = {c["id"]: c for c in await repo.behavior_campaigns(tx, account_id)}
         if any(e.type == PURCHASE for e in events):
-            tiers = await repo.tiers(tx, account_id)
-    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers)
+            tiers = held.tier_rules if held is not None else await repo.tiers(tx, account_id)
+    connections = list(held.connections) if held is not None else None
+    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections)
 
 
 def _redeem(work: _Work, prepared: Prepared, effects: Effects) -> None:
@@ -334,7 +400,9 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     """One event of the batch, against the batch's state: what ``apply`` did for one event, step by step,
     with the reads answered from the state and the writes kept in it. Raises ServiceError (nothing kept)."""
     event = prepared.event
-    account_id, now, now_dt = state.account_id, state.now, state.now_dt
+    account_id = state.account_id
+    now_dt = prepared.received_at or state.now_dt
+    now = iso(now_dt)
     if event.type != PURCHASE and event.type not in state.active_types:
         raise await _type_issue(tx, account_id, event.type, prepared.path("type"))
     if event.order_id is not None:
@@ -353,7 +421,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     work: _Work | None = None
     if holder is not None and customer is not None:
         work = _Work(holder, account_id, event_id, now)
-        for line in _lapsed(work.lines(), now):
+        for line in holder.lapsed(now):  # the event's first change: the held lines are the work's
             work.change(line, -line.amount, "expire")
             effects.expired.append({"line_id": line.id, "reward_id": line.reward_id, "amount": str(line.amount)})
         if event.redeem:
@@ -384,7 +452,8 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
                                    "expiration_date": line.expiration_date})
         if event.type == PURCHASE:
             effects.tier = rules.retier(customer, state.tiers, facts)
-            holder.tier_changed = holder.tier_changed or effects.tier is not None
+            if effects.tier is not None:
+                holder.tier_changed, holder.tier_changed_at = True, now
         work.keep(state)
     body = {
         **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
@@ -406,14 +475,14 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     if event.order_id is not None:
         state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
     # The customer as it is right after this event (a later event of the batch may change its tier again).
-    state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
-                             effects.as_dict()))
+    if state.connections != []:  # none enabled: no deliveries to work out
+        state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
+                                 effects.as_dict(), now))
     return event_id, True
 
 
 async def _write(tx: Tx, state: _Batch) -> None:
     """The batch's writes, a statement or a few per table."""
-    now = state.now
     await repo.insert_many(tx, state.events)
     lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
     await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
@@ -426,12 +495,13 @@ async def _write(tx: Tx, state: _Batch) -> None:
         if holder.tier_changed:
             customer = holder.customer
             await documents.update(tx, "customers", state.account_id, customer["id"], dumps(customer),
-                                   {"tier_id": customer.get("tier_id")}, now)
-    await outbox.enqueue_many(tx, state.account_id, state.deliveries, now)
+                                   {"tier_id": customer.get("tier_id")}, holder.tier_changed_at)
+    await outbox.enqueue_each(tx, state.account_id, state.deliveries, state.connections)
 
 
-async def _apply_together(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> list[Result]:
-    state = await _load(tx, account_id, batch, now_dt)
+async def _apply_together(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,
+                          held: Catalog | None) -> list[Result]:
+    state = await _load(tx, account_id, batch, now_dt, held)
     results: list[Result] = []
     for prepared in batch:
         try:
@@ -442,25 +512,27 @@ async def _apply_together(tx: Tx, account_id: str, batch: Sequence[Prepared], no
     return results
 
 
-async def apply_batch(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime) -> list[Result]:
+async def apply_batch(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,
+                      held: Catalog | None = None) -> list[Result]:
     """Writes prepared events in their order, as if one after another: each sees the effects of the accepted
     ones before it (expiry, redeems, running totals, max_per_day, the tier, its order id). Reads what the
     batch needs in a few statements, works out every event's effects in memory, then writes them in a few
     statements. A refused event gets its ServiceError and writes nothing; the others go on.
 
     Should a set-based write meet a constraint the state did not foresee, the batch is rolled back and applied
-    again one event at a time, each in its own savepoint."""
+    again one event at a time, each in its own savepoint. ``held``: the account's catalog as the worker holds it
+    (read in the transaction when not given)."""
     if len(batch) <= 1:
-        return await _apply_together(tx, account_id, batch, now_dt)
+        return await _apply_together(tx, account_id, batch, now_dt, held)
     try:
         async with savepoint(tx, "event_batch"):
-            return await _apply_together(tx, account_id, batch, now_dt)
+            return await _apply_together(tx, account_id, batch, now_dt, held)
     except StoreConstraintError:
         log.warning("a batch of %d events met a constraint; applying them one at a time", len(batch), exc_info=True)
     results: list[Result] = []
     for prepared in batch:
         async with savepoint(tx, "event_one"):
-            results.extend(await _apply_together(tx, account_id, [prepared], now_dt))
+            results.extend(await _apply_together(tx, account_id, [prepared], now_dt, held))
     return results
 
 
@@ -475,9 +547,10 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
 
 async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: str,
                  now: datetime, bulk: bool = False) -> list[Result]:
-    """Events as received: each checked (:func:`check`, on the reader), then every accepted one written in ONE
-    unit of work (:func:`apply_batch`) on the store's write queue. Returns each event's result in order. ``bulk`` names
-    each event's problems ``events[i]...`` as the bulk endpoint does."""
+    """Events as received: each checked (:func:`check`, on the reader), then every accepted one written by
+    :func:`apply_batch` on the store's write queue, together with the accepted events of the other requests of
+    the account that wait meanwhile (:class:`_Coalescer`). Returns each event's result in order, once committed.
+    ``bulk`` names each event's problems ``events[i]...`` as the bulk endpoint does."""
     results: list[Result | None] = []
     accepted: list[Prepared] = []
     for index, raw in enumerate(raws):
@@ -488,6 +561,124 @@ async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: s
         except ServiceError as refused:
             results.append(refused)
     if accepted:
-        applied = iter(await store.write(lambda tx: apply_batch(tx, account_id, accepted, now)))
+        applied = iter(await _coalescer(store).apply(account_id, accepted))
         results = [next(applied) if result is None else result for result in results]
     return [result for result in results if result is not None]
+
+
+# Requests as one batch ----------------------------------------------------------------------------------
+
+MAX_GATHERED = 5000  # events in one gathered batch at most; more wait for the next
+
+
+@dataclass(eq=False)
+class _Gathering:
+    """The accepted events of the requests of one account that wait for the same unit of the write queue."""
+
+    requests: list[list[Prepared]] = field(default_factory=list)
+    events: int = 0
+    sealed: bool = False
+    done: asyncio.Future[list[list[Result] | BaseException]] | None = None
+
+
+class _Coalescer:
+    """Gathers the requests of an account that arrive while the write queue is busy into ONE unit: the first
+    request of a gathering queues the unit; the others join it until the unit begins (on the writer's thread,
+    where it seals the gathering); then :func:`apply_requests` applies every event in arrival order as one
+    batch, and each request is answered, after the commit, with its own events' results. Requests that arrive
+    once the unit began gather for the next one."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._open: dict[str, _Gathering] = {}
+        self._lock = threading.Lock()  # the loop joins, the writer's thread seals
+        self.units = 0  # units queued (gatherings)
+
+    async def apply(self, account_id: str, prepared: list[Prepared]) -> list[Result]:
+        with self._lock:
+            gathering = self._open.get(account_id)
+            first = (gathering is None or gathering.events + len(prepared) > MAX_GATHERED
+                     or (gathering.done is not None and gathering.done.done()))
+            if first:
+                gathering = self._open[account_id] = _Gathering()
+            assert gathering is not None
+            index = len(gathering.requests)
+            gathering.requests.append(prepared)
+            gathering.events += len(prepared)
+        if first:
+            self.units += 1
+            # A task of its own, so that a request that goes away does not take the others' write with it.
+            gathering.done = asyncio.ensure_future(
+                self._store.write(partial(self._unit, account_id, gathering)))
+            # The unit may never run (the group failed to begin: the store is locked): forget it all the same.
+            gathering.done.add_done_callback(partial(self._forget, account_id, gathering))
+        assert gathering.done is not None
+        outcomes = await asyncio.shield(gathering.done)
+        outcome = outcomes[index]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def _forget(self, account_id: str, gathering: _Gathering, _: object) -> None:
+        with self._lock:
+            if self._open.get(account_id) is gathering:
+                del self._open[account_id]
+
+    async def _unit(self, account_id: str, gathering: _Gathering, tx: Tx) -> list[list[Result] | BaseException]:
+        with self._lock:
+            gathering.sealed = True
+            if self._open.get(account_id) is gathering:
+                del self._open[account_id]
+            requests = list(gathering.requests)
+        held = await catalog.catalog_of(self._store, account_id, tx)
+        return await apply_requests(tx, account_id, requests, held)
+
+
+_COALESCERS: WeakKeyDictionary[Store, _Coalescer] = WeakKeyDictionary()
+
+
+def _coalescer(store: Store) -> _Coalescer:
+    found = _COALESCERS.get(store)
+    if found is None:
+        found = _COALESCERS[store] = _Coalescer(store)
+    return found
+
+
+def _fails_everything(exc: BaseException) -> bool:
+    """A failure of the store itself (a full disk, the lock held elsewhere), which fails the whole group."""
+    return isinstance(exc, StoreError) and not isinstance(exc, StoreConstraintError)
+
+
+async def apply_requests(tx: Tx, account_id: str, requests: Sequence[Sequence[Prepared]],
+                         held: Catalog | None = None) -> list[list[Result] | BaseException]:
+    """The events of several requests, in arrival order, as ONE :func:`apply_batch`; each request's results.
+    Should the batch raise anything but a refusal (a fault of one request's events), each request is applied
+    alone in its own savepoint instead, so that only that request gets the exception."""
+    flat = [p for request in requests for p in request]
+    now_dt = max((p.received_at for p in flat if p.received_at is not None), default=None) or datetime.now(UTC)
+    try:
+        if len(requests) == 1:
+            results = await apply_batch(tx, account_id, flat, now_dt, held)
+        else:
+            async with savepoint(tx, "event_requests"):
+                results = await apply_batch(tx, account_id, flat, now_dt, held)
+    except Exception as exc:
+        if len(requests) == 1 or _fails_everything(exc):
+            raise
+        log.warning("a batch of %d requests failed; applying each request alone", len(requests), exc_info=True)
+        alone: list[list[Result] | BaseException] = []
+        for request in requests:
+            try:
+                async with savepoint(tx, "event_request"):
+                    alone.append(await apply_batch(tx, account_id, request, now_dt, held))
+            except Exception as own:
+                if _fails_everything(own):
+                    raise
+                alone.append(own)
+        return alone
+    made: list[list[Result] | BaseException] = []
+    start = 0
+    for request in requests:
+        made.append(results[start:start + len(request)])
+        start += len(request)
+    return made

@@ -133,3 +133,50 @@ def test_a_changed_link_is_seen_at_once_by_every_worker(
             status, headers = _request(port, "GET", f"/{code}")
             assert status == 302
             assert headers["Location"].startswith(destination), (version, headers["Location"])
+
+
+def _call(port: int, method: str, path: str, body: object | None = None,
+          headers: dict[str, str] | None = None) -> tuple[int, object]:
+    """One request on a new connection (the kernel picks a worker each time); the status and the JSON answer."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        sent = {"Authorization": f"Bearer {ADMIN_TOKEN}", **(headers or {})}
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            sent["Content-Type"] = "application/json"
+        conn.request(method, path, body=payload, headers=sent)
+        answer = conn.getresponse()
+        return answer.status, json.loads(answer.read() or b"null")
+    finally:
+        conn.close()
+
+
+def test_a_changed_catalog_is_seen_at_once_by_every_worker(
+    supervisor: tuple[int, subprocess.Popen[bytes], Path],
+) -> None:
+    """Each worker holds the account's catalog (tiers, campaigns, custom event types, ...) in memory; a change
+    answered by one is what the next request to either lists, and what its next event is checked against."""
+    port, _, db = supervisor
+    with sqlite3.connect(db) as conn:
+        account_id, type_id, kind = conn.execute(
+            "SELECT account_id, id, name FROM custom_event_types WHERE active = 1 ORDER BY name LIMIT 1").fetchone()
+        tier_id, customer_id = conn.execute(
+            "SELECT t.id, c.id FROM tiers t JOIN customers c ON c.account_id = t.account_id "
+            "WHERE t.account_id = ? ORDER BY t.id, c.id LIMIT 1", (account_id,)).fetchone()
+    status, answer = _call(port, "GET", "/api/storefront/v1/auth/authorize",
+                           headers={"x-api-key": "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"})
+    assert status == 200, answer
+    storefront = {"Authorization": f"Bearer {answer['data']}"}  # type: ignore[index]
+    admin = f"/api/admin/v1/accounts/{account_id}"
+    for version in range(4):
+        name = f"Tier read-your-writes {version}"
+        assert _call(port, "PATCH", f"{admin}/tiers/{tier_id}", {"name": name})[0] == 200
+        active = version % 2 == 1
+        assert _call(port, "PATCH", f"{admin}/custom-event-types/{type_id}", {"active": active})[0] == 200
+        for _ in range(6):  # new connections: the kernel spreads them over both workers
+            status, listed = _call(port, "GET", "/api/storefront/v1/tiers", headers=storefront)
+            assert status == 200 and name in [t["name"] for t in listed["data"]], (version, listed)  # type: ignore[index]
+            status, answer = _call(port, "POST", "/api/storefront/v1/behavior/events",
+                                   {"type": kind, "customer_id": customer_id}, headers=storefront)
+            assert status == (202 if active else 400), (version, answer)

@@ -5,6 +5,7 @@ its number of events."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 import sqlite3
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from linksvc.campaigns import catalog
 from linksvc.errors import ServiceError
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import service as events
@@ -231,6 +233,7 @@ def _traced(callback: Callable[[str], object] | None) -> Callable[[Tx], Coroutin
 
 async def _statements(db: Database, raws: list[dict[str, Any]]) -> list[str]:
     traced: list[str] = []
+    await catalog.catalog_of(db, A)  # held from now on: the batch reads its customers, not the catalog
     await db.write(_traced(traced.append))
     try:
         results = await events.ingest(db, A, raws, "SERVER", NOW, bulk=True)
@@ -257,3 +260,45 @@ async def test_the_other_account_is_untouched(store: Database) -> None:
     db = store
     await events.ingest(db, A, SCENARIO, "SERVER", NOW, bulk=True)
     assert await fetch_all(db.reader, "SELECT id FROM events WHERE account_id = ?", (B,)) == []
+
+
+async def test_concurrent_requests_are_one_batch_with_the_state_of_one_request_at_a_time(store: Database) -> None:
+    one_db = store
+    # Each request at its own time: what each event stores and its deliveries carry that time.
+    times = [NOW + timedelta(milliseconds=i) for i in range(len(SCENARIO))]
+    singles = [(await events.ingest(one_db, A, [raw], "SERVER", at))[0]
+               for raw, at in zip(SCENARIO, times, strict=True)]
+    events.uuid = _Ids()  # type: ignore[assignment]
+    together_db = await _second()
+    try:
+        units = together_db.writer.units
+        # Requests that arrive while the write queue is busy wait together, then go as one batch.
+        together = await asyncio.gather(*(events.ingest(together_db, A, [raw], "SERVER", at)
+                                          for raw, at in zip(SCENARIO, times, strict=True)))
+        assert together_db.writer.units - units == 1
+        assert _statuses(singles) == _statuses([r[0] for r in together]) == EXPECTED
+        assert together[5][0] == (together[1][0][0], False)  # type: ignore[index]
+        assert await _state(one_db) == await _state(together_db)
+        assert await wallet_repo.ledger_mismatches(together_db.reader, A) == []
+    finally:
+        await together_db.close()
+
+
+async def test_a_fault_in_one_request_fails_that_request_alone(
+        store: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = store
+    original = events.rules.earnings
+
+    def earnings(campaigns: Any, facts_of_event: Any, customer: Any, facts: Any, now: Any) -> Any:
+        if facts_of_event.store_id == "broken":
+            raise RuntimeError("a fault")
+        return original(campaigns, facts_of_event, customer, facts, now)
+
+    monkeypatch.setattr(events.rules, "earnings", earnings)
+    requests = [[purchase("f-1", 10)], [purchase("f-2", 10, store_id="broken")], [purchase("f-3", 10), view()]]
+    outcomes = await asyncio.gather(*(events.ingest(db, A, raws, "SERVER", NOW, bulk=True) for raws in requests),
+                                    return_exceptions=True)
+    assert isinstance(outcomes[1], RuntimeError)
+    assert [_statuses(o) for o in (outcomes[0], outcomes[2])] == [[202], [202, 202]]  # type: ignore[arg-type]
+    stored = await fetch_all(db.reader, "SELECT order_id FROM events WHERE account_id = ? ORDER BY rowid", (A,))
+    assert [row["order_id"] for row in stored] == ["f-1", "f-3", None]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from linksvc.accounts.service import issue_token, principal_for, revoke_key
+from linksvc.campaigns.catalog import catalog_of
 from linksvc.clock import utcnow
 from linksvc.errors import ServiceError, Unauthorized
 from linksvc.links.service import MAX_LINKS_HELD, hold_links, link_of_code
@@ -72,13 +73,13 @@ async def test_writes_that_change_no_model_leave_the_generations(tmp_path: Path)
     db = await _open(tmp_path / "svc.db")
     try:
         await load_seed(db, two_accounts(), allow_private=True)
-        links, access = db.generation("links"), db.generation("access")
+        links, access, held = db.generation("links"), db.generation("access"), db.generation("catalog")
         event = {"type": "PURCHASE", "customer_id": ids(A)["customers"], "order_id": "o-1", "currency": "COP",
                  "value": 100, "products": [{"sku": "LATTE-12"}]}
         [result] = await ingest(db, A, [event], "SERVER", utcnow())
         assert not isinstance(result, ServiceError)
         await issue_token(db, KEYS[(A, "CLIENT")], 3600)  # a new token: nothing held can be wrong
-        assert (db.generation("links"), db.generation("access")) == (links, access)
+        assert (db.generation("links"), db.generation("access"), db.generation("catalog")) == (links, access, held)
     finally:
         await db.close()
 
@@ -116,3 +117,36 @@ async def test_a_worker_holds_its_links_from_the_start_and_drops_them_on_a_chang
     await Resources(one, True).update(A, "links", ids(A)["links"], {"disabled": True}, partial=True)
     changed = await link_of_code(other, CODE)
     assert changed is not None and changed.link["disabled"] is True
+
+
+async def test_a_catalog_change_on_one_worker_is_read_afresh_on_the_other(
+        workers: tuple[Database, Database]) -> None:
+    one, other = workers
+    before = await catalog_of(other, A)  # now held by the other worker
+    generation = other.generation("catalog")
+    brand = {"name": "A brand made on the other worker"}
+    await Resources(one, True).create(A, "brands", brand)  # a NEW row changes a catalog too
+    assert other.generation("catalog") > generation
+    after = await catalog_of(other, A)
+    assert [b["name"] for b in after.brands] == [b["name"] for b in before.brands] + [brand["name"]]
+
+
+async def test_a_generations_file_made_for_fewer_models_is_grown(tmp_path: Path) -> None:
+    path = tmp_path / "svc.db"
+    db = await _open(path)
+    await load_seed(db, two_accounts(), allow_private=True)
+    await Resources(db, True).update(A, "links", ids(A)["links"], {"destination_url": "https://example.com/x"},
+                                     partial=True)
+    links = db.generation("links")
+    await db.close()
+    shared = Path(f"{path}-generations")
+    shared.write_bytes(shared.read_bytes()[:16])  # the file as the two models of migration 0015 left it
+    db = await _open(path)
+    try:
+        assert shared.stat().st_size == 8 * 3
+        assert db.generation("links") == links
+        generation = db.generation("catalog")
+        await Resources(db, True).create(A, "brands", {"name": "Another brand"})
+        assert db.generation("catalog") == generation + 1
+    finally:
+        await db.close()

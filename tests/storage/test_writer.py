@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from storage.db import Database, Tx, execute, fetch_all, fetch_one
+from storage.writer import ProcessLock
 
 
 @pytest.fixture
@@ -302,3 +303,21 @@ async def test_a_unit_cancelled_before_its_group_is_not_run(db: Database) -> Non
     assert await kept == "kept"
     assert cancelled.cancelled()
     assert await labels(db) == ["kept"]
+
+
+def test_the_processes_take_turns_through_the_write_lock(tmp_path: Path) -> None:
+    """Two holders of ``<db>-write.lock`` (two workers): one at a time; one that cannot have it in time goes on
+    without it (SQLite's own lock then decides), and has it once it is free."""
+    one, other = ProcessLock(str(tmp_path / "svc.db-write.lock")), ProcessLock(str(tmp_path / "svc.db-write.lock"))
+    try:
+        one.acquire()
+        other.acquire(wait_s=0.01)
+        assert (one._held, other._held) == (True, False)
+        one.release()
+        other.acquire()
+        assert (one._held, other._held) == (False, True)
+        one.acquire(wait_s=0.01)
+        assert not one._held
+    finally:
+        one.close()
+        other.close()
