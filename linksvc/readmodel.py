@@ -62,8 +62,10 @@ class ReadModel(Generic[K, V]):
         """The entry of ``key`` if held now (after the generation check), else None: never reads the store."""
         generation = self._store.generation(self._model)
         if generation != self._generation:
-            self._entries.clear()
-            self._generation = generation
+            with self._lock:
+                if generation > self._generation:
+                    self._entries.clear()
+                    self._generation = generation
             return None
         return self._entries.get(key)
 
