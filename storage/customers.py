@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from storage.db import Conn, Row, fetch_all, fetch_one
-from storage.wallet import LINES_JSON, REWARDS_JSON, HeldReward, held_rewards
+from storage.wallet import HeldReward, wallet_view
 
 OWNS: tuple[str, ...] = ()
 
@@ -64,59 +64,45 @@ async def find_customers(
 
 @dataclass(frozen=True, slots=True)
 class CustomerView:
-    """A customer as the lookup answers it, read in one statement: ``customer`` is the JSON object of the
-    fields asked for; ``lines`` (JSON text) and ``rewards`` are its wallet (:func:`storage.wallet.wallet_view`),
-    or None and ``[]`` when it has more lines than the lookup was to read. ``matches`` is 2 when another
-    customer matches too."""
+    """A customer as the lookup answers it: its document (``body``, decoded) and its wallet
+    (:func:`storage.wallet.wallet_view`), or None and ``[]`` when it has more lines than the lookup was to
+    read. ``matches`` is 2 when another customer matches too."""
 
     matches: int
     id: str
-    customer: str
+    body: dict[str, Any]
     lines: str | None
     rewards: list[HeldReward]
 
 
-def _lookup_sql(fields: tuple[str, ...], document_number: bool, phone_digits: bool) -> str:
-    where = "".join((" AND document_number = :document_number" if document_number else "",
-                     " AND phone_digits = :phone_digits" if phone_digits else ""))
-    for name in fields:  # names go into the statement's text
-        if not name.isidentifier():
-            raise ValueError(name)
-    customer = ", ".join(f"'{name}', body -> '$.{name}'" for name in fields)
-    return f"""
-WITH found AS (SELECT id, body FROM customers WHERE account_id = :account_id{where}
-               ORDER BY created_at, id LIMIT 2),
-first AS (SELECT id, body FROM found LIMIT 1),
-small AS (SELECT id FROM first WHERE (SELECT count(*) FROM wallet_lines w WHERE w.customer_id = first.id)
-          <= :max_lines),
-held AS (SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = (SELECT id FROM small)
-         AND (expiration_date IS NULL OR expiration_date > :now) AND CAST(amount AS REAL) > 0)
-SELECT (SELECT count(*) FROM found), body ->> '$.id', json_object({customer}),
-       CASE WHEN EXISTS (SELECT 1 FROM small) THEN {LINES_JSON} END,
-       CASE WHEN EXISTS (SELECT 1 FROM small) THEN {REWARDS_JSON} ELSE '[]' END
-FROM first"""
+_LOOKUP = ("SELECT id, body, (SELECT count(*) FROM wallet_lines w WHERE w.customer_id = c.id) "
+           "FROM customers c WHERE account_id = ?{where} ORDER BY created_at, id LIMIT 2")
+_LOOKUPS = {
+    (document, phone): _LOOKUP.format(where="".join((" AND document_number = ?" if document else "",
+                                                      " AND phone_digits = ?" if phone else "")))
+    for document in (False, True) for phone in (False, True) if document or phone
+}
 
 
-_LOOKUPS: dict[tuple[tuple[str, ...], bool, bool], str] = {}
-
-
-async def lookup(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None,
-                 fields: tuple[str, ...], now: str, max_lines: int) -> CustomerView | None:
-    """The first customer (oldest) of the account matching every given identifier (at least one), with the
-    fields of its document named in ``fields`` (null when absent) and, when it has at most ``max_lines``
-    wallet lines (expired and used up ones counted), its wallet at ``now``: one indexed statement, its JSON
-    made by SQLite. None when no customer matches."""
-    key = (fields, document_number is not None, phone_digits is not None)
-    sql = _LOOKUPS.get(key)
-    if sql is None:
-        if not (key[1] or key[2]):
-            raise ValueError("a document number or phone digits are needed")
-        sql = _LOOKUPS[key] = _lookup_sql(*key)
-    row = await fetch_one(conn, sql, {"account_id": account_id, "document_number": document_number,
-                                      "phone_digits": phone_digits, "now": now, "max_lines": max_lines})
-    if row is None:
+async def lookup(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, now: str,
+                 max_lines: int) -> CustomerView | None:
+    """The first customer (oldest) of the account matching every given identifier (at least one) and, when
+    it has at most ``max_lines`` wallet lines (expired and used up ones counted), its wallet at ``now``: two
+    indexed statements (one for a customer without wallet lines), the wallet's JSON made by SQLite. None
+    when no customer matches."""
+    sql = _LOOKUPS[(document_number is not None, phone_digits is not None)]
+    params = [account_id, *(value for value in (document_number, phone_digits) if value is not None)]
+    rows = await fetch_all(conn, sql, params)
+    if not rows:
         return None
-    return CustomerView(row[0], row[1], row[2], row[3], held_rewards(row[4]))
+    customer_id, body, stored = rows[0]
+    lines: str | None = None
+    rewards: list[HeldReward] = []
+    if stored == 0:
+        lines = "[]"
+    elif stored <= max_lines:
+        lines, rewards = await wallet_view(conn, account_id, customer_id, now)
+    return CustomerView(len(rows), customer_id, orjson.loads(body), lines, rewards)
 
 
 async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Person | None:

@@ -170,7 +170,7 @@ async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: st
     """The lines not yet expired and not used up, earliest expiration first."""
     return await _lines(
         conn,
-        f"SELECT * FROM wallet_lines WHERE {_HELD} ORDER BY {LINE_ORDER}",
+        f"SELECT * FROM wallet_lines WHERE {_HELD} ORDER BY {_LINE_ORDER}",
         (account_id, customer_id, now),
     )
 
@@ -178,23 +178,22 @@ async def unexpired_lines(conn: Conn, account_id: str, customer_id: str, now: st
 # The lines a wallet shows: not expired at ``now`` and not used up.
 _HELD = ("account_id = ? AND customer_id = ? AND (expiration_date IS NULL OR expiration_date > ?) "
          "AND CAST(amount AS REAL) > 0")
-LINE_ORDER = "expiration_date IS NULL, expiration_date, issued_at, id"
+_LINE_ORDER = "expiration_date IS NULL, expiration_date, issued_at, id"
 # One statement (one snapshot, one row) gives the wallet's lines as one JSON array made by SQLite, in wallet
 # order, and the rewards held, each with its lines' amounts, earliest expiration and reward document: the work
 # per line stays inside SQLite (which runs without Python's GIL), however many lines there are. Amounts are
 # decimal text, a JSON number as it is. An aggregate over an ordered subquery takes its rows in that order
 # (SQLite does not flatten such a subquery); tests/storage/test_wallet_view.py checks the order against a
-# model. Both columns read a CTE named ``held`` (the lines shown) and the parameter ``:account_id``, so that
-# the customer lookup (``storage.customers.lookup``) reads them in its own statement.
-LINES_JSON = f"""(SELECT '[' || coalesce(group_concat(doc, ','), '') || ']' FROM (
+# model.
+_LINES_JSON = f"""(SELECT '[' || coalesce(group_concat(doc, ','), '') || ']' FROM (
      SELECT json_object(
        'amount', CASE WHEN json_valid(amount) THEN json(amount) ELSE CAST(amount AS REAL) END,
        'reward_id', reward_id, 'campaign_id', campaign_id, 'brand_id', brand_id, 'issued_at', issued_at,
        'expiration_date', expiration_date, 'reservation_expires_at', reservation_expires_at) AS doc
-     FROM held ORDER BY {LINE_ORDER}))"""
+     FROM held ORDER BY {_LINE_ORDER}))"""
 # The account's reward document of each reward held, with its ``account_id`` (null for a reward the account
 # does not have).
-REWARDS_JSON = """(SELECT json_group_array(json_array(reward_id, amounts, earliest,
+_REWARDS_JSON = """(SELECT json_group_array(json_array(reward_id, amounts, earliest,
        (SELECT json_set(r.body, '$.account_id', :account_id) FROM rewards r
         WHERE r.account_id = :account_id AND r.id = h.reward_id))) FROM (
      SELECT reward_id, group_concat(amount, ' ') AS amounts, min(expiration_date) AS earliest
@@ -202,7 +201,7 @@ REWARDS_JSON = """(SELECT json_group_array(json_array(reward_id, amounts, earlie
 _WALLET_VIEW = f"""
 WITH held AS (SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = :customer_id
   AND (expiration_date IS NULL OR expiration_date > :now) AND CAST(amount AS REAL) > 0)
-SELECT {LINES_JSON} AS lines, {REWARDS_JSON} AS rewards
+SELECT {_LINES_JSON} AS lines, {_REWARDS_JSON} AS rewards
 """
 
 # A reward held: ``(reward_id, amounts separated by spaces, earliest expiration or None, the account's reward
@@ -210,17 +209,13 @@ SELECT {LINES_JSON} AS lines, {REWARDS_JSON} AS rewards
 HeldReward = tuple[str, str, str | None, dict[str, Any] | None]
 
 
-def held_rewards(text: str) -> list[HeldReward]:
-    """The rewards column of :data:`REWARDS_JSON`, decoded."""
-    return [(reward_id, amounts, earliest, reward) for reward_id, amounts, earliest, reward in orjson.loads(text)]
-
-
 async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, list[HeldReward]]:
     """``(lines, rewards)``: the held lines as JSON text, in wallet order (they go out as they are); the
     rewards held (:data:`HeldReward`), earliest expiration first."""
     row = await fetch_one(conn, _WALLET_VIEW, {"account_id": account_id, "customer_id": customer_id, "now": now})
     assert row is not None  # an aggregate always answers one row
-    return row[0], held_rewards(row[1])
+    held = orjson.loads(row[1])
+    return row[0], [(reward_id, amounts, earliest, reward) for reward_id, amounts, earliest, reward in held]
 
 
 async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[WalletLine]:

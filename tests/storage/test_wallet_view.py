@@ -12,7 +12,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linksvc.customers.service import CUSTOMER_FIELDS
 from linksvc.customers.wallet import build_wallet, load_wallet, wallet_id
 from linksvc.jsoncodec import dumpb
 from linksvc.seed import load_seed
@@ -92,14 +91,11 @@ async def _scenario(generated: list[tuple[Decimal, str, str | None, str]]) -> No
         assert set(rewards) == {R1, R2}
         answered = _exact(dumpb(await load_wallet(db.reader, A, CUSTOMER, NOW)))
         assert answered == _exact(dumpb(_model(lines, rewards)))
-        # The customer lookup reads the same wallet in its own statement (when it is small enough): the
-        # same bytes, and the customer's fields as the document holds them.
-        body = (await customers_repo.customer_by(db.reader, A, "id", CUSTOMER)).body
+        # The customer lookup reads the same wallet (when it is small enough to read on the event loop).
         for max_lines in (len(generated), len(generated) - 1):
-            found = await customers_repo.lookup(db.reader, A, "CC100", None, CUSTOMER_FIELDS, NOW, max_lines)
+            found = await customers_repo.lookup(db.reader, A, "CC100", None, NOW, max_lines)
             assert found is not None and found.matches == 1 and found.id == CUSTOMER
-            assert found.customer.encode() == dumpb({key: body.get(key) for key in CUSTOMER_FIELDS})
-            if max_lines >= len(generated):
+            if max_lines >= len(generated) or not generated:  # no line at all: nothing to read apart
                 assert found.lines is not None
                 assert dumpb(build_wallet(CUSTOMER, found.lines, found.rewards)) == dumpb(
                     await load_wallet(db.reader, A, CUSTOMER, NOW))
