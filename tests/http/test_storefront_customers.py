@@ -10,6 +10,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
 from api.storefront.schemas import ContactOut, CustomerLookup
+from linksvc.customers.service import MAX_LINES_WITH_CUSTOMER
 from linksvc.seed import load_seed
 from tests.conftest import bearer, token_for
 from tests.factories import KEYS, A, B
@@ -245,8 +246,6 @@ async def test_contact_search_header_rules(store) -> None:
 
 async def test_a_large_wallet_is_answered_whole(client: TestClient) -> None:
     """More lines than the lookup reads on the event loop: the wallet is read apart, and answered the same way."""
-    from linksvc.customers.service import MAX_LINES_WITH_CUSTOMER
-
     count = MAX_LINES_WITH_CUSTOMER + 5
     seed = seed_doc()
     seed["accounts"][0]["customers"].append({
