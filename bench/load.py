@@ -86,8 +86,15 @@ class Server:
         return f"http://{HOST}:{self.port}{path}"
 
     def cpu_seconds(self) -> float:
-        """User plus system CPU time the server process has used so far (Linux /proc)."""
-        return proc_cpu(self.process.pid)
+        """User plus system CPU time the server process and its worker processes (``--workers``) have used
+        so far (Linux /proc)."""
+        total = proc_cpu(self.process.pid)
+        for child in children(self.process.pid):
+            try:
+                total += proc_cpu(child)
+            except OSError:  # a worker that just ended
+                continue
+        return total
 
 
 def thread_cpu(server: Server) -> tuple[float, float]:

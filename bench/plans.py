@@ -81,9 +81,13 @@ def plan(conn: sqlite3.Connection, sql: str, params: Any = ()) -> list[str]:
 
 
 def full_scans(lines: list[str]) -> list[str]:
-    """Plan steps that read a whole table or a whole index (virtual tables such as json_each excepted)."""
-    return [ln.strip(" `-") for ln in lines
-            if ln.strip(" `-").startswith("SCAN ") and "VIRTUAL TABLE" not in ln and "CONSTANT ROW" not in ln]
+    """Plan steps that read a whole table or a whole index (virtual tables such as json_each excepted, and the
+    rows a statement made itself: a materialized CTE, a co-routine, a subquery's result)."""
+    steps = [ln.strip(" `-") for ln in lines]
+    made = {step.split(" ", 1)[1] for step in steps if step.startswith(("MATERIALIZE ", "CO-ROUTINE "))}
+    return [step for step in steps
+            if step.startswith("SCAN ") and "VIRTUAL TABLE" not in step and "CONSTANT ROW" not in step
+            and step.split(" ")[1] not in made and not step.startswith("SCAN (subquery-")]
 
 
 def time_statement(conn: sqlite3.Connection, sql: str, params: Any = (), runs: int = 50,

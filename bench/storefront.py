@@ -1,18 +1,19 @@
 """Storefront reads under load (issue 3): ``.venv/bin/python -m bench.storefront``.
 
-With 100,000 campaigns and 1,000,000 customers in the store, measures requests/s and p50/p99 latency of
-``GET /campaigns?from=0&to=49&store_id=...`` and ``GET /customers?phone=...`` (the phone varies per
-request), each beside a bare aiohttp JSON handler measured in the same run (before and after the service),
-all with wrk on 127.0.0.1. Before measuring it checks the generated rows against the service's save path,
-verifies answers through the real API, and records the query plan and time of every statement a request
-runs. Prints what it measured and rewrites its section of docs/benchmarks.md.
+With 100,000 campaigns and 1,000,000 customers in the store, measures requests/s, p50/p99 latency and server
+CPU per answer of ``GET /customers?phone=...`` and ``GET /customers?document_number=...`` (a different
+customer per request) with ``linksvc serve`` at 1 and 2 workers, and of
+``GET /campaigns?from=0&to=49&store_id=...`` (1 worker), beside a bare aiohttp JSON handler measured in the
+same run, all with wrk on 127.0.0.1. The rows are measured in rounds, bare A then service B, twice (A B A B),
+and the medians of the rounds are reported. Before measuring it checks the generated rows against the
+service's save path, verifies answers through the real API, and records the query plan and time of every
+statement a request runs. Prints what it measured and rewrites its section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -27,16 +28,18 @@ API = load.API
 CAMPAIGNS_PATH = f"{API}/campaigns?from=0&to=49&store_id={docs.BENCH_STORE}"
 CODES = {country: code for country, code, _ in docs.COUNTRIES}
 COMMAND = ".venv/bin/python -m bench.storefront"
+ROUNDS = 2  # bare A, service B, bare A, service B
 
 
 @dataclass(frozen=True)
 class Sample:
-    """A customer to look up: its id, phone digits, country and unexpired wallet lines."""
+    """A customer to look up: its id, phone digits, country, unexpired wallet lines and document number."""
 
     customer_id: str
     digits: str
     country: str
     live_lines: int
+    document: str
 
     def query_phone(self, style: int) -> str:
         code = CODES[self.country]
@@ -47,9 +50,12 @@ class Sample:
     def path(self, style: int) -> str:
         return f"{API}/customers?phone={urllib.parse.quote(self.query_phone(style), safe='')}"
 
+    def document_path(self) -> str:
+        return f"{API}/customers?document_number={urllib.parse.quote(self.document, safe='')}"
+
 
 def sample_customers(path: Path, count: int, seed: int = 3) -> list[Sample]:
-    """``count`` customers with a phone, spread over the whole table (random rowids)."""
+    """``count`` customers with a phone and a document number, spread over the whole table (random rowids)."""
     with data.readonly(path) as conn:
         top = data.count(conn, "SELECT max(rowid) FROM customers")
         rowids = random.Random(seed).sample(range(1, top + 1), min(top, count * 2))
@@ -59,8 +65,9 @@ def sample_customers(path: Path, count: int, seed: int = 3) -> list[Sample]:
             chunk = rowids[start:start + 500]
             found += conn.execute(
                 "SELECT id, phone_digits, json_extract(body, '$.country'), (SELECT count(*) FROM wallet_lines w "
-                "WHERE w.customer_id = c.id AND (w.expiration_date IS NULL OR w.expiration_date > ?)) "
-                f"FROM customers c WHERE rowid IN ({', '.join('?' for _ in chunk)}) AND phone_digits IS NOT NULL",
+                "WHERE w.customer_id = c.id AND (w.expiration_date IS NULL OR w.expiration_date > ?)), document_number "
+                f"FROM customers c WHERE rowid IN ({', '.join('?' for _ in chunk)}) AND phone_digits IS NOT NULL "
+                "AND document_number IS NOT NULL",
                 (now, *chunk)).fetchall()
     return [Sample(*row) for row in found[:count]]
 
@@ -69,7 +76,7 @@ def sample_customers(path: Path, count: int, seed: int = 3) -> list[Sample]:
 KINDS = (("FROM access_tokens", "bearer token"), ("FROM campaign_versions", "campaign version (count cache)"),
          ("SELECT count(*) FROM campaigns", "campaign count"), ("FROM campaigns c WHERE", "campaign page"),
          ("FROM campaigns", "campaigns"), ("FROM customers", "customer lookup"),
-         ("FROM wallet_lines", "unexpired wallet lines"), ("FROM rewards", "reward of wallet lines"),
+         ("FROM wallet_lines", "wallet (unexpired lines, totals, rewards)"), ("FROM rewards", "reward of wallet lines"),
          ("FROM accounts", "account"))
 
 
@@ -82,7 +89,7 @@ def query_plans(path: Path, sample: Sample) -> tuple[list[tuple[str, list[str]]]
     a warm count cache, where the service has one) and GET /customers. The page query's plan comes from
     ``storage.campaigns.explain_list``; every other distinct statement is explained as traced."""
     requests = [("GET /campaigns, first", CAMPAIGNS_PATH), ("GET /campaigns, again", CAMPAIGNS_PATH),
-                ("GET /customers", sample.path(0))]
+                ("GET /customers?phone", sample.path(0)), ("GET /customers?document_number", sample.document_path())]
     traced = plans.traced(path, docs.SERVER_KEY, requests)
     conn = plans.reader(path)
     try:
@@ -125,6 +132,11 @@ def verify(server: load.Server, headers: dict[str, str], dataset: data.StoreSet,
         _expect(len(found["wallet"]["lines"]) == sample.live_lines, f"wallet of {sample.customer_id}")
         checked.append(f"GET /customers?phone={sample.query_phone(style)}: the expected customer, "
                        f"{sample.live_lines} unexpired wallet line(s)")
+    for sample in chosen[:2]:
+        status, body = load.get_json(server.url(sample.document_path()), headers)
+        _expect(status == 200 and body["data"]["customer_id"] == sample.customer_id,
+                f"lookup of document {sample.document!r} answered {status}: {body}")
+        checked.append(f"GET /customers?document_number={sample.document}: the expected customer")
     status, _ = load.get_json(server.url(f"{API}/customers?phone=%2B999000111222"), headers)
     _expect(status == 404, f"an unknown phone answered {status}")
     checked.append("GET /customers?phone=+999000111222 (nobody's): 404")
@@ -175,30 +187,38 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     per_request, statements = query_plans(dataset.path, next(s for s in samples if s.live_lines))
     print(f"query plans and statement timings (requests traced in-process): {time.perf_counter() - started:.1f} s")
-    results: dict[str, load.Result] = {}
+    rounds: list[dict[str, load.Result]] = []
     checked: list[str] = []
+    phone_paths = [s.path(i) for i, s in enumerate(samples)]
+    document_paths = [s.document_path() for s in samples]
+    env = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
 
-    def service_rows() -> None:
-        env = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
-        with load.running("linksvc", load.serve(dataset.path), env=env) as service:
+    def service_rows(found: dict[str, load.Result], workers: int, first: bool) -> None:
+        with load.running("linksvc", load.serve(dataset.path, "--workers", str(workers)), env=env) as service:
             token = load.authorize(service, docs.SERVER_KEY)
             headers = {"Authorization": f"Bearer {token}"}
-            checked.extend(verify(service, headers, dataset, samples))
-            print("verified through the API:\n  " + "\n  ".join(checked))
-            print("measuring GET /campaigns ...")
-            results["campaigns"] = load.measure(service, [CAMPAIGNS_PATH], headers, settings, _drained)
-            print("measuring GET /customers ...")
-            phone_paths = [s.path(i) for i, s in enumerate(samples)]
-            results["customers"] = load.measure(service, phone_paths, headers, settings, _drained)
+            if first and workers == 1:
+                checked.extend(verify(service, headers, dataset, samples))
+                print("verified through the API:\n  " + "\n  ".join(checked))
+                print("measuring GET /campaigns ...")
+                found["campaigns"] = load.measure(service, [CAMPAIGNS_PATH], headers, settings, _drained)
+            for kind, paths in (("phone", phone_paths), ("document", document_paths)):
+                print(f"measuring GET /customers?{'phone' if kind == 'phone' else 'document_number'}=... with "
+                      f"{workers} worker(s) ...")
+                found[f"{kind} {workers}"] = load.measure(service, paths, headers, settings, _drained)
 
-    before, after = load.beside_baseline("bare aiohttp handler",
-                                         lambda bare, _: load.measure(bare, ["/bare"], {}, settings), service_rows)
-    results = {"bare (before)": before, **results, "bare (after)": after}
-    bare_rps = statistics.mean(results[k].rps for k in ("bare (before)", "bare (after)"))
+    for number in range(ROUNDS):  # A B A B: the bare handler, then the service, twice
+        found: dict[str, load.Result] = {}
+        with load.running("bare aiohttp handler", load.BASELINE) as bare:
+            print(f"round {number + 1}: measuring the bare aiohttp handler ...")
+            found["bare"] = load.measure(bare, ["/bare"], {}, settings)
+        for workers in (1, 2):
+            service_rows(found, workers, number == 0)
+        rounds.append(found)
     run = storefront_report.Run(
         machine=load.machine(), command=COMMAND, load=settings, dataset=dataset, compared=compared,
-        phones=len(samples), checked=checked, results=results, bare_rps=bare_rps, statements=statements,
-        per_request=per_request, revision=load.revision())
+        phones=len(samples), checked=checked, rounds=rounds, statements=statements, per_request=per_request,
+        revision=load.revision())
     print(storefront_report.summary(run))
     load.publish("storefront", storefront_report.section(run), args)
     return 0

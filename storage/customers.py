@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from storage.db import Conn, Row, fetch_all, fetch_one
+from storage.wallet import HeldReward, wallet_view
 
 OWNS: tuple[str, ...] = ()
 
@@ -59,6 +60,49 @@ async def find_customers(
         sql += " AND phone_digits = ?"
         params.append(phone_digits)
     return [_person(row) for row in await fetch_all(conn, sql + " ORDER BY created_at, id LIMIT ?", [*params, limit])]
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerView:
+    """A customer as the lookup answers it: its document (``body``, decoded) and its wallet
+    (:func:`storage.wallet.wallet_view`), or None and ``[]`` when it has more lines than the lookup was to
+    read. ``matches`` is 2 when another customer matches too."""
+
+    matches: int
+    id: str
+    body: dict[str, Any]
+    lines: str | None
+    rewards: list[HeldReward]
+
+
+_LOOKUP = ("SELECT id, body, (SELECT count(*) FROM wallet_lines w WHERE w.customer_id = c.id) "
+           "FROM customers c WHERE account_id = ?{where} ORDER BY created_at, id LIMIT 2")
+_LOOKUPS = {
+    (document, phone): _LOOKUP.format(where="".join((" AND document_number = ?" if document else "",
+                                                      " AND phone_digits = ?" if phone else "")))
+    for document in (False, True) for phone in (False, True) if document or phone
+}
+
+
+async def lookup(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, now: str,
+                 max_lines: int) -> CustomerView | None:
+    """The first customer (oldest) of the account matching every given identifier (at least one) and, when
+    it has at most ``max_lines`` wallet lines (expired and used up ones counted), its wallet at ``now``: two
+    indexed statements (one for a customer without wallet lines), the wallet's JSON made by SQLite. None
+    when no customer matches."""
+    sql = _LOOKUPS[(document_number is not None, phone_digits is not None)]
+    params = [account_id, *(value for value in (document_number, phone_digits) if value is not None)]
+    rows = await fetch_all(conn, sql, params)
+    if not rows:
+        return None
+    customer_id, body, stored = rows[0]
+    lines: str | None = None
+    rewards: list[HeldReward] = []
+    if stored == 0:
+        lines = "[]"
+    elif stored <= max_lines:
+        lines, rewards = await wallet_view(conn, account_id, customer_id, now)
+    return CustomerView(len(rows), customer_id, orjson.loads(body), lines, rewards)
 
 
 async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Person | None:

@@ -87,7 +87,7 @@ class MigrationProgress(Protocol):
 
 
 CACHE_KIB = 64 * 1024  # the default page cache of each connection (LINKSVC_DB_CACHE_MB)
-READER_MMAP_BYTES = 1 << 30
+READER_MMAP_BYTES = 1 << 32  # SQLite lowers it to its build's maximum (2 GiB by default)
 
 
 def connect_reader(path: str, cache_kib: int = CACHE_KIB, uri: bool = False) -> sqlite3.Connection:

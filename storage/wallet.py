@@ -180,43 +180,42 @@ _HELD = ("account_id = ? AND customer_id = ? AND (expiration_date IS NULL OR exp
          "AND CAST(amount AS REAL) > 0")
 _LINE_ORDER = "expiration_date IS NULL, expiration_date, issued_at, id"
 # One statement (one snapshot, one row) gives the wallet's lines as one JSON array made by SQLite, in wallet
-# order, and the rewards held, each with its lines' amounts and earliest expiration: the work per line stays
-# inside SQLite (which runs without Python's GIL), however many lines there are. Amounts are decimal text, a
-# JSON number as it is. An aggregate over an ordered subquery takes its rows in that order (SQLite does not
-# flatten such a subquery); tests/storage/test_wallet_view.py checks the order against a model.
-_WALLET_VIEW = f"""
-WITH held AS (SELECT * FROM wallet_lines WHERE {_HELD})
-SELECT
-  (SELECT '[' || coalesce(group_concat(doc, ','), '') || ']' FROM (
+# order, and the rewards held, each with its lines' amounts, earliest expiration and reward document: the work
+# per line stays inside SQLite (which runs without Python's GIL), however many lines there are. Amounts are
+# decimal text, a JSON number as it is. An aggregate over an ordered subquery takes its rows in that order
+# (SQLite does not flatten such a subquery); tests/storage/test_wallet_view.py checks the order against a
+# model.
+_LINES_JSON = f"""(SELECT '[' || coalesce(group_concat(doc, ','), '') || ']' FROM (
      SELECT json_object(
        'amount', CASE WHEN json_valid(amount) THEN json(amount) ELSE CAST(amount AS REAL) END,
        'reward_id', reward_id, 'campaign_id', campaign_id, 'brand_id', brand_id, 'issued_at', issued_at,
        'expiration_date', expiration_date, 'reservation_expires_at', reservation_expires_at) AS doc
-     FROM held ORDER BY {_LINE_ORDER})) AS lines,
-  (SELECT json_group_array(json_array(reward_id, amounts, earliest)) FROM (
+     FROM held ORDER BY {_LINE_ORDER}))"""
+# The account's reward document of each reward held, with its ``account_id`` (null for a reward the account
+# does not have).
+_REWARDS_JSON = """(SELECT json_group_array(json_array(reward_id, amounts, earliest,
+       (SELECT json_set(r.body, '$.account_id', :account_id) FROM rewards r
+        WHERE r.account_id = :account_id AND r.id = h.reward_id))) FROM (
      SELECT reward_id, group_concat(amount, ' ') AS amounts, min(expiration_date) AS earliest
-     FROM held GROUP BY reward_id ORDER BY earliest IS NULL, earliest, reward_id)) AS rewards
+     FROM held GROUP BY reward_id ORDER BY earliest IS NULL, earliest, reward_id) h)"""
+_WALLET_VIEW = f"""
+WITH held AS (SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = :customer_id
+  AND (expiration_date IS NULL OR expiration_date > :now) AND CAST(amount AS REAL) > 0)
+SELECT {_LINES_JSON} AS lines, {_REWARDS_JSON} AS rewards
 """
 
+# A reward held: ``(reward_id, amounts separated by spaces, earliest expiration or None, the account's reward
+# document with its account_id, or None)``.
+HeldReward = tuple[str, str, str | None, dict[str, Any] | None]
 
-async def wallet_view(conn: Conn, account_id: str, customer_id: str,
-                      now: str) -> tuple[str, list[tuple[str, str, str | None]]]:
+
+async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, list[HeldReward]]:
     """``(lines, rewards)``: the held lines as JSON text, in wallet order (they go out as they are); the
-    rewards held, each ``(reward_id, amounts separated by spaces, earliest expiration or None)``, earliest
-    expiration first."""
-    row = await fetch_one(conn, _WALLET_VIEW, (account_id, customer_id, now))
+    rewards held (:data:`HeldReward`), earliest expiration first."""
+    row = await fetch_one(conn, _WALLET_VIEW, {"account_id": account_id, "customer_id": customer_id, "now": now})
     assert row is not None  # an aggregate always answers one row
-    held = orjson.loads(row["rewards"])
-    return row["lines"], [(reward_id, amounts, earliest) for reward_id, amounts, earliest in held]
-
-
-async def reward_bodies(conn: Conn, account_id: str, reward_ids: Sequence[str]) -> dict[str, str]:
-    if not reward_ids:
-        return {}
-    marks = ", ".join("?" * len(reward_ids))
-    rows = await fetch_all(conn, f"SELECT id, body FROM rewards WHERE account_id = ? AND id IN ({marks})",
-                           (account_id, *reward_ids))
-    return {row["id"]: row["body"] for row in rows}
+    held = orjson.loads(row[1])
+    return row[0], [(reward_id, amounts, earliest, reward) for reward_id, amounts, earliest, reward in held]
 
 
 async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[WalletLine]:

@@ -10,6 +10,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
 from api.storefront.schemas import ContactOut, CustomerLookup
+from linksvc.customers.service import MAX_LINES_WITH_CUSTOMER
 from linksvc.seed import load_seed
 from tests.conftest import bearer, token_for
 from tests.factories import KEYS, A, B
@@ -241,3 +242,24 @@ async def test_contact_search_header_rules(store) -> None:
     assert status == 403
     status, body = await contacts(store, "dob=1990-02-31&email=maria@example.com")
     assert status == 400 and isinstance(body["details"], str) and "dob" in body["details"]
+
+
+async def test_a_large_wallet_is_answered_whole(client: TestClient) -> None:
+    """More lines than the lookup reads on the event loop: the wallet is read apart, and answered the same way."""
+    count = MAX_LINES_WITH_CUSTOMER + 5
+    seed = seed_doc()
+    seed["accounts"][0]["customers"].append({
+        "id": "heavy", "document_number": "HEAVY", "wallet": {"lines": [
+            {"amount": 1, "reward_id": REWARD, "expiration_date": f"2099-01-{n % 28 + 1:02d}T00:00:00Z"}
+            for n in range(count)]}})
+    await load_seed(client.app[DB], seed, allow_private=True)
+    status, body = await lookup((client, bearer(await token_for(client, A))), "document_number=HEAVY")
+    assert status == 200, body
+    wallet = body["data"]["wallet"]
+    assert len(wallet["lines"]) == count
+    assert [line["expiration_date"] for line in wallet["lines"]] == sorted(line["expiration_date"]
+                                                                            for line in wallet["lines"])
+    assert [(t["total"], t["reward_id"], t["expiration_date"]) for t in wallet["totals"]] == [
+        (count, REWARD, "2099-01-01T00:00:00.000000Z")]
+    assert wallet["totals"][0]["reward"]["id"] == REWARD
+    CustomerLookup.model_validate(body["data"])

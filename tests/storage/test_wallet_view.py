@@ -12,9 +12,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linksvc.customers.wallet import load_wallet, wallet_id
+from linksvc.customers.wallet import build_wallet, load_wallet, wallet_id
 from linksvc.jsoncodec import dumpb
 from linksvc.seed import load_seed
+from storage import customers as customers_repo
 from storage import wallet as wallet_repo
 from storage.db import Database, fetch_all
 from tests.factories import A, B, ids, two_accounts
@@ -90,6 +91,16 @@ async def _scenario(generated: list[tuple[Decimal, str, str | None, str]]) -> No
         assert set(rewards) == {R1, R2}
         answered = _exact(dumpb(await load_wallet(db.reader, A, CUSTOMER, NOW)))
         assert answered == _exact(dumpb(_model(lines, rewards)))
+        # The customer lookup reads the same wallet (when it is small enough to read on the event loop).
+        for max_lines in (len(generated), len(generated) - 1):
+            found = await customers_repo.lookup(db.reader, A, "CC100", None, NOW, max_lines)
+            assert found is not None and found.matches == 1 and found.id == CUSTOMER
+            if max_lines >= len(generated) or not generated:  # no line at all: nothing to read apart
+                assert found.lines is not None
+                assert dumpb(build_wallet(CUSTOMER, found.lines, found.rewards)) == dumpb(
+                    await load_wallet(db.reader, A, CUSTOMER, NOW))
+            else:
+                assert (found.lines, found.rewards) == (None, [])
     finally:
         await db.close()
 
