@@ -115,11 +115,13 @@ def _run(settings: Settings, metrics_dir: str | None = None) -> None:
 
     from api import server
     from api.observability import AccessLogger
-    from linksvc.app import create_app
+    from linksvc.app import FREEZE_HELD, create_app
 
     # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    server.run(create_app(settings, metrics_dir), settings.host, settings.port,
+    app = create_app(settings, metrics_dir)
+    app[FREEZE_HELD] = True
+    server.run(app, settings.host, settings.port,
                header_timeout=settings.header_timeout_seconds, reuse_port=metrics_dir is not None,
                access_log_class=AccessLogger, access_log=logging.getLogger("linksvc.access"), keepalive_timeout=75.0)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 from datetime import date
@@ -74,10 +75,22 @@ async def _database(db: Database, app: web.Application) -> AsyncIterator[None]:
     await db.close()
 
 
+FREEZE_HELD: web.AppKey[bool] = web.AppKey("freeze_held", bool)
+"""Set by ``linksvc serve``: once the links are held, the objects the worker has made so far are moved out of
+the garbage collector's sight (``gc.freeze``). A full collection otherwise walks every held link again and
+again, pausing every request for tens of milliseconds (docs/decisions.md, "Redirects on a fast lane")."""
+
+
+async def _hold(app: web.Application) -> None:
+    await hold_links(app[DB])
+    if app.get(FREEZE_HELD):
+        gc.freeze()
+
+
 async def _read_models(app: web.Application) -> AsyncIterator[None]:
     """Fills the worker's links in the background after the database opens (requests meanwhile read the
     store and fill it themselves); cancelled if the app stops first."""
-    task = asyncio.create_task(hold_links(app[DB]), name="linksvc-hold-links")
+    task = asyncio.create_task(_hold(app), name="linksvc-hold-links")
     yield
     if not task.done():
         task.cancel()
