@@ -38,12 +38,7 @@ class ReadModel(Generic[K, V]):
 
     async def get(self, key: K, load: Callable[[], Awaitable[V | None]]) -> V | None:
         """The entry of ``key``: held, or ``load()``-ed and held when found."""
-        generation = self._store.generation(self._model)
-        if generation != self._generation:
-            with self._lock:
-                if generation > self._generation:
-                    self._entries.clear()
-                    self._generation = generation
+        generation = self._follow()
         entries = self._entries
         if key in entries and self._generation == generation:
             self.hits += 1
@@ -60,14 +55,20 @@ class ReadModel(Generic[K, V]):
 
     def peek(self, key: K) -> V | None:
         """The entry of ``key`` if held now (after the generation check), else None: never reads the store."""
+        generation = self._generation
+        if self._follow() != generation:
+            return None
+        return self._entries.get(key)
+
+    def _follow(self) -> int:
+        """The store's generation of the model now; the entries are dropped if it moved past theirs."""
         generation = self._store.generation(self._model)
         if generation != self._generation:
             with self._lock:
                 if generation > self._generation:
                     self._entries.clear()
                     self._generation = generation
-            return None
-        return self._entries.get(key)
+        return generation
 
     async def fill(self, load: Callable[[], Awaitable[list[tuple[K, V]]]]) -> int:
         """Holds what ``load()`` reads (up to the bound), unless the generation moved meanwhile; returns how
