@@ -34,7 +34,7 @@ import shutil
 import statistics
 import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -350,13 +350,14 @@ class Run:
     dataset: data.LinkSet
     compared: int
     checked: list[str]
-    results: dict[tuple[str, str], Result]  # (scenario, label) -> result; labels bare before/service/bare after
+    results: dict[tuple[str, str], list[Result]]  # (scenario, label) -> one result per round; labels bare/service
     accounts: list[Accounting]
     plan: plans.Statement
     profiles: dict[str, Profile]
     profile_s: int
     cpu_us: dict[str, float]  # scenario -> event-loop CPU µs per request (for the profile's per-request costs)
     workers: list[int]  # worker counts measured, one service row each
+    rounds: int = 1
 
     @property
     def labels(self) -> list[str]:
@@ -367,18 +368,25 @@ class Run:
         """The row the targets are judged on: the most workers (the issue allows using both cores)."""
         return service_label(max(self.workers))
 
+    def median(self, scenario: str, label: str, figure: Callable[[Result], float]) -> float:
+        """The median over the rounds of one figure of a row."""
+        return statistics.median(figure(r) for r in self.results[(scenario, label)])
+
+    def rps(self, scenario: str, label: str) -> float:
+        return self.median(scenario, label, lambda r: r.rps)
+
     def bare_rps(self, scenario: str) -> float:
-        return statistics.mean(self.results[(scenario, k)].rps for k in ("bare (before)", "bare (after)"))
+        return self.rps(scenario, BARE)
 
     def bare_loop_us(self, scenario: str) -> float:
-        runs = (self.results[(scenario, k)] for k in ("bare (before)", "bare (after)"))
-        return statistics.mean(r.loop_us_per_request for r in runs)
+        return self.median(scenario, BARE, lambda r: r.loop_us_per_request)
 
     def ratio(self, scenario: str, label: str | None = None) -> float:
-        return self.results[(scenario, label or self.judged)].rps / self.bare_rps(scenario)
+        return self.rps(scenario, label or self.judged) / self.bare_rps(scenario)
 
 
 TARGETS = {"mix": 0.70, "unique": 0.50}
+BARE = "bare"
 
 
 def _ms(us: float) -> str:
@@ -390,7 +398,7 @@ def summary(run: Run) -> str:
     for scenario, title in SCENARIOS.items():
         for label in run.labels:
             ratio = run.ratio(scenario, label)
-            lines.append(f"{title}: {label} {run.results[(scenario, label)].rps:,.0f}/s, bare "
+            lines.append(f"{title}: {label} {run.rps(scenario, label):,.0f}/s, bare "
                          f"{run.bare_rps(scenario):,.0f}/s, ratio {ratio:.0%} (target {TARGETS[scenario]:.0%}: "
                          f"{'met' if ratio >= TARGETS[scenario] else 'NOT met'})")
     for acc in run.accounts:
@@ -431,7 +439,9 @@ def section(run: Run) -> str:
         "thread and a per-request counter in its version, so none repeats. Requests/s = 302 answers to GETs "
         "received during the GET phase / its length; latency percentiles are wrk's over the whole run (GETs and "
         "the tail). The bare handler answers a fixed 302 (aiohttp, no middleware, no access log; "
-        "`bench/baseline.py`, one process), with the same scripts, before and after the service. Each service row "
+        f"`bench/baseline.py`, one process), with the same scripts, in {run.rounds} rounds of A B (A: the bare "
+        "handler, B: every service row), A B A B; each figure is the median of its rounds (requests/s of each "
+        "round shown too), and shares are of the bare handler's median. Each service row "
         "is a fresh `linksvc serve --workers N` (`LINKSVC_LOAD_DEMO=0 LINKSVC_LOG_LEVEL=WARNING`), one per "
         "scenario; with 2 workers the service uses both cores (which it shares with wrk), the bare handler one. "
         "The targets are judged on the row with the most workers. CPU is the server's user+system time during "
@@ -442,13 +452,20 @@ def section(run: Run) -> str:
     rows = []
     for scenario, title in SCENARIOS.items():
         bare = run.bare_rps(scenario)
-        for label in ("bare (before)", *run.labels, "bare (after)"):
-            r = run.results[(scenario, label)]
-            share = f"**{r.rps / bare:.0%}**" if label == run.judged else f"{r.rps / bare:.0%}"
-            rows.append([title if label == "bare (before)" else "", label, f"{r.rps:,.0f}", share, _ms(r.p50_us),
-                         _ms(r.p99_us), f"{r.cpu_us_per_request:.0f} µs", f"{r.loop_us_per_request:.0f} µs",
-                         f"{r.other_us_per_request:.0f} µs", f"{r.timeouts}"])
-    out += [load.table(["scenario", "server", "redirects/s", "vs bare (mean)", "p50", "p99", "CPU/request",
+        for label in (BARE, *run.labels):
+            rps = run.rps(scenario, label)
+            share = f"**{rps / bare:.0%}**" if label == run.judged else f"{rps / bare:.0%}"
+            rounds = " / ".join(f"{r.rps:,.0f}" for r in run.results[(scenario, label)])
+
+            def median(figure: Callable[[Result], float], scenario: str = scenario, label: str = label) -> float:
+                return run.median(scenario, label, figure)
+            rows.append([title if label == BARE else "", label, f"{rps:,.0f}", rounds, share,
+                         _ms(median(lambda r: r.p50_us)), _ms(median(lambda r: r.p99_us)),
+                         f"{median(lambda r: r.cpu_us_per_request):.0f} µs",
+                         f"{median(lambda r: r.loop_us_per_request):.0f} µs",
+                         f"{median(lambda r: r.other_us_per_request):.0f} µs",
+                         str(sum(r.timeouts for r in run.results[(scenario, label)]))])
+    out += [load.table(["scenario", "server", "redirects/s", "per round", "vs bare", "p50", "p99", "CPU/request",
                           "event loop", "other threads", "timeouts"], rows), ""]
     verdicts = []
     for scenario, title in SCENARIOS.items():
@@ -498,18 +515,22 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     load.wrk_options(parser, duration=20, warmup=5, connections=64)
     parser.add_argument("--profile", type=int, default=8, help="seconds py-spy samples each service run [8]")
     parser.add_argument("--rebuild", action="store_true", help="build the database even when a cached one matches")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds of A B (the bare handler, then every service row), medians reported [2]")
     parser.add_argument("--workers", default="1,2",
                         help="worker process counts of the service, one service row each [1,2]")
     load.output_options(parser, "2,000 links, 1 worker, 1 s per row, no profile")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.links, args.duration, args.warmup, args.profile, args.workers = 2_000, 1, 1, 0, "1"
+        args.links, args.duration, args.warmup, args.profile, args.workers, args.rounds = 2_000, 1, 1, 0, "1", 1
     try:
         args.workers = sorted({int(n) for n in args.workers.split(",")})
     except ValueError:
         parser.error("--workers takes numbers separated by commas, e.g. 1,2")
     if not args.workers or not all(1 <= n <= 8 for n in args.workers):
         parser.error("--workers takes counts from 1 to 8")
+    if not 1 <= args.rounds <= 5:
+        parser.error("--rounds takes 1 to 5")
     if not 0 < args.duration <= 60 or not 0 <= args.warmup <= 30 or not 0 <= args.profile <= 30:
         parser.error("--duration must be 1-60 s, --warmup 0-30 s, --profile 0-30 s")
     return args
@@ -551,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     db = data.working_copy(dataset.path)
     plan = lookup_plan(db, data.all_codes(db)[args.links // 2])
     print("plan of the link lookup:\n  " + "\n  ".join(plan.plan))
-    results: dict[tuple[str, str], Result] = {}
+    results: dict[tuple[str, str], list[Result]] = {}
     accounts: list[Accounting] = []
     profiles: dict[str, Profile] = {}
     cpu_us: dict[str, float] = {}
@@ -568,38 +589,43 @@ def main(argv: list[str] | None = None) -> int:
         accounts.append(Accounting("verification", answered, answered, count_clicks(db) - before, exit_code))
         print("verified through the real server:\n  " + "\n  ".join(checked))
 
-        def bare(server: load.Server, when: str) -> None:
-            for scenario in SCENARIOS:
-                print(f"  {SCENARIOS[scenario]} ...")
-                results[(scenario, f"bare ({when})")] = measure(server, scripts, scenario, settings)[0]
+        def bare(round_: int) -> None:
+            with load.running("bare 302 handler", load.BASELINE) as server:
+                print(f"measuring the bare 302 handler (round {round_}) ...")
+                for scenario in SCENARIOS:
+                    print(f"  {SCENARIOS[scenario]} ...")
+                    results.setdefault((scenario, BARE), []).append(measure(server, scripts, scenario, settings)[0])
 
-        def service_rows() -> None:
+        def service_rows(round_: int) -> None:
             for workers in args.workers:
                 label = service_label(workers)
                 for scenario in SCENARIOS:
-                    # py-spy samples the single-process runs (one event loop to read).
-                    profile_s = args.profile if workers == 1 else 0
-                    result, acc, profile = _service_run(f"{label}, {scenario}", db, scripts, scenario, settings,
-                                                        profile_s, directory, workers)
-                    results[(scenario, label)] = result
+                    # py-spy samples the single-process runs (one event loop to read), in the first round.
+                    profile_s = args.profile if workers == 1 and round_ == 1 else 0
+                    result, acc, profile = _service_run(f"{label}, {scenario}, round {round_}", db, scripts,
+                                                        scenario, settings, profile_s, directory, workers)
+                    results.setdefault((scenario, label), []).append(result)
                     accounts.append(acc)
-                    if workers == 1:
+                    if workers == 1 and round_ == 1:
                         profiles[scenario] = profile
                         cpu_us[scenario] = result.loop_us_per_request
 
-        load.beside_baseline("bare 302 handler", bare, service_rows)
+        for round_ in range(1, args.rounds + 1):  # A B A B: the bare handler, then the service's rows
+            bare(round_)
+            service_rows(round_)
         for scenario in SCENARIOS:
             raw = directory / f"profile-{scenario}.txt"
             if raw.is_file():
                 shutil.copy(raw, REPO_ROOT / "data" / f"bench-redirects-profile-{scenario}.txt")
     run = Run(machine=load.machine(), revision=load.revision(), load=settings, dataset=dataset, compared=compared,
               checked=checked, results=results, accounts=accounts, plan=plan, profiles=profiles,
-              profile_s=args.profile, cpu_us=cpu_us, workers=args.workers)
+              profile_s=args.profile, cpu_us=cpu_us, workers=args.workers, rounds=args.rounds)
     print(summary(run))
-    for (scenario, label), r in results.items():
-        print(f"  {scenario:7} {label:14} {r.rps:8,.0f}/s p50 {_ms(r.p50_us)} p99 {_ms(r.p99_us)} "
-              f"cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, other "
-              f"{r.other_us_per_request:.0f}) timeouts {r.timeouts}")
+    for (scenario, label), runs in results.items():
+        for round_, r in enumerate(runs, 1):
+            print(f"  {scenario:7} {label:18} round {round_} {r.rps:8,.0f}/s p50 {_ms(r.p50_us)} p99 "
+                  f"{_ms(r.p99_us)} cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, "
+                  f"other {r.other_us_per_request:.0f}) timeouts {r.timeouts}")
     load.publish("redirects", section(run), args)
     return 0 if all(a.equal for a in accounts) else 1
 
