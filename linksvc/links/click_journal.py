@@ -91,11 +91,12 @@ class ClickJournal:
     def name(self) -> str:
         return self.path.name
 
-    def offset_after(self, count: int) -> int | None:
-        """Where the journal will be stored up to once its oldest ``count`` clicks are (None for none)."""
+    def mark_after(self, count: int) -> tuple[str, int] | None:
+        """(this journal's name, the offset it is stored up to once its oldest ``count`` clicks are): what the
+        store notes with those clicks; None when they hold no click of the journal."""
         if count <= 0 or not self._ends:
             return None
-        return self._ends[min(count, len(self._ends)) - 1]
+        return self.name, self._ends[min(count, len(self._ends)) - 1]
 
     def stored(self, count: int) -> None:
         """The oldest ``count`` clicks appended are stored."""

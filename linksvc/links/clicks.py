@@ -137,8 +137,7 @@ class ClickRecorder:
                 journaled = len(piece) - min(len(piece), self._spilled_left)  # the rest came from spill files
                 try:
                     rows = [stored_row(click, details.get(_agent(click), NO_DETAILS)) for click in piece]
-                    offset = None if self._journal is None else self._journal.offset_after(journaled)
-                    mark = None if offset is None or self._journal is None else (self._journal.name, offset)
+                    mark = None if self._journal is None else self._journal.mark_after(journaled)
                     await self.db.write(partial(repo.insert_clicks, rows=rows, journal=mark))
                 except StoreOperationalError:
                     raise  # the store, not the rows: everything not written waits for the next try

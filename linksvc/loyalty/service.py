@@ -577,7 +577,6 @@ class _Gathering:
 
     requests: list[list[Prepared]] = field(default_factory=list)
     events: int = 0
-    sealed: bool = False
     done: asyncio.Future[list[list[Result] | BaseException]] | None = None
 
 
@@ -625,8 +624,7 @@ class _Coalescer:
                 del self._open[account_id]
 
     async def _unit(self, account_id: str, gathering: _Gathering, tx: Tx) -> list[list[Result] | BaseException]:
-        with self._lock:
-            gathering.sealed = True
+        with self._lock:  # sealed: taken out of the open gatherings, later requests gather for the next unit
             if self._open.get(account_id) is gathering:
                 del self._open[account_id]
             requests = list(gathering.requests)

@@ -39,9 +39,9 @@ def test_the_stores_mark_skips_clicks_committed_before_the_journal_noted_it(tmp_
     journal = ClickJournal(str(tmp_path / "db"))
     for n in range(5):
         journal.append(_row(n))
-    mark = journal.offset_after(3)  # what insert_clicks writes with the first three clicks
-    assert mark is not None
-    assert _journal_rows(journal.path, {journal.name: mark}) == [_row(3), _row(4)]
+    mark = journal.mark_after(3)  # what insert_clicks writes with the first three clicks
+    assert mark is not None and mark[0] == journal.name
+    assert _journal_rows(journal.path, dict([mark])) == [_row(3), _row(4)]
 
 
 def test_a_steady_load_keeps_the_file_small(tmp_path: Path) -> None:
