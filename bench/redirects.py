@@ -364,6 +364,10 @@ class Run:
         return [service_label(n) for n in self.workers]
 
     @property
+    def floors(self) -> list[str]:
+        return [floor_label(n) for n in self.workers if (SCENARIO_FIRST, floor_label(n)) in self.results]
+
+    @property
     def judged(self) -> str:
         """The row the targets are judged on: the most workers (the issue allows using both cores)."""
         return service_label(max(self.workers))
@@ -387,6 +391,7 @@ class Run:
 
 TARGETS = {"mix": 0.70, "unique": 0.50}
 BARE = "bare"
+SCENARIO_FIRST = "mix"
 
 
 def _ms(us: float) -> str:
@@ -441,7 +446,13 @@ def section(run: Run) -> str:
         "the tail). The bare handler answers a fixed 302 (aiohttp, no middleware, no access log; "
         f"`bench/baseline.py`, one process), with the same scripts, in {run.rounds} rounds of A B (A: the bare "
         "handler, B: every service row), A B A B; each figure is the median of its rounds (requests/s of each "
-        "round shown too), and shares are of the bare handler's median. Each service row "
+        "round shown too), and shares are of the bare handler's median. The floor rows (`bench/floor.py`, "
+        "with 1 and 2 processes as the service's rows) are the bare handler plus the least a kept click costs: "
+        "a row appended per redirect (a fresh random tracking id, the time, the user agent, the referer, the "
+        "UTM) and written every 0.5 s by a thread into the same `clicks` table (same schema and indexes, "
+        "WAL, `synchronous=FULL`), with no decision, link, metrics, journal or user-agent parse: aiohttp's own "
+        "request path and the cheapest kept click, the reference the service's rows are closest to. Each "
+        "service row "
         "is a fresh `linksvc serve --workers N` (`LINKSVC_LOAD_DEMO=0 LINKSVC_LOG_LEVEL=WARNING`), one per "
         "scenario; with 2 workers the service uses both cores (which it shares with wrk), the bare handler one. "
         "The targets are judged on the row with the most workers. CPU is the server's user+system time during "
@@ -452,7 +463,7 @@ def section(run: Run) -> str:
     rows = []
     for scenario, title in SCENARIOS.items():
         bare = run.bare_rps(scenario)
-        for label in (BARE, *run.labels):
+        for label in (BARE, *run.floors, *run.labels):
             rps = run.rps(scenario, label)
             share = f"**{rps / bare:.0%}**" if label == run.judged else f"{rps / bare:.0%}"
             rounds = " / ".join(f"{r.rps:,.0f}" for r in run.results[(scenario, label)])
@@ -471,8 +482,13 @@ def section(run: Run) -> str:
     for scenario, title in SCENARIOS.items():
         ratio = run.ratio(scenario)
         met = "met" if ratio >= TARGETS[scenario] else "**not met**"
+        floor = floor_label(max(run.workers))
+        beside = (f" The floor with as many processes (the bare handler storing its clicks, nothing else) "
+                  f"reached {run.ratio(scenario, floor):.0%}; the service reached "
+                  f"{run.rps(scenario, run.judged) / run.rps(scenario, floor):.0%} of the floor."
+                  if (scenario, floor) in run.results else "")
         verdicts.append(f"- {title}: {run.judged} {ratio:.0%} of the bare handler (target "
-                        f"{TARGETS[scenario]:.0%}): {met}.")
+                        f"{TARGETS[scenario]:.0%}): {met}.{beside}")
     out += ["Targets:", "", *verdicts, ""]
     out += ["No click lost: per service process (warm-up, measured and profiled runs; the verification process "
             "alone), the GETs wrk sent, the 302 answers its Lua `response()` counted, and the clicks the "
@@ -519,6 +535,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="rounds of A B (the bare handler, then every service row), medians reported [2]")
     parser.add_argument("--workers", default="1,2",
                         help="worker process counts of the service, one service row each [1,2]")
+    parser.add_argument("--no-floor", dest="floor", action="store_false",
+                        help="skip the floor rows (the bare handler that also stores its clicks)")
     load.output_options(parser, "2,000 links, 1 worker, 1 s per row, no profile")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -534,6 +552,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     if not 0 < args.duration <= 60 or not 0 <= args.warmup <= 30 or not 0 <= args.profile <= 30:
         parser.error("--duration must be 1-60 s, --warmup 0-30 s, --profile 0-30 s")
     return args
+
+
+def floor_label(processes: int) -> str:
+    return f"floor, {processes} process" + ("es" if processes > 1 else "")
+
+
+def floor_args(db: Path, processes: int) -> list[str]:
+    return ["-m", "bench.floor", "--port", "{port}", "--db", str(db), "--processes", str(processes)]
 
 
 def service_label(workers: int) -> str:
@@ -596,6 +622,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {SCENARIOS[scenario]} ...")
                     results.setdefault((scenario, BARE), []).append(measure(server, scripts, scenario, settings)[0])
 
+        def floor_rows(round_: int) -> None:
+            for processes in args.workers if args.floor else ():
+                label = floor_label(processes)
+                with load.running(label, floor_args(db, processes)) as server:
+                    for scenario in SCENARIOS:
+                        print(f"measuring the {label} (round {round_}), {SCENARIOS[scenario]} ...")
+                        results.setdefault((scenario, label), []).append(
+                            measure(server, scripts, scenario, settings)[0])
+
         def service_rows(round_: int) -> None:
             for workers in args.workers:
                 label = service_label(workers)
@@ -612,6 +647,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for round_ in range(1, args.rounds + 1):  # A B A B: the bare handler, then the service's rows
             bare(round_)
+            floor_rows(round_)
             service_rows(round_)
         for scenario in SCENARIOS:
             raw = directory / f"profile-{scenario}.txt"
