@@ -15,7 +15,6 @@ import asyncio
 import hashlib
 import logging
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -34,6 +33,7 @@ from linksvc.errors import Conflict, Forbidden, InvalidField, Issues, ServiceErr
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import attribution, rules
+from linksvc.loyalty.ids import uuid7 as new_id
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
@@ -413,7 +413,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
             raise Conflict("Order already received",
                            f"order_id {event.order_id!r} was already received with a different payload "
                            f"(event {earlier.id})")
-    event_id = str(uuid.uuid4())
+    event_id = new_id()
     effects = Effects()
     row = state.customers.of(event)
     holder = state.holders[row.id] if row is not None else None
@@ -441,7 +441,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
             if limit and work.issued_since(issue.campaign_id, day_start) >= limit:
                 continue
             line = WalletLine(
-                id=str(uuid.uuid4()), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
+                id=new_id(), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
                 campaign_id=issue.campaign_id, brand_id=issue.brand_id, amount=issue.amount, issued_at=now,
                 expiration_date=iso(issue.expiration_date) if issue.expiration_date else None,
                 reservation_expires_at=None, source="event", event_id=event_id,

@@ -112,13 +112,13 @@ class _Ids:
     def __init__(self) -> None:
         self.made = itertools.count(1)
 
-    def uuid4(self) -> uuid.UUID:
-        return uuid.UUID(int=next(self.made))
+    def __call__(self) -> str:
+        return str(uuid.UUID(int=next(self.made)))
 
 
 @pytest.fixture
 async def store(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Database]:
-    monkeypatch.setattr(events, "uuid", _Ids())
+    monkeypatch.setattr(events, "new_id", _Ids())
     db = Database(":memory:")
     await db.open()
     await load_seed(db, _seed(), allow_private=True)
@@ -164,7 +164,7 @@ async def _state(db: Database) -> str:
 async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: Database) -> None:
     one_db = store
     singles = [(await events.ingest(one_db, A, [raw], "SERVER", NOW))[0] for raw in SCENARIO]
-    events.uuid = _Ids()  # type: ignore[assignment]  # the same ids again (the fixture puts uuid back)
+    events.new_id = _Ids()  # the same ids again (the fixture puts new_id back)
     batch_db = await _second()
     try:
         together = await events.ingest(batch_db, A, SCENARIO, "SERVER", NOW, bulk=True)
@@ -200,7 +200,7 @@ async def test_a_write_that_meets_a_constraint_falls_back_to_one_event_at_a_time
     assert _statuses(results) == EXPECTED
     assert calls[0] == 11 and all(n <= 1 for n in calls[1:])
     monkeypatch.setattr(event_repo, "insert_many", original)
-    events.uuid = _Ids()  # type: ignore[assignment]
+    events.new_id = _Ids()
     other_db = await _second()
     try:
         await events.ingest(other_db, A, SCENARIO, "SERVER", NOW, bulk=True)
@@ -268,7 +268,7 @@ async def test_concurrent_requests_are_one_batch_with_the_state_of_one_request_a
     times = [NOW + timedelta(milliseconds=i) for i in range(len(SCENARIO))]
     singles = [(await events.ingest(one_db, A, [raw], "SERVER", at))[0]
                for raw, at in zip(SCENARIO, times, strict=True)]
-    events.uuid = _Ids()  # type: ignore[assignment]
+    events.new_id = _Ids()
     together_db = await _second()
     try:
         units = together_db.writer.units
