@@ -322,6 +322,12 @@ class _Batch:
     campaigns: dict[str, dict[str, Any]]
     tiers: Sequence[dict[str, Any]]
     connections: list[dict[str, Any]] | None  # the enabled connections, when held (else read at the write)
+    # The campaigns and tiers as the rules read them, read once for the batch; each campaign's max_per_day.
+    earning: rules.Campaigns = field(default_factory=lambda: rules.campaigns_of(()))
+    tier_rules: rules.Tiers = field(default_factory=lambda: rules.tiers_of(()))
+    limits: dict[str, Any] = field(default_factory=dict)
+    # Moments as text (``iso``) and the starts of their days, made once per distinct moment of the batch.
+    moments: dict[datetime, tuple[str, str]] = field(default_factory=dict)
     events: list[repo.StoredEvent] = field(default_factory=list)
     new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
     entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
@@ -331,6 +337,13 @@ class _Batch:
     @property
     def now(self) -> str:
         return iso(self.now_dt)
+
+    def moment(self, when: datetime) -> tuple[str, str]:
+        """``(iso(when), the start of its day)``."""
+        found = self.moments.get(when)
+        if found is None:
+            found = self.moments[when] = (iso(when), _day_start(when))
+        return found
 
 
 async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,
@@ -371,7 +384,9 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
         if any(e.type == PURCHASE for e in events):
             tiers = held.tier_rules if held is not None else await repo.tiers(tx, account_id)
     connections = list(held.connections) if held is not None else None
-    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections)
+    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections,
+                  earning=rules.campaigns_of(campaigns.values()), tier_rules=rules.tiers_of(tiers),
+                  limits={c: (body.get("attributes", {}) or {}).get("max_per_day") for c, body in campaigns.items()})
 
 
 def _redeem(work: _Work, prepared: Prepared, effects: Effects) -> None:
@@ -402,7 +417,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     event = prepared.event
     account_id = state.account_id
     now_dt = prepared.received_at or state.now_dt
-    now = iso(now_dt)
+    now, day_start = state.moment(now_dt)
     if event.type != PURCHASE and event.type not in state.active_types:
         raise await _type_issue(tx, account_id, event.type, prepared.path("type"))
     if event.order_id is not None:
@@ -435,9 +450,8 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
         facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
-        day_start = _day_start(now_dt)
-        for issue in rules.earnings(state.campaigns.values(), facts_of_event, customer, facts, now_dt):
-            limit = state.campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
+        for issue in rules.earnings(state.earning, facts_of_event, customer, facts, now_dt):
+            limit = state.limits[issue.campaign_id]
             if limit and work.issued_since(issue.campaign_id, day_start) >= limit:
                 continue
             line = WalletLine(
@@ -451,7 +465,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
                                    "campaign_id": issue.campaign_id, "amount": str(line.amount),
                                    "expiration_date": line.expiration_date})
         if event.type == PURCHASE:
-            effects.tier = rules.retier(customer, state.tiers, facts)
+            effects.tier = rules.retier(customer, state.tier_rules, facts)
             if effects.tier is not None:
                 holder.tier_changed, holder.tier_changed_at = True, now
         work.keep(state)
