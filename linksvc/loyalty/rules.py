@@ -16,7 +16,7 @@ without exit conditions is kept until a higher one is reached.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -182,6 +182,15 @@ class Campaigns:
     Campaigns that can never issue (another type, no reward) are left out."""
 
     rules: tuple[_Campaign | _Deferred, ...]
+    by_type: dict[Any, tuple[_Campaign | _Deferred, ...]] = field(default_factory=dict)  # in order, per event type
+
+    def of_type(self, event_type: str) -> tuple[_Campaign | _Deferred, ...]:
+        """The campaigns an event of this type can earn from (and those that failed to read for it), in order."""
+        found = self.by_type.get(event_type)
+        if found is None:
+            found = self.by_type[event_type] = tuple(
+                c for c in self.rules if c.event_type == event_type)
+        return found
 
 
 def _allowed(values: Any) -> frozenset[str] | None:
@@ -231,13 +240,9 @@ def earnings(campaigns: Iterable[Mapping[str, Any]] | Campaigns, event: EventFac
     if refused:
         return issues
     read = campaigns if isinstance(campaigns, Campaigns) else campaigns_of(campaigns)
-    for campaign in read.rules:
+    for campaign in read.of_type(event.type):
         if isinstance(campaign, _Deferred):
-            if campaign.event_type == event.type:
-                raise campaign.error
-            continue
-        if campaign.event_type != event.type:
-            continue
+            raise campaign.error
         status = campaign_status(now, campaign.starts_at, campaign.ends_at, campaign.paused, campaign.finished_at)
         if status != "RUNNING":
             continue

@@ -38,7 +38,7 @@ from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
 from linksvc.store import Store, StoreConstraintError, StoreError
-from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
+from linksvc.untrusted import MAX_JSON_DEPTH
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
 from storage import documents
@@ -86,12 +86,23 @@ def payload_hash(raw: dict[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def _nests_deeper(node: dict[str, Any] | list[Any], limit: int) -> bool:
+    """:func:`linksvc.untrusted.nesting_exceeds` of an object or array (the same answer), by recursion over the
+    containers only: a flat event costs a scan of its members and no stack of pairs."""
+    if limit < 1:
+        return True
+    for child in node.values() if isinstance(node, dict) else node:
+        if isinstance(child, dict | list) and (limit == 1 or (child and _nests_deeper(child, limit - 1))):
+            return True
+    return False
+
+
 def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
     """Checks that need no store, every problem named at once. ``prefix`` names the event in a bulk request
     (``events[3]``)."""
     if not isinstance(raw, dict):
         raise InvalidField(prefix or "body", "must be a JSON object (one event)", "Invalid body", rule="type")
-    if nesting_exceeds(raw, MAX_JSON_DEPTH):
+    if _nests_deeper(raw, MAX_JSON_DEPTH):
         raise InvalidField(prefix or "body", f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels",
                            "Invalid body", rule="too_deep")
     if raw.get("type") == PURCHASE and key_kind != "SERVER":
@@ -152,6 +163,7 @@ class _Customers:
 
     def __init__(self, rows: Sequence[KeyedCustomer]) -> None:
         self._by: dict[tuple[str, str], KeyedCustomer] = {}
+        self._of: dict[int, tuple[EventIn, KeyedCustomer | None]] = {}  # by id() of the event: found once
         for row in sorted(rows, key=lambda r: (r.created_at, r.id)):
             for column in customer_repo.LOOKUP_COLUMNS:
                 value = row.key(column)
@@ -179,6 +191,14 @@ class _Customers:
         return cls(await customer_repo.customers_with(conn, account_id, wanted) if wanted else [])
 
     def of(self, event: EventIn) -> KeyedCustomer | None:
+        known = self._of.get(id(event))
+        if known is not None and known[0] is event:
+            return known[1]
+        found = self._find(event)
+        self._of[id(event)] = (event, found)  # the event is kept, so that its id() is not reused meanwhile
+        return found
+
+    def _find(self, event: EventIn) -> KeyedCustomer | None:
         found: KeyedCustomer | None = None
         for key in self.keys(event):
             row = self._by.get(key)
@@ -345,6 +365,10 @@ class _Batch:
             found = self.moments[when] = (iso(when), _day_start(when))
         return found
 
+    def text(self, when: datetime) -> str:
+        """``iso(when)``, made once per distinct moment (the events of a request share theirs)."""
+        return self.moment(when)[0]
+
 
 async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,
                 held: Catalog | None = None) -> _Batch:
@@ -457,7 +481,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
             line = WalletLine(
                 id=new_id(), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
                 campaign_id=issue.campaign_id, brand_id=issue.brand_id, amount=issue.amount, issued_at=now,
-                expiration_date=iso(issue.expiration_date) if issue.expiration_date else None,
+                expiration_date=state.text(issue.expiration_date) if issue.expiration_date else None,
                 reservation_expires_at=None, source="event", event_id=event_id,
             )
             work.issue(line)
@@ -473,7 +497,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
         "id": event_id,
         "customer_id": customer["id"] if customer is not None else None,
-        "issued_at": iso(prepared.issued_at),
+        "issued_at": state.text(prepared.issued_at),
         "received_at": now,
         "attribution": prepared.attribution,
         "attribution_original": prepared.raw.get("attribution"),
