@@ -288,6 +288,11 @@ class _Holder:
         return stats_repo.Stats(self.customer["id"], account_id, self.history[0], self.history[1], points)
 
 
+def _with_points(stats: stats_repo.Stats, points: Decimal) -> stats_repo.Stats:
+    # dataclasses.replace costs several times this, and runs for every change of every event
+    return stats_repo.Stats(stats.customer_id, stats.account_id, stats.purchase_total, stats.purchase_count, points)
+
+
 class _Work:
     """The changes one event makes to a customer, kept apart until the event is accepted (a refused event
     changes nothing)."""
@@ -307,12 +312,12 @@ class _Work:
     def change(self, line: WalletLine, delta: Decimal, kind: str) -> None:
         self.changed[line.id] = replace(line, amount=line.amount + delta)
         self.entries.append(wallet_repo.entry_for(line, kind, delta, self.event_id, self.now))
-        self.stats = replace(self.stats, points=self.stats.points + delta)
+        self.stats = _with_points(self.stats, self.stats.points + delta)
 
     def issue(self, line: WalletLine) -> None:
         self.changed[line.id] = line
         self.entries.append(wallet_repo.entry_for(line, "issue", line.amount, line.event_id, self.now))
-        self.stats = replace(self.stats, points=self.stats.points + line.amount)
+        self.stats = _with_points(self.stats, self.stats.points + line.amount)
 
     def issued_since(self, campaign_id: str, since: str) -> int:
         """How many lines a campaign issued to the customer since ``since`` (reversed ones included)."""
@@ -469,7 +474,8 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         total, count = work.stats.purchase_total, work.stats.purchase_count
         if event.type == PURCHASE:
             total, count = total + value, count + 1
-            work.stats = replace(work.stats, purchase_total=total, purchase_count=count)
+            stats = work.stats
+            work.stats = stats_repo.Stats(stats.customer_id, stats.account_id, total, count, stats.points)
         points = work.stats.points  # after expiry and redeems
         facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)

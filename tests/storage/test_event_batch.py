@@ -34,6 +34,7 @@ BEA = "cust-bea"
 SILVER, GOLD = "00000000-0000-4000-8000-0000000051a1", "00000000-0000-4000-8000-0000000051a2"
 VIEWS = "00000000-0000-4000-8000-00000000c0a1"
 PER_UNIT = "00000000-0000-4000-8000-00000000c0a2"
+GOLD_ONLY = "00000000-0000-4000-8000-00000000c0a3"
 
 
 def _seed() -> dict[str, Any]:
@@ -53,6 +54,13 @@ def _seed() -> dict[str, Any]:
         {"id": PER_UNIT, "name": "Per unit", "type": "BEHAVIOR", "brand_id": BRAND,
          "attributes": {"event_type": "PURCHASE", "reward_id": REWARD, "per_currency_unit": "0.1",
                         "expires_in_days": 30}},
+        # Only for Gold customers, from their second purchase on, for a product it names: the rules' tier,
+        # restriction and condition checks see the tier and totals the batch's earlier events left.
+        {"id": GOLD_ONLY, "name": "Gold bonus", "type": "BEHAVIOR", "brand_id": BRAND, "tier_ids": [GOLD],
+         "products": ["LATTE-12"], "stores": None,
+         "attributes": {"event_type": "PURCHASE", "reward_id": REWARD, "amount": 3,
+                        "conditions": [[{"type": "Purchase Count", "operator": "greater than or equal",
+                                         "value": 2}]]}},
     ]
     # Bea holds a line that has lapsed (expired at her first event) and one that has not.
     account["customers"].append({
@@ -175,7 +183,8 @@ async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: Database
         one_state, batch_state = await _state(one_db), await _state(batch_db)
         assert one_state == batch_state
         # The scenario did what it says (so that the comparison covers it).
-        for marker in ('"kind":"expire"', '"kind":"spend"', '"kind":"issue"', SILVER, GOLD, '"trigger":"event"'):
+        for marker in ('"kind":"expire"', '"kind":"spend"', '"kind":"issue"', SILVER, GOLD, '"trigger":"event"',
+                       GOLD_ONLY):
             assert marker in batch_state
         assert await wallet_repo.ledger_mismatches(batch_db.reader, A) == []
     finally:
