@@ -15,7 +15,6 @@ import asyncio
 import hashlib
 import logging
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -34,11 +33,12 @@ from linksvc.errors import Conflict, Forbidden, InvalidField, Issues, ServiceErr
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import attribution, rules
+from linksvc.loyalty.ids import uuid7 as new_id
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
 from linksvc.store import Store, StoreConstraintError, StoreError
-from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
+from linksvc.untrusted import MAX_JSON_DEPTH
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
 from storage import documents
@@ -86,12 +86,23 @@ def payload_hash(raw: dict[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def _nests_deeper(node: dict[str, Any] | list[Any], limit: int) -> bool:
+    """:func:`linksvc.untrusted.nesting_exceeds` of an object or array (the same answer), by recursion over the
+    containers only: a flat event costs a scan of its members and no stack of pairs."""
+    if limit < 1:
+        return True
+    for child in node.values() if isinstance(node, dict) else node:
+        if isinstance(child, dict | list) and (limit == 1 or (child and _nests_deeper(child, limit - 1))):
+            return True
+    return False
+
+
 def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepared:
     """Checks that need no store, every problem named at once. ``prefix`` names the event in a bulk request
     (``events[3]``)."""
     if not isinstance(raw, dict):
         raise InvalidField(prefix or "body", "must be a JSON object (one event)", "Invalid body", rule="type")
-    if nesting_exceeds(raw, MAX_JSON_DEPTH):
+    if _nests_deeper(raw, MAX_JSON_DEPTH):
         raise InvalidField(prefix or "body", f"nests objects and arrays deeper than {MAX_JSON_DEPTH} levels",
                            "Invalid body", rule="too_deep")
     if raw.get("type") == PURCHASE and key_kind != "SERVER":
@@ -152,6 +163,7 @@ class _Customers:
 
     def __init__(self, rows: Sequence[KeyedCustomer]) -> None:
         self._by: dict[tuple[str, str], KeyedCustomer] = {}
+        self._of: dict[int, tuple[EventIn, KeyedCustomer | None]] = {}  # by id() of the event: found once
         for row in sorted(rows, key=lambda r: (r.created_at, r.id)):
             for column in customer_repo.LOOKUP_COLUMNS:
                 value = row.key(column)
@@ -179,6 +191,14 @@ class _Customers:
         return cls(await customer_repo.customers_with(conn, account_id, wanted) if wanted else [])
 
     def of(self, event: EventIn) -> KeyedCustomer | None:
+        known = self._of.get(id(event))
+        if known is not None and known[0] is event:
+            return known[1]
+        found = self._find(event)
+        self._of[id(event)] = (event, found)  # the event is kept, so that its id() is not reused meanwhile
+        return found
+
+    def _find(self, event: EventIn) -> KeyedCustomer | None:
         found: KeyedCustomer | None = None
         for key in self.keys(event):
             row = self._by.get(key)
@@ -268,6 +288,11 @@ class _Holder:
         return stats_repo.Stats(self.customer["id"], account_id, self.history[0], self.history[1], points)
 
 
+def _with_points(stats: stats_repo.Stats, points: Decimal) -> stats_repo.Stats:
+    # dataclasses.replace costs several times this, and runs for every change of every event
+    return stats_repo.Stats(stats.customer_id, stats.account_id, stats.purchase_total, stats.purchase_count, points)
+
+
 class _Work:
     """The changes one event makes to a customer, kept apart until the event is accepted (a refused event
     changes nothing)."""
@@ -287,12 +312,12 @@ class _Work:
     def change(self, line: WalletLine, delta: Decimal, kind: str) -> None:
         self.changed[line.id] = replace(line, amount=line.amount + delta)
         self.entries.append(wallet_repo.entry_for(line, kind, delta, self.event_id, self.now))
-        self.stats = replace(self.stats, points=self.stats.points + delta)
+        self.stats = _with_points(self.stats, self.stats.points + delta)
 
     def issue(self, line: WalletLine) -> None:
         self.changed[line.id] = line
         self.entries.append(wallet_repo.entry_for(line, "issue", line.amount, line.event_id, self.now))
-        self.stats = replace(self.stats, points=self.stats.points + line.amount)
+        self.stats = _with_points(self.stats, self.stats.points + line.amount)
 
     def issued_since(self, campaign_id: str, since: str) -> int:
         """How many lines a campaign issued to the customer since ``since`` (reversed ones included)."""
@@ -322,6 +347,12 @@ class _Batch:
     campaigns: dict[str, dict[str, Any]]
     tiers: Sequence[dict[str, Any]]
     connections: list[dict[str, Any]] | None  # the enabled connections, when held (else read at the write)
+    # The campaigns and tiers as the rules read them, read once for the batch; each campaign's max_per_day.
+    earning: rules.Campaigns = field(default_factory=lambda: rules.campaigns_of(()))
+    tier_rules: rules.Tiers = field(default_factory=lambda: rules.tiers_of(()))
+    limits: dict[str, Any] = field(default_factory=dict)
+    # Moments as text (``iso``) and the starts of their days, made once per distinct moment of the batch.
+    moments: dict[datetime, tuple[str, str]] = field(default_factory=dict)
     events: list[repo.StoredEvent] = field(default_factory=list)
     new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
     entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
@@ -331,6 +362,17 @@ class _Batch:
     @property
     def now(self) -> str:
         return iso(self.now_dt)
+
+    def moment(self, when: datetime) -> tuple[str, str]:
+        """``(iso(when), the start of its day)``."""
+        found = self.moments.get(when)
+        if found is None:
+            found = self.moments[when] = (iso(when), _day_start(when))
+        return found
+
+    def text(self, when: datetime) -> str:
+        """``iso(when)``, made once per distinct moment (the events of a request share theirs)."""
+        return self.moment(when)[0]
 
 
 async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: datetime,
@@ -371,7 +413,9 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
         if any(e.type == PURCHASE for e in events):
             tiers = held.tier_rules if held is not None else await repo.tiers(tx, account_id)
     connections = list(held.connections) if held is not None else None
-    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections)
+    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections,
+                  earning=rules.campaigns_of(campaigns.values()), tier_rules=rules.tiers_of(tiers),
+                  limits={c: (body.get("attributes", {}) or {}).get("max_per_day") for c, body in campaigns.items()})
 
 
 def _redeem(work: _Work, prepared: Prepared, effects: Effects) -> None:
@@ -402,7 +446,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     event = prepared.event
     account_id = state.account_id
     now_dt = prepared.received_at or state.now_dt
-    now = iso(now_dt)
+    now, day_start = state.moment(now_dt)
     if event.type != PURCHASE and event.type not in state.active_types:
         raise await _type_issue(tx, account_id, event.type, prepared.path("type"))
     if event.order_id is not None:
@@ -413,7 +457,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
             raise Conflict("Order already received",
                            f"order_id {event.order_id!r} was already received with a different payload "
                            f"(event {earlier.id})")
-    event_id = str(uuid.uuid4())
+    event_id = new_id()
     effects = Effects()
     row = state.customers.of(event)
     holder = state.holders[row.id] if row is not None else None
@@ -430,20 +474,20 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         total, count = work.stats.purchase_total, work.stats.purchase_count
         if event.type == PURCHASE:
             total, count = total + value, count + 1
-            work.stats = replace(work.stats, purchase_total=total, purchase_count=count)
+            stats = work.stats
+            work.stats = stats_repo.Stats(stats.customer_id, stats.account_id, total, count, stats.points)
         points = work.stats.points  # after expiry and redeems
         facts = rules.Facts(value if event.type == PURCHASE else Decimal(0), total, count, points)
         products = frozenset(p for product in event.products or [] for p in (product.sku, product.id) if p)
         facts_of_event = rules.EventFacts(event.type, event.store_id, event.channel_id, products, value)
-        day_start = _day_start(now_dt)
-        for issue in rules.earnings(state.campaigns.values(), facts_of_event, customer, facts, now_dt):
-            limit = state.campaigns[issue.campaign_id].get("attributes", {}).get("max_per_day")
+        for issue in rules.earnings(state.earning, facts_of_event, customer, facts, now_dt):
+            limit = state.limits[issue.campaign_id]
             if limit and work.issued_since(issue.campaign_id, day_start) >= limit:
                 continue
             line = WalletLine(
-                id=str(uuid.uuid4()), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
+                id=new_id(), account_id=account_id, customer_id=customer["id"], reward_id=issue.reward_id,
                 campaign_id=issue.campaign_id, brand_id=issue.brand_id, amount=issue.amount, issued_at=now,
-                expiration_date=iso(issue.expiration_date) if issue.expiration_date else None,
+                expiration_date=state.text(issue.expiration_date) if issue.expiration_date else None,
                 reservation_expires_at=None, source="event", event_id=event_id,
             )
             work.issue(line)
@@ -451,7 +495,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
                                    "campaign_id": issue.campaign_id, "amount": str(line.amount),
                                    "expiration_date": line.expiration_date})
         if event.type == PURCHASE:
-            effects.tier = rules.retier(customer, state.tiers, facts)
+            effects.tier = rules.retier(customer, state.tier_rules, facts)
             if effects.tier is not None:
                 holder.tier_changed, holder.tier_changed_at = True, now
         work.keep(state)
@@ -459,7 +503,7 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         **event.model_dump(mode="json", exclude_none=True, exclude={"attribution"}),
         "id": event_id,
         "customer_id": customer["id"] if customer is not None else None,
-        "issued_at": iso(prepared.issued_at),
+        "issued_at": state.text(prepared.issued_at),
         "received_at": now,
         "attribution": prepared.attribution,
         "attribution_original": prepared.raw.get("attribution"),

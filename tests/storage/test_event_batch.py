@@ -34,6 +34,7 @@ BEA = "cust-bea"
 SILVER, GOLD = "00000000-0000-4000-8000-0000000051a1", "00000000-0000-4000-8000-0000000051a2"
 VIEWS = "00000000-0000-4000-8000-00000000c0a1"
 PER_UNIT = "00000000-0000-4000-8000-00000000c0a2"
+GOLD_ONLY = "00000000-0000-4000-8000-00000000c0a3"
 
 
 def _seed() -> dict[str, Any]:
@@ -53,6 +54,13 @@ def _seed() -> dict[str, Any]:
         {"id": PER_UNIT, "name": "Per unit", "type": "BEHAVIOR", "brand_id": BRAND,
          "attributes": {"event_type": "PURCHASE", "reward_id": REWARD, "per_currency_unit": "0.1",
                         "expires_in_days": 30}},
+        # Only for Gold customers, from their second purchase on, for a product it names: the rules' tier,
+        # restriction and condition checks see the tier and totals the batch's earlier events left.
+        {"id": GOLD_ONLY, "name": "Gold bonus", "type": "BEHAVIOR", "brand_id": BRAND, "tier_ids": [GOLD],
+         "products": ["LATTE-12"], "stores": None,
+         "attributes": {"event_type": "PURCHASE", "reward_id": REWARD, "amount": 3,
+                        "conditions": [[{"type": "Purchase Count", "operator": "greater than or equal",
+                                         "value": 2}]]}},
     ]
     # Bea holds a line that has lapsed (expired at her first event) and one that has not.
     account["customers"].append({
@@ -112,13 +120,13 @@ class _Ids:
     def __init__(self) -> None:
         self.made = itertools.count(1)
 
-    def uuid4(self) -> uuid.UUID:
-        return uuid.UUID(int=next(self.made))
+    def __call__(self) -> str:
+        return str(uuid.UUID(int=next(self.made)))
 
 
 @pytest.fixture
 async def store(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Database]:
-    monkeypatch.setattr(events, "uuid", _Ids())
+    monkeypatch.setattr(events, "new_id", _Ids())
     db = Database(":memory:")
     await db.open()
     await load_seed(db, _seed(), allow_private=True)
@@ -164,7 +172,7 @@ async def _state(db: Database) -> str:
 async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: Database) -> None:
     one_db = store
     singles = [(await events.ingest(one_db, A, [raw], "SERVER", NOW))[0] for raw in SCENARIO]
-    events.uuid = _Ids()  # type: ignore[assignment]  # the same ids again (the fixture puts uuid back)
+    events.new_id = _Ids()  # the same ids again (the fixture puts new_id back)
     batch_db = await _second()
     try:
         together = await events.ingest(batch_db, A, SCENARIO, "SERVER", NOW, bulk=True)
@@ -175,7 +183,8 @@ async def test_a_batch_leaves_the_state_of_one_request_at_a_time(store: Database
         one_state, batch_state = await _state(one_db), await _state(batch_db)
         assert one_state == batch_state
         # The scenario did what it says (so that the comparison covers it).
-        for marker in ('"kind":"expire"', '"kind":"spend"', '"kind":"issue"', SILVER, GOLD, '"trigger":"event"'):
+        for marker in ('"kind":"expire"', '"kind":"spend"', '"kind":"issue"', SILVER, GOLD, '"trigger":"event"',
+                       GOLD_ONLY):
             assert marker in batch_state
         assert await wallet_repo.ledger_mismatches(batch_db.reader, A) == []
     finally:
@@ -200,7 +209,7 @@ async def test_a_write_that_meets_a_constraint_falls_back_to_one_event_at_a_time
     assert _statuses(results) == EXPECTED
     assert calls[0] == 11 and all(n <= 1 for n in calls[1:])
     monkeypatch.setattr(event_repo, "insert_many", original)
-    events.uuid = _Ids()  # type: ignore[assignment]
+    events.new_id = _Ids()
     other_db = await _second()
     try:
         await events.ingest(other_db, A, SCENARIO, "SERVER", NOW, bulk=True)
@@ -268,7 +277,7 @@ async def test_concurrent_requests_are_one_batch_with_the_state_of_one_request_a
     times = [NOW + timedelta(milliseconds=i) for i in range(len(SCENARIO))]
     singles = [(await events.ingest(one_db, A, [raw], "SERVER", at))[0]
                for raw, at in zip(SCENARIO, times, strict=True)]
-    events.uuid = _Ids()  # type: ignore[assignment]
+    events.new_id = _Ids()
     together_db = await _second()
     try:
         units = together_db.writer.units
