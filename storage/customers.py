@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import orjson
 
 from storage.db import Conn, Row, fetch_all, fetch_one
-from storage.wallet import HeldReward, wallet_view
+from storage.wallet import HeldReward, wallet_view, wallet_view_now
 
 OWNS: tuple[str, ...] = ()
 
@@ -90,19 +91,48 @@ async def lookup(conn: Conn, account_id: str, document_number: str | None, phone
     it has at most ``max_lines`` wallet lines (expired and used up ones counted), its wallet at ``now``: two
     indexed statements (one for a customer without wallet lines), the wallet's JSON made by SQLite. None
     when no customer matches."""
-    sql = _LOOKUPS[(document_number is not None, phone_digits is not None)]
-    params = [account_id, *(value for value in (document_number, phone_digits) if value is not None)]
+    if isinstance(conn, sqlite3.Connection):
+        return lookup_now(conn, account_id, document_number, phone_digits, now, max_lines)
+    sql, params = _lookup_statement(account_id, document_number, phone_digits)
     rows = await fetch_all(conn, sql, params)
     if not rows:
         return None
     customer_id, body, stored = rows[0]
-    lines: str | None = None
+    lines: str | None = "[]" if stored == 0 else None  # None: more lines than the lookup is to read
     rewards: list[HeldReward] = []
-    if stored == 0:
-        lines = "[]"
-    elif stored <= max_lines:
+    if 0 < stored <= max_lines:
         lines, rewards = await wallet_view(conn, account_id, customer_id, now)
     return CustomerView(len(rows), customer_id, orjson.loads(body), lines, rewards)
+
+
+class WouldWait(Exception):
+    """A read asked of :func:`lookup_now` on a connection that answers only by awaiting (not a plain ``sqlite3``
+    one)."""
+
+
+def lookup_now(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None,
+               now: str, max_lines: int) -> CustomerView | None:
+    """:func:`lookup` on a plain ``sqlite3`` connection (the event loop's reader), without awaiting: for a
+    path that answers at once (the lookup's fast lane) as well as for the handler. Raises :class:`WouldWait`
+    on any other connection."""
+    if not isinstance(conn, sqlite3.Connection):
+        raise WouldWait(type(conn).__name__)
+    sql, params = _lookup_statement(account_id, document_number, phone_digits)
+    rows = conn.execute(sql, params).fetchall()
+    if not rows:
+        return None
+    customer_id, body, stored = rows[0]
+    lines: str | None = "[]" if stored == 0 else None  # None: more lines than the lookup is to read
+    rewards: list[HeldReward] = []
+    if 0 < stored <= max_lines:
+        lines, rewards = wallet_view_now(conn, account_id, customer_id, now)
+    return CustomerView(len(rows), customer_id, orjson.loads(body), lines, rewards)
+
+
+def _lookup_statement(account_id: str, document_number: str | None, phone_digits: str | None
+                      ) -> tuple[str, list[str]]:
+    sql = _LOOKUPS[(document_number is not None, phone_digits is not None)]
+    return sql, [account_id, *(value for value in (document_number, phone_digits) if value is not None)]
 
 
 async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Person | None:

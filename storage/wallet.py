@@ -7,6 +7,7 @@ transaction as the change, so a line's ``amount`` always equals the sum of its e
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -212,8 +213,22 @@ HeldReward = tuple[str, str, str | None, dict[str, Any] | None]
 async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, list[HeldReward]]:
     """``(lines, rewards)``: the held lines as JSON text, in wallet order (they go out as they are); the
     rewards held (:data:`HeldReward`), earliest expiration first."""
+    if isinstance(conn, sqlite3.Connection):
+        return wallet_view_now(conn, account_id, customer_id, now)
     row = await fetch_one(conn, _WALLET_VIEW, {"account_id": account_id, "customer_id": customer_id, "now": now})
     assert row is not None  # an aggregate always answers one row
+    return _wallet_of(row)
+
+
+def wallet_view_now(conn: sqlite3.Connection, account_id: str, customer_id: str, now: str
+                    ) -> tuple[str, list[HeldReward]]:
+    """:func:`wallet_view` on a plain ``sqlite3`` connection (the event loop's reader), without awaiting."""
+    row = conn.execute(_WALLET_VIEW, {"account_id": account_id, "customer_id": customer_id, "now": now}).fetchone()
+    assert row is not None  # an aggregate always answers one row
+    return _wallet_of(row)
+
+
+def _wallet_of(row: Row) -> tuple[str, list[HeldReward]]:
     held = orjson.loads(row[1])
     return row[0], [(reward_id, amounts, earliest, reward) for reward_id, amounts, earliest, reward in held]
 
