@@ -23,6 +23,12 @@ application would have sent; for anything else it returns None and the request t
 request object, the router, the middleware, a response object), which costs a redirect more than the redirect
 itself. The resolver's lane is :class:`api.links.resolver.FastRedirects`.
 
+Several lanes can share the server, each owning the paths under a prefix (:func:`add_fast_lane`, held in
+:data:`FAST_LANES`): a request goes to the lane of the longest prefix its target starts with, and only to it;
+``FAST_LANE`` is the lane of every path no prefix claims. A request with an ``Expect`` header is never given to a
+lane: the handler's route answers it (``100 Continue``, or 417 for an expectation it does not know). The storefront's
+customer lookup lane is :class:`api.customers.lane.FastLookups`.
+
 aiohttp builds its protocol objects in ``web.Server.__call__`` from ``AppRunner._make_server``; the runner
 below hands it this handler class. :func:`run` serves an application the way ``web.run_app`` does (signals,
 clean stop) with that runner; the tests' HTTP client runs the same runner.
@@ -103,6 +109,55 @@ class FastLane(Protocol):
 FAST_LANE: web.AppKey[FastLane] = web.AppKey("fast_lane", FastLane)
 
 
+class FastLanes:
+    """Fast lanes by path prefix, as one lane: a request goes to the lane of the longest prefix its target
+    starts with (the target is compared as sent, before any decoding), else to the default lane, if any."""
+
+    def __init__(self) -> None:
+        self._lanes: dict[str, FastLane] = {}
+        self._prefixes: tuple[str, ...] = ()
+        self.default: FastLane | None = None
+
+    def add(self, prefix: str, lane: FastLane) -> None:
+        if not prefix.startswith("/") or prefix in self._lanes:
+            raise ValueError(f"a fast lane's prefix starts with / and is given once: {prefix!r}")
+        self._lanes[prefix] = lane
+        self._prefixes = tuple(sorted(self._lanes, key=len, reverse=True))
+
+    def lane_of(self, target: str) -> FastLane | None:
+        """The lane that owns ``target`` (a request target: path and query, as sent)."""
+        if target.startswith(self._prefixes):  # one check for the paths no prefix claims (the default lane's)
+            for prefix in self._prefixes:
+                if target.startswith(prefix):
+                    return self._lanes[prefix]
+        return self.default
+
+    def __call__(self, message: RawRequestMessage) -> bytes | None:
+        lane = self.lane_of(message.path)
+        return None if lane is None else lane(message)
+
+
+FAST_LANES: web.AppKey[FastLanes] = web.AppKey("fast_lanes", FastLanes)
+
+
+def add_fast_lane(app: web.Application, prefix: str, lane: FastLane) -> None:
+    """Puts ``lane`` on the server for the request targets that start with ``prefix`` (see :class:`FastLanes`)."""
+    lanes = app.get(FAST_LANES)
+    if lanes is None:
+        lanes = app[FAST_LANES] = FastLanes()
+    lanes.add(prefix, lane)
+
+
+def fast_lane_of(app: web.Application) -> FastLane | None:
+    """The one lane the server asks: the prefixed lanes with ``FAST_LANE`` for the rest, or ``FAST_LANE`` alone."""
+    lanes = app.get(FAST_LANES)
+    default = app.get(FAST_LANE)
+    if lanes is None:
+        return default
+    lanes.default = default
+    return lanes
+
+
 class _FastLaneParser:
     """aiohttp's request parser, whose parsed requests pass the fast lane first: those at the head of what one
     read parsed that the lane answers are taken out (and their parser slots freed); the rest go on as usual."""
@@ -121,7 +176,8 @@ class _FastLaneParser:
             answered = 0
             lane = self._lane
             for message, payload in messages:
-                if payload is not EMPTY_PAYLOAD or not isinstance(message, RawRequestMessage):
+                if (payload is not EMPTY_PAYLOAD or not isinstance(message, RawRequestMessage)
+                        or "Expect" in message.headers):
                     break
                 answer = lane(message)
                 if answer is None:
@@ -284,7 +340,7 @@ class ServiceRunner(web.AppRunner):
         app = self.app
         return _Server(server.request_handler, request_factory=server.request_factory,
                        handler_cancellation=server.handler_cancellation, loop=server._loop,
-                       header_timeout=self.header_timeout, fast_lane=app.get(FAST_LANE), **server._kwargs)
+                       header_timeout=self.header_timeout, fast_lane=fast_lane_of(app), **server._kwargs)
 
 
 async def _serve(runner: ServiceRunner, host: str, port: int, reuse_port: bool) -> None:

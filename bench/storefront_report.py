@@ -51,9 +51,12 @@ class Run:
     def ratio(self, key: str) -> float:
         return self.median(key, "rps") / self.bare_rps
 
+    def measured(self, key: str) -> bool:
+        return bool(self.results(key))
+
     def best(self) -> str:
         """The lookup row with the best ratio (the goal is judged on it)."""
-        return max(LOOKUPS, key=self.ratio)
+        return max((key for key in LOOKUPS if self.measured(key)), key=self.ratio)
 
 
 def _ms(us: float) -> str:
@@ -101,6 +104,8 @@ def _result_rows(run: Run) -> list[list[str]]:
     rows = []
     for key, label in ROWS:
         found = run.results(key)
+        if not found:
+            continue
         timeouts = sum(r.timeouts for r in found)
         errors = f", {timeouts} timeouts" if timeouts else ""
         per_round = " / ".join(f"{r.rps:,.0f}" for r in found)
@@ -129,6 +134,8 @@ def _queue_notes(run: Run) -> list[str]:
 def summary(run: Run) -> str:
     lines = [f"{'':60} {'req/s':>9} {'p50':>10} {'p99':>10} {'x bare':>7} {'CPU/req':>9}"]
     for key, label in ROWS:
+        if not run.measured(key):
+            continue
         lines.append(f"{label[:60]:60} {run.median(key, 'rps'):9,.0f} {_ms(run.median(key, 'p50_us')):>10} "
                      f"{_ms(run.median(key, 'p99_us')):>10} {run.ratio(key):7.3f} "
                      f"{_cpu(run.median(key, 'cpu_us_per_request')):>9}")
@@ -195,6 +202,8 @@ def _findings(run: Run) -> str:
     lines.append(f"- Customer lookup, best row ({label}): {run.ratio(best):.1%} of the bare handler's requests/s "
                  f"(the goal is at least 50%): {met}.")
     for key in LOOKUPS:
+        if not run.measured(key):
+            continue
         cpu = run.median(key, "cpu_us_per_request")
         lines.append(f"- {dict(ROWS)[key]}: {run.ratio(key):.1%} of the bare handler; server CPU per answer "
                      f"{cpu:,.0f} µs (all worker processes), {cpu / bare_cpu:.1f} times the bare handler's "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import orjson
 
 from storage.db import Conn, Row, fetch_all, fetch_one
-from storage.wallet import HeldReward, wallet_view
+from storage.wallet import HeldReward, held_rewards, wallet_view_columns
 
 OWNS: tuple[str, ...] = ()
 
@@ -75,11 +76,18 @@ class CustomerView:
     rewards: list[HeldReward]
 
 
-_LOOKUP = ("SELECT id, body, (SELECT count(*) FROM wallet_lines w WHERE w.customer_id = c.id) "
-           "FROM customers c WHERE account_id = ?{where} ORDER BY created_at, id LIMIT 2")
+_LINES, _REWARDS = wallet_view_columns("found.id")
+# The customer (oldest first; a second one only to say there are two), its count of stored wallet lines (an
+# index-only read) and, when it holds 1 to :max_lines of them, its wallet (storage.wallet.wallet_view's columns):
+# one statement, one snapshot. The CTE is materialised so that the count is made once per customer.
+_LOOKUP = ("WITH found AS MATERIALIZED (SELECT id, body, (SELECT count(*) FROM wallet_lines w "
+           "WHERE w.customer_id = c.id) AS stored FROM customers c WHERE account_id = :account_id{where} "
+           "ORDER BY created_at, id LIMIT 2) "
+           f"SELECT id, body, stored, CASE WHEN stored BETWEEN 1 AND :max_lines THEN {_LINES} END, "
+           f"CASE WHEN stored BETWEEN 1 AND :max_lines THEN {_REWARDS} END FROM found")
 _LOOKUPS = {
-    (document, phone): _LOOKUP.format(where="".join((" AND document_number = ?" if document else "",
-                                                      " AND phone_digits = ?" if phone else "")))
+    (document, phone): _LOOKUP.format(where="".join((" AND document_number = :document_number" if document else "",
+                                                      " AND phone_digits = :phone_digits" if phone else "")))
     for document in (False, True) for phone in (False, True) if document or phone
 }
 
@@ -87,22 +95,49 @@ _LOOKUPS = {
 async def lookup(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, now: str,
                  max_lines: int) -> CustomerView | None:
     """The first customer (oldest) of the account matching every given identifier (at least one) and, when
-    it has at most ``max_lines`` wallet lines (expired and used up ones counted), its wallet at ``now``: two
-    indexed statements (one for a customer without wallet lines), the wallet's JSON made by SQLite. None
-    when no customer matches."""
+    it has at most ``max_lines`` wallet lines (expired and used up ones counted), its wallet at ``now``: one
+    statement of indexed reads, the wallet's JSON made by SQLite. None when no customer matches."""
+    if isinstance(conn, sqlite3.Connection):
+        return lookup_now(conn, account_id, document_number, phone_digits, now, max_lines)
+    return _view(await fetch_all(conn, *_lookup_statement(account_id, document_number, phone_digits, now, max_lines)))
+
+
+class WouldWait(Exception):
+    """A read asked of :func:`lookup_now` on a connection that answers only by awaiting (not a plain ``sqlite3``
+    one)."""
+
+
+def lookup_now(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None,
+               now: str, max_lines: int) -> CustomerView | None:
+    """:func:`lookup` on a plain ``sqlite3`` connection (the event loop's reader), without awaiting: for a
+    path that answers at once (the lookup's fast lane) as well as for the handler. Raises :class:`WouldWait`
+    on any other connection."""
+    if not isinstance(conn, sqlite3.Connection):
+        raise WouldWait(type(conn).__name__)
+    return _view(conn.execute(*_lookup_statement(account_id, document_number, phone_digits, now, max_lines))
+                 .fetchall())
+
+
+def _lookup_statement(account_id: str, document_number: str | None, phone_digits: str | None, now: str,
+                      max_lines: int) -> tuple[str, dict[str, object]]:
     sql = _LOOKUPS[(document_number is not None, phone_digits is not None)]
-    params = [account_id, *(value for value in (document_number, phone_digits) if value is not None)]
-    rows = await fetch_all(conn, sql, params)
+    params: dict[str, object] = {"account_id": account_id, "now": now, "max_lines": max_lines}
+    if document_number is not None:
+        params["document_number"] = document_number
+    if phone_digits is not None:
+        params["phone_digits"] = phone_digits
+    return sql, params
+
+
+def _view(rows: list[Row]) -> CustomerView | None:
     if not rows:
         return None
-    customer_id, body, stored = rows[0]
-    lines: str | None = None
-    rewards: list[HeldReward] = []
+    customer_id, body, stored, lines, rewards = rows[0]
     if stored == 0:
-        lines = "[]"
-    elif stored <= max_lines:
-        lines, rewards = await wallet_view(conn, account_id, customer_id, now)
-    return CustomerView(len(rows), customer_id, orjson.loads(body), lines, rewards)
+        return CustomerView(len(rows), customer_id, orjson.loads(body), "[]", [])
+    if lines is None:  # more lines than the lookup is to read
+        return CustomerView(len(rows), customer_id, orjson.loads(body), None, [])
+    return CustomerView(len(rows), customer_id, orjson.loads(body), lines, held_rewards(rewards))
 
 
 async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Person | None:

@@ -204,9 +204,25 @@ WITH held AS (SELECT * FROM wallet_lines WHERE account_id = :account_id AND cust
 SELECT {_LINES_JSON} AS lines, {_REWARDS_JSON} AS rewards
 """
 
+
 # A reward held: ``(reward_id, amounts separated by spaces, earliest expiration or None, the account's reward
 # document with its account_id, or None)``.
 HeldReward = tuple[str, str, str | None, dict[str, Any] | None]
+
+
+def wallet_view_columns(customer: str) -> tuple[str, str]:
+    """The two columns of :func:`wallet_view` (the lines' JSON, the rewards held as JSON) for another statement,
+    of the customer named by the SQL expression ``customer`` (a column of that statement), at ``:now`` in
+    ``:account_id``: the customer lookup reads a small wallet in its own statement. The held lines are read
+    twice by index (a customer's few lines) rather than through a materialised table."""
+    held = (f"(SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = {customer} "
+            "AND (expiration_date IS NULL OR expiration_date > :now) AND CAST(amount AS REAL) > 0)")
+    return _LINES_JSON.replace("FROM held", f"FROM {held}"), _REWARDS_JSON.replace("FROM held", f"FROM {held}")
+
+
+def held_rewards(rewards: str) -> list[HeldReward]:
+    """The rewards column of :func:`wallet_view_columns`, decoded."""
+    return [(reward_id, amounts, earliest, reward) for reward_id, amounts, earliest, reward in orjson.loads(rewards)]
 
 
 async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, list[HeldReward]]:
@@ -214,8 +230,11 @@ async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -
     rewards held (:data:`HeldReward`), earliest expiration first."""
     row = await fetch_one(conn, _WALLET_VIEW, {"account_id": account_id, "customer_id": customer_id, "now": now})
     assert row is not None  # an aggregate always answers one row
-    held = orjson.loads(row[1])
-    return row[0], [(reward_id, amounts, earliest, reward) for reward_id, amounts, earliest, reward in held]
+    return _wallet_of(row)
+
+
+def _wallet_of(row: Row) -> tuple[str, list[HeldReward]]:
+    return row[0], held_rewards(row[1])
 
 
 async def lines_of_customer(tx: Tx, account_id: str, customer_id: str) -> list[WalletLine]:

@@ -7,10 +7,12 @@ from aiohttp import web
 from api.accounts import storefront as accounts
 from api.campaigns import storefront as campaigns
 from api.customers import storefront as customers
+from api.customers.lane import FastLookups
 from api.loyalty import storefront as h
 from api.openapi import openapi_document
 from api.routing import Endpoint, Header, add_endpoints, json_response
 from api.schemas import Envelope
+from api.server import add_fast_lane
 from api.storefront.schemas import (
     CampaignPage,
     CampaignsQuery,
@@ -79,4 +81,6 @@ ENDPOINTS = [
 
 def add_storefront_routes(app: web.Application) -> None:
     add_endpoints(app, PREFIX, ENDPOINTS)
+    # GET /customers of a held token, on the server's fast lane (see api.customers.lane).
+    add_fast_lane(app, f"{PREFIX}/customers", FastLookups(app, f"{PREFIX}/customers"))
     app[OPENAPI] = openapi_document("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS)
