@@ -7,8 +7,8 @@ referer, the UTM of the query) and answers the fixed 302; a thread writes the li
 transaction of multi-row ``INSERT`` statements, WAL and ``synchronous=FULL``, as the service's click writer
 does. No decision, no link read, no metrics, no journal, no user-agent parse.
 
-With ``--processes N`` the handler runs in N forked processes on one port (one listening socket shared by the forks), each writing
-its own clicks to the same file, as ``linksvc serve --workers N`` does.
+With ``--processes N`` the handler runs in N forked processes sharing one listening socket, each writing its
+own clicks to the same file, as ``linksvc serve --workers N`` does.
 
 Run by ``bench.redirects`` beside the bare handler and the service (``python -m bench.floor --port P
 --db PATH``); it tells how much of the gap between them no redirect that keeps its clicks in SQLite can
@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import ctypes
 import json
 import os
+import signal
 import socket
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from aiohttp import web
@@ -100,10 +104,21 @@ def make_app(clicks: Clicks) -> web.Application:
     return app
 
 
-def serve(sock: socket.socket, db: str) -> None:
+def _die_with_parent() -> None:
+    """A fork gets SIGTERM when its parent ends, however it ends (Linux ``PR_SET_PDEATHSIG``)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def serve(sock: socket.socket, db: str, on_stop: Callable[[], None] | None = None) -> None:
     clicks = Clicks(db)
     clicks.start()
-    web.run_app(make_app(clicks), sock=sock, access_log=None, print=None)
+    app = make_app(clicks)
+    if on_stop is not None:
+        async def shutdown(app: web.Application) -> None:
+            on_stop()
+        app.on_shutdown.append(shutdown)
+    web.run_app(app, sock=sock, access_log=None, print=None)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -121,20 +136,24 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(args.processes - 1):
         pid = os.fork()
         if pid == 0:
+            _die_with_parent()
             serve(sock, args.db)
             os._exit(0)
         children.append(pid)
-    try:
-        serve(sock, args.db)
-    finally:
+
+    def stop_children() -> None:  # at the start of the parent's shutdown: each fork writes its rows and ends
         for pid in children:
             try:
-                os.kill(pid, 2)
+                os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 continue
+
+    try:
+        serve(sock, args.db, stop_children)
+    finally:
+        stop_children()
         for pid in children:
             os.waitpid(pid, 0)
-
 
 if __name__ == "__main__":
     main()

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import data, load, plans
+from bench.floor import ACCOUNT as FLOOR_ACCOUNT
 from bench.load import Profile
 from linksvc.settings import REPO_ROOT
 from storage.db import connect_reader
@@ -297,7 +298,7 @@ def verify(server: load.Server, links: Sequence[Mapping[str, Any]]) -> tuple[lis
 
 def count_clicks(path: Path) -> int:
     with data.readonly(path) as conn:
-        return data.count(conn, "SELECT count(*) FROM clicks")
+        return data.count(conn, "SELECT count(*) FROM clicks WHERE account_id != ?", FLOOR_ACCOUNT)
 
 
 @dataclass(frozen=True)
@@ -625,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
         def floor_rows(round_: int) -> None:
             for processes in args.workers if args.floor else ():
                 label = floor_label(processes)
-                with load.running(label, floor_args(db, processes)) as server:
+                with load.running(label, floor_args(db, processes), stop=load.stop) as server:
                     for scenario in SCENARIOS:
                         print(f"measuring the {label} (round {round_}), {SCENARIOS[scenario]} ...")
                         results.setdefault((scenario, label), []).append(
