@@ -9,7 +9,7 @@ import os
 import re
 import time
 from bisect import bisect_left
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from linksvc.errors import ServiceError
 from linksvc.jsoncodec import dumpb, loads
 from linksvc.logs import request_id_var
 from linksvc.random_ids import new_request_id
+from linksvc.store import WouldWait, at_once
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 UNMATCHED = "unmatched"
@@ -145,18 +146,49 @@ class StoreGauge:
     deliveries by destination and state. A store that cannot answer yields no samples, not a failed scrape."""
 
     def __init__(self, name: str, documentation: str, labels: tuple[str, ...],
-                 read: Callable[[], list[tuple[Any, ...]]]) -> None:
+                 read: Callable[[], Coroutine[Any, Any, list[tuple[Any, ...]]]]) -> None:
         self.name, self.documentation, self.labels, self.read = name, documentation, labels, read
+        self.cached: list[tuple[Any, ...]] = []  # the last figures read by refresh(), for a store that waits
+
+    async def refresh(self) -> None:
+        """Reads the figures (:func:`refresh_gauges` calls it every few seconds); a scrape shows them when the
+        store cannot answer without waiting (PostgreSQL)."""
+        self.cached = await self.read()
 
     def collect(self) -> Iterator[Metric]:
         gauge = GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
         try:
-            rows = self.read()
+            rows = at_once(self.read())  # SQLite's reader answers without waiting: fresh figures
+        except WouldWait:
+            rows = self.cached
         except Exception:  # the database is closed or busy: nothing to report this time
             rows = []
         for *values, count in rows:
             gauge.add_metric([str(v) for v in values], count)
         yield gauge
+
+
+GAUGE_REFRESH_SECONDS = 10.0
+
+
+def refresh_gauges(gauges: list[StoreGauge]) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A ``cleanup_ctx`` that reads the store's gauges every :data:`GAUGE_REFRESH_SECONDS` for a store whose
+    reads wait (PostgreSQL): a scrape then shows figures at most that old."""
+    async def refreshing(app: web.Application) -> AsyncIterator[None]:
+        async def loop() -> None:
+            while True:
+                for gauge in gauges:
+                    try:
+                        await gauge.refresh()
+                    except Exception:  # the store is away: the last figures stay
+                        log.debug("gauge %s not refreshed", gauge.name, exc_info=True)
+                await asyncio.sleep(GAUGE_REFRESH_SECONDS)
+        task = asyncio.get_running_loop().create_task(loop())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    return refreshing
 
 
 async def snapshot_metrics(app: web.Application) -> AsyncIterator[None]:

@@ -24,7 +24,7 @@ from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
-from storage.db import Database
+from linksvc.store import store_of
 
 log = logging.getLogger("linksvc")
 
@@ -36,12 +36,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on [LINKSVC_HOST, 127.0.0.1]")
     serve.add_argument("--port", type=int, help="port to listen on [LINKSVC_PORT, 8080]")
     serve.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    serve.add_argument("--database-url", help="postgresql://user@host:port/db selects PostgreSQL "
+                                              "[LINKSVC_DATABASE_URL; unset: the SQLite file]")
     serve.add_argument("--workers", type=int, help="processes serving the port [LINKSVC_WORKERS, 1]")
     seed = commands.add_parser("seed", help="load a seed file (an upsert by id: loading twice changes nothing)")
     seed.add_argument("file", help="the seed file (JSON)")
     seed.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    seed.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     export = commands.add_parser("export", help="write the events not exported yet as gzipped JSON lines")
     export.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    export.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     export.add_argument("--dir", help="local export folder [LINKSVC_EXPORT_DIR, exports beside the database]; "
                                       "ignored when LINKSVC_EXPORT_S3_BUCKET is set")
     route = commands.add_parser("route", help="what the resolver would answer a click on a link, and why")
@@ -51,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--accept-json", action="store_true", help="the click sends Accept: application/json")
     route.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     route.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    route.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     return parser
 
 
@@ -79,7 +84,7 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
     if settings.db_path != ":memory:" and not Path(settings.db_path).is_file():
         print(f"error: there is no database at {settings.db_path}", file=sys.stderr)
         return 1
-    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
+    db = store_of(settings)
     with shown(interval=settings.progress_seconds) as progress:  # an older database is migrated first
         await db.open(progress)
     try:
@@ -100,7 +105,7 @@ async def _export(settings: Settings) -> int:
     try:
         with shown(interval=settings.progress_seconds) as progress:
             result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous,
-                                      progress=progress)
+                                      progress=progress, database_url=settings.database_url or None)
     except Exception as exc:  # S3 and disk errors alike; what was written stays recorded, a re-run goes on
         print(mask_url_credentials(f"error: export to {target.shown} failed: {exc}"), file=sys.stderr)
         return 1
@@ -154,7 +159,7 @@ _CANNOT_LISTEN = {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES}
 
 
 async def _load(settings: Settings, path: str, progress: Progress) -> dict[str, int]:
-    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
+    db = store_of(settings)
     await db.open(progress)
     try:
         return await load_seed_file(db, path, allow_private=settings.allow_private_destinations, progress=progress)
@@ -182,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings().with_overrides(
             host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=args.db,
+            database_url=getattr(args, "database_url", None),
             workers=getattr(args, "workers", None), export_dir=getattr(args, "dir", None),
         )
         if not 1 <= settings.workers <= MAX_WORKERS:

@@ -18,7 +18,15 @@ from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, 
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
 from api.links.resolver import add_resolver_routes
-from api.observability import METRICS_KEY, REQUEST_TIMEOUT_KEY, Metrics, StoreGauge, http_middleware, snapshot_metrics
+from api.observability import (
+    METRICS_KEY,
+    REQUEST_TIMEOUT_KEY,
+    Metrics,
+    StoreGauge,
+    http_middleware,
+    refresh_gauges,
+    snapshot_metrics,
+)
 from api.ops import add_ops_routes
 from api.server import LISTENING, Listening
 from api.storefront import add_storefront_routes
@@ -38,12 +46,14 @@ from linksvc.links.service import hold_links
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
-from storage.db import Database
+from linksvc.store import store_of
+from storage.db import AnyDatabase
+from storage.postgres import PostgresDatabase
 
 log = logging.getLogger("linksvc")
 
 
-async def load_demo_if_empty(db: Database, settings: Settings) -> None:
+async def load_demo_if_empty(db: AnyDatabase, settings: Settings) -> None:
     if settings.load_demo and await accounts.has_none(db):
         if Path(settings.demo_file).is_file():
             counts = await load_seed_file(db, settings.demo_file, settings.allow_private_destinations)
@@ -54,21 +64,21 @@ async def load_demo_if_empty(db: Database, settings: Settings) -> None:
     await demo.add_activity(db, settings.public_url, settings.service_label)
 
 
-def warn_about_api_versions(db: Database) -> None:
-    for found in connections_near_sunset(db, date.today()):
+async def warn_about_api_versions(db: AnyDatabase) -> None:
+    for found in await connections_near_sunset(db, date.today()):
         log.warning("connection %s (%s, account %s) uses API version %s, which %s", found["id"],
                     found["destination"], found["account_id"], found["api_version"],
                     f"ends in {found['days_left']} days" if found["days_left"] >= 0
                     else f"ended {-found['days_left']} days ago", extra={"connection_id": found["id"]})
 
 
-async def _database(db: Database, app: web.Application) -> AsyncIterator[None]:
+async def _database(db: AnyDatabase, app: web.Application) -> AsyncIterator[None]:
     """Opens the SQLite store the app holds as ``app[DB]`` (typed there only as a :class:`Store`), its write
     queue with it. First in ``cleanup_ctx``, it closes last: the click recorder, the dispatcher and the other
     jobs have written what they hold through the store by then, and the close commits what still waits."""
     await db.open()
     await load_demo_if_empty(db, app[SETTINGS])
-    warn_about_api_versions(db)
+    await warn_about_api_versions(db)
     # Sessions opened under another admin token (a rotation) or expired are deleted, not only refused.
     await delete_void_sessions(db, app[SETTINGS].admin_token)
     yield
@@ -136,26 +146,25 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
         middlewares=[http_middleware],
         client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes),
     )
-    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
+    db = store_of(settings)
     app[SETTINGS] = settings
     app[DB] = db
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
     app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics(metrics_dir)
     app[REQUEST_TIMEOUT_KEY] = settings.request_timeout_seconds
-    app[METRICS_KEY].registry.register(StoreGauge(
-        "linksvc_deliveries", "Deliveries in the outbox, by destination and state", ("destination", "state"),
-        lambda: state_gauge(db),
-    ))
-    app[METRICS_KEY].registry.register(StoreGauge(
-        "linksvc_connection_api_version_days_left",
-        "Days until the vendor retires the API version a connection uses (shown within 60 days of it; negative "
-        "once retired)", ("connection_id", "destination", "api_version"), lambda: version_gauge(db),
-    ))
-    app[METRICS_KEY].registry.register(StoreGauge(
-        "linksvc_dead_letters", "Writes set aside because they failed alone (a poison row), by kind", ("kind",),
-        lambda: deadletters.kind_gauge(db),
-    ))
+    gauges = [
+        StoreGauge("linksvc_deliveries", "Deliveries in the outbox, by destination and state",
+                   ("destination", "state"), lambda: state_gauge(db)),
+        StoreGauge("linksvc_connection_api_version_days_left",
+                   "Days until the vendor retires the API version a connection uses (shown within 60 days of it; "
+                   "negative once retired)", ("connection_id", "destination", "api_version"),
+                   lambda: version_gauge(db)),
+        StoreGauge("linksvc_dead_letters", "Writes set aside because they failed alone (a poison row), by kind",
+                   ("kind",), lambda: deadletters.kind_gauge(db)),
+    ]
+    for gauge in gauges:
+        app[METRICS_KEY].registry.register(gauge)
     # Failed and refused credential attempts, added up across workers like the request figures.
     metrics = app[METRICS_KEY]
     metrics.describe_counter("linksvc_auth_failures", "Failed admin-token, API-key and sign-in attempts, by kind",
@@ -179,6 +188,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(_export_job)
     app.cleanup_ctx.append(snapshot_metrics)
+    if isinstance(db, PostgresDatabase):  # its reads wait: a scrape shows figures read every few seconds
+        app.cleanup_ctx.append(refresh_gauges(gauges))
     add_ops_routes(app)
     add_storefront_routes(app)
     add_admin_routes(app)

@@ -21,6 +21,6 @@ async def list_dead_letters(db: Store, account_id: str, limit: int, offset: int)
     return items, total
 
 
-def kind_gauge(db: Store) -> list[tuple[str, int]]:
+async def kind_gauge(db: Store) -> list[tuple[str, int]]:
     """(kind, count) of the writes set aside, for the metrics, read at scrape time."""
-    return repo.counts_by_kind(db.reader)
+    return await repo.counts_by_kind(db.reader)

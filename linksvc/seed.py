@@ -28,7 +28,7 @@ from linksvc.resources.service import save
 from linksvc.resources.types import Uuid
 from linksvc.resources.validation import validate
 from storage import demo as demo_repo
-from storage.db import Database
+from storage.db import AnyDatabase
 
 # Order matters: each kind may refer to the kinds before it.
 LOAD_ORDER = (
@@ -93,7 +93,7 @@ def _objects(seed: SeedFile) -> int:
                for account in seed.accounts)
 
 
-async def load_seed(db: Database, data: Any, allow_private: bool, progress: Progress = SILENT) -> dict[str, int]:
+async def load_seed(db: AnyDatabase, data: Any, allow_private: bool, progress: Progress = SILENT) -> dict[str, int]:
     """Load a parsed seed document. Returns how many objects were created or changed, by kind. A bad file is
     refused whole (:class:`InvalidField`) naming every bad field of every object, the first bad one first.
     ``progress`` counts the objects (accounts, keys and resources) as they are loaded."""
@@ -146,7 +146,7 @@ async def load_seed(db: Database, data: Any, allow_private: bool, progress: Prog
     return changed
 
 
-async def load_seed_file(db: Database, path: str | Path, allow_private: bool,
+async def load_seed_file(db: AnyDatabase, path: str | Path, allow_private: bool,
                          progress: Progress = SILENT) -> dict[str, int]:
     progress.stage("seed: reading", None, "objects")
     return await load_seed(db, read_seed(path), allow_private, progress)

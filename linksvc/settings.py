@@ -35,6 +35,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     db_path: str = "data/linksvc.db"
+    # postgresql://user@host:port/database selects PostgreSQL; empty, the SQLite file db_path is the store.
+    database_url: str = field(default="", repr=False)
     # Empty means: generate a random token at start-up and log it once.
     admin_token: str = field(default="", repr=False)
     token_ttl_seconds: int = 3600
@@ -101,6 +103,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_HOST": "host",
     "LINKSVC_PORT": "port",
     "LINKSVC_DB": "db_path",
+    "LINKSVC_DATABASE_URL": "database_url",
     "LINKSVC_ADMIN_TOKEN": "admin_token",
     "LINKSVC_TOKEN_TTL_SECONDS": "token_ttl_seconds",
     "LINKSVC_MAX_BODY_BYTES": "max_body_bytes",

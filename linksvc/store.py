@@ -11,10 +11,13 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar
 
-from storage.db import Conn, StoreConstraintError, StoreError, StoreOperationalError, Tx
+from linksvc.settings import Settings
+from storage.db import Conn, Database, StoreConstraintError, StoreError, StoreOperationalError, Tx, open_store
+from storage.postgres import PostgresDatabase
 
 # The store's failures, for the layers that do not import the driver (a full disk, the lock held elsewhere).
-__all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError"]
+__all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError", "WouldWait", "at_once",
+           "store_of"]
 
 T = TypeVar("T")
 
@@ -47,3 +50,26 @@ class Store(Protocol):
     async def ping(self) -> bool:
         """Whether the store answers."""
         ...
+
+
+def store_of(settings: Settings) -> Database | PostgresDatabase:
+    """The store the settings name, not opened yet: PostgreSQL when ``database_url`` is a ``postgresql://``
+    URL (its local files, such as click journals, beside ``db_path``), else the SQLite file ``db_path``."""
+    return open_store(settings.db_path, settings.database_url or None, settings.db_synchronous,
+                      settings.db_cache_mb * 1024)
+
+
+class WouldWait(Exception):
+    """A read asked of :func:`at_once` that would have to wait (the store answers by awaiting)."""
+
+
+def at_once(coroutine: Coroutine[Any, Any, T]) -> T:
+    """The result of a coroutine that never suspends (a repository read on SQLite's reader), for callers that
+    cannot await (a metrics scrape); one that would suspend (PostgreSQL) is closed and :class:`WouldWait`
+    raised."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise WouldWait()

@@ -31,7 +31,7 @@ from types import FrameType
 
 from linksvc.app import load_demo_if_empty
 from linksvc.settings import Settings
-from storage.db import Database
+from linksvc.store import store_of
 
 log = logging.getLogger("linksvc")
 
@@ -41,7 +41,7 @@ RESTART_DELAY_SECONDS = 1.0
 
 async def prepare_database(settings: Settings) -> None:
     """Migrations and the demo data, once, before any worker starts."""
-    db = Database(settings.db_path, settings.db_synchronous, settings.db_cache_mb * 1024)
+    db = store_of(settings)
     await db.open()
     try:
         await load_demo_if_empty(db, settings)

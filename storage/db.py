@@ -41,8 +41,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import aiosqlite
+import asyncpg
 
 from storage.generations import MODELS, Generations
+from storage.postgres import PgConnection, PostgresDatabase, is_postgres_url
 from storage.writer import Writer, WriterSession
 
 OWNS: tuple[str, ...] = ()
@@ -55,15 +57,19 @@ _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 Row = sqlite3.Row
 # A connection inside a write transaction: the session of Database.transaction(), or, in a unit of
 # Database.write(), the writer's own sqlite3 connection on its thread (where calls never suspend).
-Tx = sqlite3.Connection | WriterSession
-Conn = aiosqlite.Connection | sqlite3.Connection | WriterSession  # any connection: read only
+Tx = sqlite3.Connection | WriterSession | PgConnection
+Conn = aiosqlite.Connection | sqlite3.Connection | WriterSession | PgConnection  # any connection: read only
 Params = Sequence[Any] | Mapping[str, Any]
 T = TypeVar("T")
 # What the store raises when it fails (a full disk, the lock held elsewhere), for the layers above, which
 # do not import the driver: every error of the store, and those of its operation (not of a statement).
-StoreError = sqlite3.Error
-StoreConstraintError = sqlite3.IntegrityError  # a write the schema refuses (a unique key taken)
-StoreOperationalError = sqlite3.OperationalError
+# PostgreSQL's are in the same groups: a connection lost or refused, the server shutting down or out of room is
+# "operational" (the caller may retry), a constraint is a constraint.
+StoreError = (sqlite3.Error, asyncpg.PostgresError, asyncpg.InterfaceError, ConnectionError)
+StoreConstraintError = (sqlite3.IntegrityError, asyncpg.IntegrityConstraintViolationError)
+StoreOperationalError = (sqlite3.OperationalError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+                         asyncpg.InsufficientResourcesError, asyncpg.OperatorInterventionError,
+                         asyncpg.SerializationError, asyncpg.DeadlockDetectedError, ConnectionError)
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
@@ -243,12 +249,34 @@ class Database:
         return (await fetch_one(self.reader, "SELECT 1")) is not None
 
 
+AnyDatabase = Database | PostgresDatabase  # either store; the services type their store with this
+
+
+def dialect(conn: Conn) -> str:
+    """``sqlite`` or ``postgresql``: for the few statements a repository writes once per store."""
+    return "postgresql" if isinstance(conn, PgConnection) else "sqlite"
+
+
+def open_store(path: str, url: str | None = None, synchronous: str = "FULL", cache_kib: int = CACHE_KIB,
+               state_dir: str | None = None) -> Database | PostgresDatabase:
+    """The store the settings name: PostgreSQL when ``url`` is a ``postgresql://`` URL, else SQLite at
+    ``path`` (a ``sqlite:///path`` URL names the file too)."""
+    if is_postgres_url(url):
+        assert url is not None
+        return PostgresDatabase(url, state_dir or str(Path(path).parent if path != ":memory:" else "data"))
+    if url and url.startswith("sqlite:///"):  # sqlite:///relative/file, sqlite:////absolute/file
+        path = url.removeprefix("sqlite:///")
+    elif url:
+        raise ValueError(f"a database URL is postgresql://... or sqlite:///path, not {url.split(':', 1)[0]}:...")
+    return Database(path, synchronous, cache_kib)
+
+
 async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> Row | None:
     if isinstance(conn, sqlite3.Connection):
         row: Row | None = conn.execute(sql, params).fetchone()
         return row
-    if isinstance(conn, WriterSession):
-        return await conn.fetch_one(sql, params)
+    if isinstance(conn, WriterSession | PgConnection):
+        return await conn.fetch_one(sql, params)  # type: ignore[return-value]
     async with conn.execute(sql, params) as cur:
         return await cur.fetchone()  # type: ignore[return-value]
 
@@ -256,8 +284,8 @@ async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> Row | None:
 async def fetch_all(conn: Conn, sql: str, params: Params = ()) -> list[Row]:
     if isinstance(conn, sqlite3.Connection):
         return conn.execute(sql, params).fetchall()
-    if isinstance(conn, WriterSession):
-        return await conn.fetch_all(sql, params)
+    if isinstance(conn, WriterSession | PgConnection):
+        return await conn.fetch_all(sql, params)  # type: ignore[return-value]
     async with conn.execute(sql, params) as cur:
         return list(await cur.fetchall())  # type: ignore[arg-type]
 
@@ -287,7 +315,7 @@ async def savepoint(tx: Tx, name: str) -> AsyncIterator[None]:
         try:
             await execute(tx, f"ROLLBACK TO {name}")
             await execute(tx, f"RELEASE {name}")
-        except sqlite3.OperationalError:  # SQLite already rolled the whole transaction back (a full disk)
+        except StoreOperationalError:  # SQLite already rolled the whole transaction back (a full disk)
             pass
         raise
     await execute(tx, f"RELEASE {name}")

@@ -36,6 +36,6 @@ async def list_for_account(conn: Conn, account_id: str, limit: int, offset: int)
     return letters, int(total["n"]) if total is not None else 0
 
 
-def counts_by_kind(conn: Any) -> list[tuple[str, int]]:
-    """(kind, count) for the metrics; a plain sqlite3 connection (called from a scrape)."""
-    return [(r[0], int(r[1])) for r in conn.execute("SELECT kind, count(*) FROM dead_letters GROUP BY kind")]
+async def counts_by_kind(conn: Conn) -> list[tuple[str, int]]:
+    """(kind, count) for the metrics (on SQLite's reader it never waits: a scrape calls it)."""
+    return [(r[0], int(r[1])) for r in await fetch_all(conn, "SELECT kind, count(*) FROM dead_letters GROUP BY kind")]

@@ -134,7 +134,7 @@ async def retry(tx: Tx, account_id: str, delivery_id: str, now: str) -> bool:
     return changed == 1
 
 
-def counts_by_state(conn: Any) -> list[tuple[str, str, int]]:
-    """(destination, state, count) for the metrics; a plain sqlite3 connection (called from a scrape)."""
-    return [(r[0], r[1], int(r[2])) for r in
-            conn.execute("SELECT destination, state, count(*) FROM deliveries GROUP BY destination, state")]
+async def counts_by_state(conn: Conn) -> list[tuple[str, str, int]]:
+    """(destination, state, count) for the metrics (on SQLite's reader it never waits: a scrape calls it)."""
+    return [(r[0], r[1], int(r[2])) for r in await fetch_all(
+        conn, "SELECT destination, state, count(*) FROM deliveries GROUP BY destination, state")]

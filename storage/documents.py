@@ -186,9 +186,9 @@ async def referred_by(conn: Conn, table: str, account_id: str, doc_id: str) -> l
     return found
 
 
-def every_document(conn: Any, table: str) -> list[Document]:
-    """Every document of ``table`` in every account; a plain sqlite3 connection (called at start-up and from a
-    metrics scrape)."""
+async def every_document(conn: Conn, table: str) -> list[Document]:
+    """Every document of ``table`` in every account (at start-up and from a metrics scrape: on SQLite's reader
+    it never waits)."""
     _known(table)
     return [Document(r[0], r[1], orjson.loads(r[2]), r[3], r[4])
-            for r in conn.execute(f"SELECT id, account_id, body, created_at, updated_at FROM {table}")]
+            for r in await fetch_all(conn, f"SELECT id, account_id, body, created_at, updated_at FROM {table}")]

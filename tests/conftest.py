@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from api.server import ServiceRunner
 from linksvc.app import create_app
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
+from tests import pgstore
 from tests.factories import ADMIN_TOKEN, KEYS, two_accounts
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -36,10 +38,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return FilesAndBrowserPackage(config, log)
 
 
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[pgstore.TestDatabase | None]:
+    """With ``LINKSVC_TEST_DATABASE_URL`` set, this test process's own PostgreSQL database (tests/pgstore.py)."""
+    yield from pgstore.session_database()
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def settings(tmp_path: Path, pg_database: pgstore.TestDatabase | None) -> Settings:
+    if pg_database is not None:
+        pg_database.reset()
     return Settings(
         db_path=str(tmp_path / "linksvc.db"),
+        database_url=pg_database.url if pg_database is not None else "",
         admin_token=ADMIN_TOKEN,
         load_demo=False,
         allow_private_destinations=True,

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from linksvc.client_address import IPNetwork, client_address, throttle_key
 from linksvc.errors import RateLimited
 from storage import auth_failures as repo
-from storage.db import Database
+from storage.db import AnyDatabase
 
 KINDS = ("admin", "api_key", "sign_in")
 WHAT = {"admin": "admin token", "api_key": "API key", "sign_in": "sign-in"}
@@ -46,7 +46,7 @@ def now_ms() -> int:
 class AuthThrottle:
     """Counts failed attempts and refuses the attempts of an address that has too many."""
 
-    def __init__(self, db: Database, limit: int = 30, window_seconds: int = 600,
+    def __init__(self, db: AnyDatabase, limit: int = 30, window_seconds: int = 600,
                  trusted_proxies: Sequence[IPNetwork] = (),
                  observe: Callable[[str, str], None] | None = None) -> None:
         self.db = db

@@ -41,7 +41,7 @@ from linksvc.jsoncodec import dumpb, loads
 from linksvc.settings import REPO_ROOT
 from linksvc.store import Store
 from storage import demo as repo
-from storage.db import Database
+from storage.db import AnyDatabase
 
 SELF_HOST = "this-service.invalid"
 DEMO_PATH = "/demo/"
@@ -196,6 +196,6 @@ async def demo_mounted(db: Store) -> bool:
     return await repo.any_account(db.reader)
 
 
-def endpoints_of(db: Database, listening: Callable[[], Sequence[Any]], host: str, port: int) -> DemoEndpoints:
+def endpoints_of(db: AnyDatabase, listening: Callable[[], Sequence[Any]], host: str, port: int) -> DemoEndpoints:
     """The dispatcher's demo endpoints for the service on ``db``."""
     return DemoEndpoints(lambda: repo.accounts(db.reader), listening, host, port)

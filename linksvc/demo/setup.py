@@ -40,7 +40,7 @@ from storage import clicks as click_repo
 from storage import demo as repo
 from storage import documents
 from storage import wallet as wallet_repo
-from storage.db import Database, Tx
+from storage.db import AnyDatabase, Tx
 
 log = logging.getLogger("linksvc.demo")
 USER_AGENTS = REPO_ROOT / "fixtures" / "user_agents.json"
@@ -121,10 +121,10 @@ async def _add_waiting(tx: Tx, now: datetime, public_url: str, service_label: st
     return added
 
 
-async def add_activity(db: Database, public_url: str, service_label: str) -> dict[str, int]:
+async def add_activity(db: AnyDatabase, public_url: str, service_label: str) -> dict[str, int]:
     """Adds their week of activity, ending now, to the demo accounts that have none yet. The check is inside
     the transaction that adds it, so several workers starting at once add it once. It is a unit of the write
-    queue (``Database.write``): on the writer's thread in one hop, the repository calls never waiting there."""
+    queue (``AnyDatabase.write``): on the writer's thread in one hop, the repository calls never waiting there."""
     if not await repo.accounts(db.reader):
         return {"accounts": 0, "clicks": 0, "events": 0}
     started = time.perf_counter()

@@ -60,19 +60,19 @@ async def test_connection(db: Store, account_id: str, connection_id: str,
     return await send_test(row.body, account_id)
 
 
-def connections_near_sunset(db: Store, today: date) -> list[dict[str, Any]]:
+async def connections_near_sunset(db: Store, today: date) -> list[dict[str, Any]]:
     """Every connection whose vendor API version ends within the warning window (or has ended)."""
     connections = [{**doc.body, "id": doc.id, "account_id": doc.account_id}
-                   for doc in documents.every_document(db.reader, "connections")]
+                   for doc in await documents.every_document(db.reader, "connections")]
     return versions.near_sunset(connections, today)
 
 
-def version_gauge(db: Store) -> list[tuple[str, str, str, int]]:
+async def version_gauge(db: Store) -> list[tuple[str, str, str, int]]:
     """(connection_id, destination, api_version, days left) for the metrics, read at scrape time."""
     return [(c["id"], c["destination"], c["api_version"], c["days_left"])
-            for c in connections_near_sunset(db, date.today())]
+            for c in await connections_near_sunset(db, date.today())]
 
 
-def state_gauge(db: Store) -> list[tuple[str, str, int]]:
+async def state_gauge(db: Store) -> list[tuple[str, str, int]]:
     """(destination, state, count) of the outbox for the metrics, read at scrape time."""
-    return repo.counts_by_state(db.reader)
+    return await repo.counts_by_state(db.reader)

@@ -57,7 +57,7 @@ from storage import customers as customer_repo
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
-from storage.db import Database
+from storage.db import AnyDatabase
 from storage.deliveries import DeliveryRecord
 
 log = logging.getLogger("linksvc.forwarding")
@@ -85,7 +85,7 @@ def backoff_delay(tries: int, base: float, retry_after: float | None) -> float:
 
 
 class Dispatcher:
-    def __init__(self, db: Database, concurrency: int = 16, max_tries: int = 8, backoff: float = 1.0,
+    def __init__(self, db: AnyDatabase, concurrency: int = 16, max_tries: int = 8, backoff: float = 1.0,
                  timeout: float = 10.0, allow_private: bool = False) -> None:
         self.db = db
         self.concurrency = concurrency

@@ -36,7 +36,7 @@ from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
 from storage import events
 from storage import exports as repo
-from storage.db import Database
+from storage.db import AnyDatabase, open_store
 from storage.events import StoredEvent
 from storage.exports import ExportProgress
 
@@ -219,7 +219,7 @@ async def open_sink(target: ExportTarget) -> AsyncIterator[Sink]:
         yield S3Sink(client, target.bucket)
 
 
-async def _export_account(db: Database, target: ExportTarget, sink: Sink, account: ExportProgress, now: str,
+async def _export_account(db: AnyDatabase, target: ExportTarget, sink: Sink, account: ExportProgress, now: str,
                           batch: int, result: ExportResult, progress: Progress) -> None:
     account_id: str = account.account_id
     last: int = account.last_rowid
@@ -249,7 +249,7 @@ async def _export_account(db: Database, target: ExportTarget, sink: Sink, accoun
         last, pending = pending, None
 
 
-async def export_events(db: Database, target: ExportTarget, now: datetime, batch: int = 10_000,
+async def export_events(db: AnyDatabase, target: ExportTarget, now: datetime, batch: int = 10_000,
                         sink: Sink | None = None, accounts: Collection[str] | None = None,
                         progress: Progress | None = None) -> ExportResult:
     """Writes every event not yet exported to ``target`` (only ``accounts``' when given), ``batch`` events
@@ -283,7 +283,7 @@ class ExportJob:
     """Exports every ``interval`` seconds, from the start; one export at a time. A failed run is logged and
     the next run takes the work up again."""
 
-    def __init__(self, db: Database, target: ExportTarget, interval: float = 300.0, batch: int = 10_000) -> None:
+    def __init__(self, db: AnyDatabase, target: ExportTarget, interval: float = 300.0, batch: int = 10_000) -> None:
         self.db = db
         self.target = target
         self.interval = interval
@@ -325,10 +325,11 @@ class ExportJob:
 
 
 async def run_export(db_path: str, target: ExportTarget, batch: int = 10_000,
-                     synchronous: str = "FULL", progress: Progress | None = None) -> ExportResult:
+                     synchronous: str = "FULL", progress: Progress | None = None,
+                     database_url: str | None = None) -> ExportResult:
     """``linksvc export``: one export of the database at ``db_path`` to ``target``; ``progress`` shows the
     migrations of an older database and the events written."""
-    db = Database(db_path, synchronous)
+    db = open_store(db_path, database_url, synchronous)
     await db.open(progress)
     try:
         return await export_events(db, target, utcnow(), batch, progress=progress)

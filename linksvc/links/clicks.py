@@ -2,7 +2,7 @@
 buffer in one transaction every ``interval`` seconds or as soon as ``batch`` clicks wait, and once more
 when the service stops, so a clean shutdown loses no click.
 
-The batch is a unit of the store's write queue (``Database.write``), group committed with whatever else
+The batch is a unit of the store's write queue (``AnyDatabase.write``), group committed with whatever else
 waits to be written. A failed write (a locked or full disk) keeps the clicks in the buffer for the next try
 and logs the error; the buffer is bounded, beyond which the oldest clicks are dropped and counted.
 
@@ -42,7 +42,7 @@ from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, 
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters
-from storage.db import Database, StoreError, StoreOperationalError
+from storage.db import AnyDatabase, StoreError, StoreOperationalError
 
 log = logging.getLogger("linksvc.clicks")
 ADOPT_SECONDS = 5.0  # how often a worker looks for clicks a dead process left
@@ -86,7 +86,7 @@ def dead_letter_payload(click: Click) -> str:
 
 
 class ClickRecorder:
-    def __init__(self, db: Database, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000,
+    def __init__(self, db: AnyDatabase, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000,
                  details: DetailsCache | None = None) -> None:
         self.db = db
         self.details = details if details is not None else DetailsCache()
@@ -208,7 +208,7 @@ class ClickRecorder:
             gone = [name for name in marks if name not in click_journal.journal_names(self.db.path)]
             if gone:
                 await self.db.write(partial(repo.forget_journals, names=gone))
-        except (StoreError, OSError):  # tried again at the next turn
+        except (*StoreError, OSError):  # tried again at the next turn
             log.exception("could not look for the clicks of processes that died")
         async with self._writing:
             self._take_spilled()

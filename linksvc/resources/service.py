@@ -16,7 +16,7 @@ from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
 from storage import documents
-from storage.db import Conn, Database, Tx
+from storage.db import AnyDatabase, Conn, Tx
 from storage.documents import Document
 
 
@@ -77,7 +77,7 @@ async def save(
 class Resources:
     """The admin API's entry point to account resources."""
 
-    def __init__(self, db: Database, allow_private_destinations: bool) -> None:
+    def __init__(self, db: AnyDatabase, allow_private_destinations: bool) -> None:
         self.db = db
         self.allow_private = allow_private_destinations
 

@@ -12,6 +12,8 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_PORT", "0", "port", 0),  # 0: any free port
     ("LINKSVC_PORT", "65535", "port", 65535),
     ("LINKSVC_DB", "/var/lib/linksvc/db.sqlite", "db_path", "/var/lib/linksvc/db.sqlite"),
+    ("LINKSVC_DATABASE_URL", "postgresql://linksvc@db.internal:5432/linksvc", "database_url",
+     "postgresql://linksvc@db.internal:5432/linksvc"),
     ("LINKSVC_ADMIN_TOKEN", "s3cret-admin", "admin_token", "s3cret-admin"),
     ("LINKSVC_TOKEN_TTL_SECONDS", "60", "token_ttl_seconds", 60),
     ("LINKSVC_MAX_BODY_BYTES", "2048", "max_body_bytes", 2048),

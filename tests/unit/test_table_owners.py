@@ -85,8 +85,13 @@ def writes(source: str) -> Iterator[tuple[int, str]]:
                 yield line, match.group(1)
 
 
+# Made by storage.postgres's migration runner itself (the versions applied), not by a migration file.
+RUNNER_TABLES = {"schema_migrations"}
+
+
 def migration_tables() -> set[str]:
-    return {name for sql in sorted(MIGRATIONS.glob("*.sql")) for name in CREATE.findall(sql.read_text("utf-8"))}
+    return RUNNER_TABLES | {name for sql in sorted(MIGRATIONS.glob("*.sql"))
+                            for name in CREATE.findall(sql.read_text("utf-8"))}
 
 
 def ownership() -> dict[str, list[str]]:

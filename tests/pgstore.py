@@ -1,0 +1,97 @@
+"""The suite on PostgreSQL: ``LINKSVC_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres``.
+
+Given that URL (a database the tests may create databases from), each test process of the run creates a
+fresh database of its own (``linksvc_t_<hex>``), migrates it once, and drops it at the end of the run; every
+test that takes the ``settings`` fixture then gets it back empty, as a new SQLite file is: every table
+emptied and the rows the migrations seed put back. Unset, the suite runs on SQLite files as always.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from storage.postgres import PostgresDatabase
+
+ENV = "LINKSVC_TEST_DATABASE_URL"
+
+
+def admin_url() -> str | None:
+    return os.environ.get(ENV) or None
+
+
+def with_database(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{database}", parts.query, parts.fragment))
+
+
+@dataclass
+class TestDatabase:
+    url: str
+    name: str
+    tables: list[str]
+    seeds: dict[str, tuple[list[str], list[tuple[object, ...]]]]
+
+    def reset(self) -> None:
+        asyncio.run(self._reset())
+
+    async def _reset(self) -> None:
+        conn = await asyncpg.connect(self.url)
+        try:
+            async with conn.transaction():
+                await conn.execute(f"TRUNCATE {', '.join(self.tables)} RESTART IDENTITY CASCADE")
+                for table, (columns, rows) in self.seeds.items():
+                    await conn.copy_records_to_table(table, records=rows, columns=columns)
+        finally:
+            await conn.close()
+
+
+async def _create(admin: str) -> TestDatabase:
+    name = f"linksvc_t_{secrets.token_hex(6)}"
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    url = with_database(admin, name)
+    db = PostgresDatabase(url)
+    await db._migrate(None)  # the schema once; each test empties it instead of migrating again
+    conn = await asyncpg.connect(url)
+    try:
+        tables = [r[0] for r in await conn.fetch(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'")]
+        seeds: dict[str, tuple[list[str], list[tuple[object, ...]]]] = {}
+        for table in tables:
+            rows = await conn.fetch(f'SELECT * FROM "{table}"')
+            if rows:
+                columns = list(rows[0].keys())
+                seeds[table] = (columns, [tuple(r) for r in rows])
+    finally:
+        await conn.close()
+    return TestDatabase(url, name, [f'"{t}"' for t in tables], seeds)
+
+
+async def _drop(admin: str, name: str) -> None:
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+def session_database() -> Iterator[TestDatabase | None]:
+    admin = admin_url()
+    if admin is None:
+        yield None
+        return
+    database = asyncio.run(_create(admin))
+    try:
+        yield database
+    finally:
+        asyncio.run(_drop(admin, database.name))
