@@ -477,11 +477,15 @@ CREATE TABLE generations (
 );
 INSERT INTO generations (name, value) VALUES ('links', 0), ('access', 0), ('catalog', 0);
 
--- The counter named by the trigger's argument, once per row as in SQLite.
+-- The counter named by the trigger's argument, once per row as in SQLite. The transaction also notes the
+-- name in its setting linksvc.changed, which the node that commits reads before COMMIT: its own read models
+-- move before its caller is answered, without waiting for the notification (storage/postgres.py).
 CREATE FUNCTION generations_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE generations SET value = value + 1 WHERE name = TG_ARGV[0];
     PERFORM pg_notify('linksvc_generations', TG_ARGV[0]);
+    PERFORM set_config('linksvc.changed',
+                       coalesce(nullif(current_setting('linksvc.changed', true), ''), '') || ',' || TG_ARGV[0], true);
     RETURN NULL;
 END;
 $$;
