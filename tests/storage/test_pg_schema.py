@@ -425,6 +425,13 @@ class Notifications:
         self.seen.append(payload)
         self.arrived.set()
 
+    async def mark(self, conn: asyncpg.Connection, marker: str) -> None:
+        """Sends ``marker`` and waits for it: the notifications of every transaction committed before have
+        arrived then (PostgreSQL delivers them in commit order). The marker itself is not kept."""
+        await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, marker)
+        await self.wait_for({marker})
+        self.seen.remove(marker)
+
     async def wait_for(self, names: set[str], timeout: float = 5.0) -> None:
         async def until() -> None:
             while not names <= set(self.seen):
@@ -453,19 +460,16 @@ async def test_every_trigger_does_the_same(lite: sqlite3.Connection, pgdb: PgDat
     try:
         triggers = _sqlite_triggers(lite)
         bumping = {name for name, spec in triggers.items() if "UPDATE generations" in spec[3]}
-        assert len(bumping) == 23  # 0015's eight and 0016's fifteen
+        assert len(bumping) >= 23  # at least 0015's eight and 0016's fifteen
         exercised: set[str] = set()
         for number, (name, (_timing, event, table, body)) in enumerate(sorted(triggers.items())):
             if table == "ledger_entries":
                 continue  # test_ledger_entries_are_append_only
             tag = str(number)
-            start = _generations((await both.state())[1][0])
             await seed(both, tag)
             before_lite, before_pg = await both.state()
             assert before_pg == before_lite, f"seeding for {name}"
-            # The seed's own notifications, out of the way.
-            await notifications.wait_for({n for n, v in _generations(before_pg[0]).items() if v != start[n]})
-            await asyncio.sleep(0.05)
+            await notifications.mark(pg, f"seeded {tag}")  # the seed's own notifications, out of the way
             notifications.seen.clear()
             sql, params = action(table, event, tag)
             await both.run(sql, *params)
@@ -479,9 +483,8 @@ async def test_every_trigger_does_the_same(lite: sqlite3.Connection, pgdb: PgDat
                 assert after_pg[1] != before_pg[1], f"{name} did not change the campaign version"
             if name.endswith("_delete_clicks"):
                 assert len(after_pg[2]) < len(before_pg[2]), f"{name} left the clicks"
-            await notifications.wait_for(moved)
-            await asyncio.sleep(0.05)
-            assert sorted(notifications.seen) == sorted(moved), name
+            await notifications.mark(pg, f"done {tag}")
+            assert sorted(notifications.seen) == sorted(moved), name  # one each: the action is one transaction
             exercised.add(name)
         assert exercised == set(triggers) - {"ledger_entries_append_only"}
     finally:
