@@ -38,6 +38,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return FilesAndBrowserPackage(config, log)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
+        pgstore.ensure_server()
+
+
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[pgstore.TestDatabase | None]:
     """With ``LINKSVC_TEST_DATABASE_URL`` set, this test process's own PostgreSQL database (tests/pgstore.py)."""

@@ -9,17 +9,35 @@ emptied and the rows the migrations seed put back. Unset, the suite runs on SQLi
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import secrets
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from linksvc.settings import REPO_ROOT
 from storage.postgres import PostgresDatabase
 
 ENV = "LINKSVC_TEST_DATABASE_URL"
+
+
+ENSURE = REPO_ROOT / "scripts" / "ensure-postgres"
+# The browser tests' install lock: two apt-gets at once would fail on dpkg's own lock.
+INSTALL_LOCK = os.path.join(tempfile.gettempdir(), "linksvc-tests-chromium-install.lock")
+
+
+def ensure_server() -> None:
+    """A PostgreSQL server on 127.0.0.1:5432 for the tests that need one (``scripts/ensure-postgres``: started
+    with Debian's pg_ctlcluster, installed first when absent and this is root), so that the README's test
+    command needs nothing done by hand. A failure is left to the tests, which say what they could not reach."""
+    with open(INSTALL_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(["bash", str(ENSURE)], check=False, timeout=1200)
 
 
 def admin_url() -> str | None:
