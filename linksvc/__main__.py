@@ -25,6 +25,9 @@ from linksvc.redaction import mask_url_credentials
 from linksvc.seed import load_seed_file
 from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
 from linksvc.store import store_of
+from storage.copy import CopyRefused, copy_sqlite_to_postgres
+from storage.db import Database
+from storage.postgres import is_postgres_url
 
 log = logging.getLogger("linksvc")
 
@@ -55,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--accept-json", action="store_true", help="the click sends Accept: application/json")
     route.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     route.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    database = commands.add_parser("db", help="move an install between stores")
+    actions = database.add_subparsers(dest="action", required=True)
+    copy = actions.add_parser("copy", help="copy a SQLite install into an empty PostgreSQL database, verified")
+    copy.add_argument("--from", dest="source", required=True, help="sqlite:///path/to/linksvc.db")
+    copy.add_argument("--to", dest="target", required=True, help="postgresql://user@host:port/database (empty)")
     route.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     return parser
 
@@ -158,6 +166,26 @@ _CANNOT_LISTEN = {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES}
 """Errors of binding the listening socket: answered with one line instead of a traceback."""
 
 
+async def _copy(settings: Settings, source: str, target: str) -> int:
+    if not source.startswith("sqlite:///") or not is_postgres_url(target):
+        print("error: linksvc db copy --from sqlite:///path --to postgresql://user@host:port/database",
+              file=sys.stderr)
+        return 2
+    path = source.removeprefix("sqlite:///")
+    try:
+        with shown(interval=settings.progress_seconds) as progress:
+            if Path(path).is_file():  # the source at the latest migration first, as the service would make it
+                lite = Database(path, settings.db_synchronous)
+                await lite.open(progress)
+                await lite.close()
+            report = await copy_sqlite_to_postgres(path, target, progress)
+    except CopyRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({"copied": report.rows, "sums": report.sums, "to": mask_url_credentials(target)}))
+    return 0
+
+
 async def _load(settings: Settings, path: str, progress: Progress) -> dict[str, int]:
     db = store_of(settings)
     await db.open(progress)
@@ -186,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = load_settings().with_overrides(
-            host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=args.db,
+            host=getattr(args, "host", None), port=getattr(args, "port", None), db_path=getattr(args, "db", None),
             database_url=getattr(args, "database_url", None),
             workers=getattr(args, "workers", None), export_dir=getattr(args, "dir", None),
         )
@@ -202,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_export(settings))
     if args.command == "route":
         return asyncio.run(_route(settings, args))
+    if args.command == "db":
+        return asyncio.run(_copy(settings, args.source, args.target))
     return asyncio.run(_seed(settings, args.file))
 
 

@@ -9,12 +9,13 @@ emptied and the rows the migrations seed put back. Unset, the suite runs on SQLi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import os
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,6 +25,7 @@ from linksvc.settings import REPO_ROOT
 from storage.postgres import PostgresDatabase
 
 ENV = "LINKSVC_TEST_DATABASE_URL"
+DEFAULT_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 ENSURE = REPO_ROOT / "scripts" / "ensure-postgres"
@@ -100,6 +102,23 @@ async def _drop(admin: str, name: str) -> None:
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
+        await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(admin: str = DEFAULT_ADMIN) -> AsyncIterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped at the end of the block."""
+    name = f"linksvc_t_{secrets.token_hex(6)}"
+    try:
+        conn = await asyncpg.connect(admin, timeout=10)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise AssertionError(f"PostgreSQL is not reachable at {admin} ({exc}); scripts/ensure-postgres starts it"
+                             ) from exc
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+        yield with_database(admin, name)
+    finally:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.close()
 
 

@@ -4,7 +4,6 @@ once, serializable units run again on conflict, read models following writes of 
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,24 +13,13 @@ import pytest
 
 from storage.db import execute, fetch_one
 from storage.postgres import PostgresDatabase, migration_files
-from tests.pgstore import with_database
-
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+from tests.pgstore import fresh_database
 
 
 @pytest.fixture
 async def url() -> AsyncIterator[str]:
-    name = f"linksvc_t_{secrets.token_hex(6)}"
-    try:
-        admin = await asyncpg.connect(ADMIN, timeout=10)
-    except (OSError, asyncpg.PostgresError) as exc:
-        pytest.fail(f"PostgreSQL is not reachable at {ADMIN} ({exc}); scripts/ensure-postgres starts it")
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        yield with_database(ADMIN, name)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with fresh_database() as database:
+        yield database
 
 
 async def _opened(url: str, tmp: Any) -> PostgresDatabase:
