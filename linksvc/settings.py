@@ -37,6 +37,12 @@ class Settings:
     db_path: str = "data/linksvc.db"
     # postgresql://user@host:port/database selects PostgreSQL; empty, the SQLite file db_path is the store.
     database_url: str = field(default="", repr=False)
+    # PostgreSQL only: connections per process at most; the URL LISTEN uses when database_url goes through
+    # PgBouncer in transaction mode (empty: database_url); statements kept prepared per connection (0 behind
+    # a PgBouncer older than 1.21, which cannot keep them).
+    database_pool_size: int = 10
+    database_listen_url: str = field(default="", repr=False)
+    database_statement_cache: int = 100
     # Empty means: generate a random token at start-up and log it once.
     admin_token: str = field(default="", repr=False)
     token_ttl_seconds: int = 3600
@@ -98,12 +104,17 @@ class Settings:
         return replace(self, admin_token=secrets.token_urlsafe(32))
 
 
+ZERO_ALLOWED = {"port", "database_statement_cache"}  # integers for which 0 means something (any port; none kept)
+
 # Each setting: environment variable, attribute, parser. The README table lists the same names.
 ENV_NAMES: dict[str, str] = {
     "LINKSVC_HOST": "host",
     "LINKSVC_PORT": "port",
     "LINKSVC_DB": "db_path",
     "LINKSVC_DATABASE_URL": "database_url",
+    "LINKSVC_DATABASE_POOL_SIZE": "database_pool_size",
+    "LINKSVC_DATABASE_LISTEN_URL": "database_listen_url",
+    "LINKSVC_DATABASE_STATEMENT_CACHE": "database_statement_cache",
     "LINKSVC_ADMIN_TOKEN": "admin_token",
     "LINKSVC_TOKEN_TTL_SECONDS": "token_ttl_seconds",
     "LINKSVC_MAX_BODY_BYTES": "max_body_bytes",
@@ -167,7 +178,7 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             value = int(raw)
         except ValueError:
             raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
-        if value <= 0 and attr != "port":
+        if value < 0 or (value == 0 and attr not in ZERO_ALLOWED):
             raise SettingsError(f"{name} must be positive, got {raw!r}")
         if attr == "workers" and value > MAX_WORKERS:
             raise SettingsError(f"{name} must be at most {MAX_WORKERS}, got {raw!r}")

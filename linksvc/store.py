@@ -55,8 +55,14 @@ class Store(Protocol):
 def store_of(settings: Settings) -> Database | PostgresDatabase:
     """The store the settings name, not opened yet: PostgreSQL when ``database_url`` is a ``postgresql://``
     URL (its local files, such as click journals, beside ``db_path``), else the SQLite file ``db_path``."""
-    return open_store(settings.db_path, settings.database_url or None, settings.db_synchronous,
-                      settings.db_cache_mb * 1024)
+    store = open_store(settings.db_path, settings.database_url or None, settings.db_synchronous,
+                       settings.db_cache_mb * 1024)
+    if isinstance(store, PostgresDatabase):
+        store.max_size = settings.database_pool_size
+        store.min_size = min(store.min_size, settings.database_pool_size)
+        store.listen_url = settings.database_listen_url or store.url
+        store.statement_cache = settings.database_statement_cache
+    return store
 
 
 class WouldWait(Exception):

@@ -248,6 +248,8 @@ class PostgresDatabase:
         self.path = str(Path(state_dir) / f"postgresql-{parts.hostname or 'local'}-{parts.port or 5432}-{database}")
         self.min_size = min_size
         self.max_size = max_size
+        self.listen_url = url  # LISTEN needs a session of its own: not through PgBouncer in transaction mode
+        self.statement_cache = 100  # prepared statements kept per connection (0 behind an old PgBouncer)
         self._pool: asyncpg.Pool | None = None
         self._listener: asyncpg.Connection | None = None
         self._listen_task: asyncio.Task[None] | None = None
@@ -260,6 +262,7 @@ class PostgresDatabase:
         await self._migrate(progress)
         self._pool = await asyncpg.create_pool(
             self.url, min_size=self.min_size, max_size=self.max_size, init=_init_connection,
+            statement_cache_size=self.statement_cache,
             server_settings={"timezone": "UTC", "application_name": "linksvc"})
         await self._listen()
 
@@ -277,7 +280,9 @@ class PostgresDatabase:
             self._pool = None
 
     async def _migrate(self, progress: Any) -> None:
-        conn = await asyncpg.connect(self.url, server_settings={"timezone": "UTC", "application_name": "linksvc"})
+        # A session lock: on the listening URL, which reaches the server itself (not through PgBouncer).
+        conn = await asyncpg.connect(self.listen_url, statement_cache_size=0,
+                                     server_settings={"timezone": "UTC", "application_name": "linksvc"})
         try:
             await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
             try:
@@ -304,7 +309,8 @@ class PostgresDatabase:
     # -- read models' generations ----------------------------------------------------------------------
 
     async def _listen(self) -> None:
-        listener = await asyncpg.connect(self.url, server_settings={"application_name": "linksvc-listen"})
+        listener = await asyncpg.connect(self.listen_url, statement_cache_size=0,
+                                         server_settings={"application_name": "linksvc-listen"})
         await listener.add_listener(CHANNEL, self._notified)
         listener.add_termination_listener(self._listener_lost)
         self._listener = listener
