@@ -88,15 +88,19 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def start_forwarding_service(folder: Path, port: int, workers: int = 1) -> subprocess.Popen[bytes]:
-    """``serve`` on ``folder/svc.db`` with :func:`tests.factories.two_accounts` as the demo data, private
-    destinations allowed and deliveries retried quickly and (nearly) forever; its log in ``folder``."""
+def start_forwarding_service(folder: Path, port: int, workers: int = 1, database_url: str | None = None,
+                             extra: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """``serve`` on ``folder/svc.db`` (or the PostgreSQL database ``database_url``) with
+    :func:`tests.factories.two_accounts` as the demo data, private destinations allowed and deliveries retried
+    quickly and (nearly) forever; its log in ``folder``."""
     demo = folder / "demo.json"
     demo.write_text(json.dumps(two_accounts()))
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
            "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1", "LINKSVC_DELIVERY_BACKOFF_SECONDS": "0.2",
            "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "1", "LINKSVC_DELIVERY_MAX_TRIES": "1000",
-           "LINKSVC_LOG_LEVEL": "WARNING"}
+           "LINKSVC_LOG_LEVEL": "WARNING", **(extra or {})}
+    if database_url:
+        env["LINKSVC_DATABASE_URL"] = database_url
     with (folder / f"server-{port}.log").open("wb") as log:
         return subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
                                  "--db", str(folder / "svc.db"), "--workers", str(workers)],
