@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, fetch_all, fetch_one
+from storage.db import Conn, Row, dialect, fetch_all, fetch_one
 from storage.wallet import HeldReward, held_rewards, wallet_view_columns
 
 OWNS: tuple[str, ...] = ()
@@ -90,6 +90,19 @@ _LOOKUPS = {
                                                       " AND phone_digits = :phone_digits" if phone else "")))
     for document in (False, True) for phone in (False, True) if document or phone
 }
+# The same statement on PostgreSQL, with the wallet's columns in its dialect (the same JSON text).
+_PG_LINES, _PG_REWARDS = wallet_view_columns("found.id", "postgresql")
+_PG_LOOKUP = ("WITH found AS MATERIALIZED (SELECT id, body, (SELECT count(*) FROM wallet_lines w "
+              "WHERE w.customer_id = c.id) AS stored FROM customers c WHERE account_id = :account_id{where} "
+              "ORDER BY created_at, id LIMIT 2) "
+              f"SELECT id, body, stored, CASE WHEN stored BETWEEN 1 AND :max_lines THEN {_PG_LINES} END, "
+              f"CASE WHEN stored BETWEEN 1 AND :max_lines THEN {_PG_REWARDS} END FROM found")
+_PG_LOOKUPS = {
+    (document, phone): _PG_LOOKUP.replace("{where}", "".join((  # the wallet's JSON holds braces: no format()
+        " AND document_number = :document_number" if document else "",
+        " AND phone_digits = :phone_digits" if phone else "")))
+    for document in (False, True) for phone in (False, True) if document or phone
+}
 
 
 async def lookup(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, now: str,
@@ -99,7 +112,10 @@ async def lookup(conn: Conn, account_id: str, document_number: str | None, phone
     statement of indexed reads, the wallet's JSON made by SQLite. None when no customer matches."""
     if isinstance(conn, sqlite3.Connection):
         return lookup_now(conn, account_id, document_number, phone_digits, now, max_lines)
-    return _view(await fetch_all(conn, *_lookup_statement(account_id, document_number, phone_digits, now, max_lines)))
+    sql, params = _lookup_statement(account_id, document_number, phone_digits, now, max_lines)
+    if dialect(conn) == "postgresql":
+        sql = _PG_LOOKUPS[(document_number is not None, phone_digits is not None)]
+    return _view(await fetch_all(conn, sql, params))
 
 
 class WouldWait(Exception):

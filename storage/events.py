@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 
 OWNS = ("events",)
 
@@ -138,12 +138,13 @@ async def purchase_totals_of(conn: Conn, account_id: str,
     if not wanted:
         return totals
     marks = ", ".join("?" for _ in wanted)
-    rows = await fetch_all(
-        conn,
-        "SELECT customer_id, json_extract(body, '$.value') AS value FROM events WHERE account_id = ? "
-        f"AND customer_id IN ({marks}) AND type = 'PURCHASE' AND reversed_at IS NULL",
-        (account_id, *wanted),
-    )
+    if dialect(conn) == "postgresql":  # the value as its JSON text: exact
+        sql = ("SELECT customer_id, body ->> 'value' AS value FROM events WHERE account_id = ? "
+               f"AND customer_id IN ({marks}) AND type = 'PURCHASE' AND reversed_at IS NULL")
+    else:
+        sql = ("SELECT customer_id, json_extract(body, '$.value') AS value FROM events WHERE account_id = ? "
+               f"AND customer_id IN ({marks}) AND type = 'PURCHASE' AND reversed_at IS NULL")
+    rows = await fetch_all(conn, sql, (account_id, *wanted))
     for row in rows:
         total, count = totals[row["customer_id"]]
         value = Decimal(str(row["value"])) if row["value"] is not None else Decimal(0)
@@ -199,7 +200,8 @@ async def other_custom_type_named(conn: Conn, account_id: str, name: str, type_i
 async def active_custom_type_names(conn: Conn, account_id: str, limit: int) -> list[str]:
     """The names of the account's active custom event types, by name, at most ``limit`` (-1: all)."""
     rows = await fetch_all(conn, "SELECT name FROM custom_event_types WHERE account_id = ? AND active = 1 "
-                                 "ORDER BY name LIMIT ?", (account_id, limit))
+                                 "ORDER BY name LIMIT ?",
+                      (account_id, None if limit < 0 and dialect(conn) == "postgresql" else limit))  # NULL: all
     return [str(row["name"]) for row in rows]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from storage import customer_stats
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 
 OWNS = ("wallet_lines", "ledger_entries")
 
@@ -107,8 +107,14 @@ async def insert_lines(tx: Tx, lines: Sequence[WalletLine]) -> None:
 
 async def set_amounts(tx: Tx, amounts: Sequence[tuple[str, Decimal]]) -> None:
     """(line id, new amount) for many lines, a few hundred per statement (no entries, points not touched)."""
+    postgres = dialect(tx) == "postgresql"
     for chunk in _chunks(amounts):
         marks = ", ".join("(?, ?)" for _ in chunk)
+        if postgres:  # VALUES' parameters are text there: the amount is made numeric explicitly
+            await execute(tx, f"UPDATE wallet_lines SET amount = CAST(new.amount AS numeric) FROM (VALUES {marks}) "
+                              "AS new (id, amount) WHERE wallet_lines.id = new.id",
+                          [v for line_id, amount in chunk for v in (line_id, str(amount))])
+            continue
         await execute(tx, f"WITH new (id, amount) AS (VALUES {marks}) "
                           "UPDATE wallet_lines SET amount = (SELECT amount FROM new WHERE new.id = wallet_lines.id) "
                           "WHERE id IN (SELECT id FROM new)",
@@ -143,13 +149,22 @@ async def replace_opening_lines(tx: Tx, account_id: str, customer_id: str, lines
     An opening line saved again unchanged stays as it is (with whatever was spent from it), so loading the
     same seed twice changes nothing. A changed or dropped one is closed by an ``adjust`` entry down to zero
     and removed; a new one comes with its ``opening`` entry."""
-    existing = await fetch_all(
-        tx,
-        "SELECT w.*, (SELECT group_concat(amount, ' ') FROM ledger_entries e WHERE e.line_id = w.id "
-        "AND e.kind = 'opening') AS opening FROM wallet_lines w "
-        "WHERE w.account_id = ? AND w.customer_id = ? AND w.source = 'opening'",
-        (account_id, customer_id),
-    )
+    if dialect(tx) == "postgresql":
+        existing = await fetch_all(
+            tx,
+            "SELECT w.*, (SELECT string_agg(CAST(amount AS text), ' ') FROM ledger_entries e WHERE e.line_id = w.id "
+            "AND e.kind = 'opening') AS opening FROM wallet_lines w "
+            "WHERE w.account_id = ? AND w.customer_id = ? AND w.source = 'opening'",
+            (account_id, customer_id),
+        )
+    else:
+        existing = await fetch_all(
+            tx,
+            "SELECT w.*, (SELECT group_concat(amount, ' ') FROM ledger_entries e WHERE e.line_id = w.id "
+            "AND e.kind = 'opening') AS opening FROM wallet_lines w "
+            "WHERE w.account_id = ? AND w.customer_id = ? AND w.source = 'opening'",
+            (account_id, customer_id),
+        )
     wanted = {line.id: line for line in lines}
     for row in existing:
         new = wanted.get(row["id"])
@@ -204,17 +219,55 @@ WITH held AS (SELECT * FROM wallet_lines WHERE account_id = :account_id AND cust
 SELECT {_LINES_JSON} AS lines, {_REWARDS_JSON} AS rewards
 """
 
+# The same two columns on PostgreSQL, byte for byte: each line's object is written out as SQLite's json_object
+# writes it (no spaces, keys in this order, strings escaped as JSON, null for a missing value) and the amount is
+# the numeric's decimal text, a JSON number as it is; text is ordered by its bytes, as SQLite orders it. The
+# rewards' JSON is decoded by held_rewards, so jsonb serves there.
+_PG_LINE_ORDER = 'expiration_date IS NULL, expiration_date COLLATE "C", issued_at COLLATE "C", id COLLATE "C"'
+
+
+def _pg_string(column: str) -> str:
+    return f"coalesce(CAST(to_json({column}) AS text), 'null')"
+
+
+_PG_LINE_DOC = " || ".join([
+    """'{"amount":' || CAST(amount AS text)""",
+    *(f"""',"{column}":' || {_pg_string(column)}""" for column in (
+        "reward_id", "campaign_id", "brand_id", "issued_at", "expiration_date", "reservation_expires_at")),
+    "'}'",
+])
+_PG_LINES_JSON = f"""(SELECT '[' || coalesce(string_agg({_PG_LINE_DOC}, ',' ORDER BY {_PG_LINE_ORDER}), '') || ']'
+     FROM held)"""
+_PG_REWARDS_JSON = """(SELECT coalesce(jsonb_agg(jsonb_build_array(reward_id, amounts, earliest,
+       (SELECT r.body || jsonb_build_object('account_id', CAST(:account_id AS text)) FROM rewards r
+        WHERE r.account_id = :account_id AND r.id = h.reward_id))
+       ORDER BY earliest IS NULL, earliest COLLATE "C", reward_id COLLATE "C"), '[]'::jsonb) FROM (
+     SELECT reward_id, string_agg(CAST(amount AS text), ' ') AS amounts,
+       min(expiration_date COLLATE "C") AS earliest
+     FROM held GROUP BY reward_id) h)"""
+_PG_WALLET_VIEW = f"""
+WITH held AS (SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = :customer_id
+  AND (expiration_date IS NULL OR expiration_date > :now) AND amount > 0)
+SELECT {_PG_LINES_JSON} AS lines, {_PG_REWARDS_JSON} AS rewards
+"""
+
 
 # A reward held: ``(reward_id, amounts separated by spaces, earliest expiration or None, the account's reward
 # document with its account_id, or None)``.
 HeldReward = tuple[str, str, str | None, dict[str, Any] | None]
 
 
-def wallet_view_columns(customer: str) -> tuple[str, str]:
+def wallet_view_columns(customer: str, store: str = "sqlite") -> tuple[str, str]:
     """The two columns of :func:`wallet_view` (the lines' JSON, the rewards held as JSON) for another statement,
     of the customer named by the SQL expression ``customer`` (a column of that statement), at ``:now`` in
     ``:account_id``: the customer lookup reads a small wallet in its own statement. The held lines are read
-    twice by index (a customer's few lines) rather than through a materialised table."""
+    twice by index (a customer's few lines) rather than through a materialised table. ``store`` is the
+    dialect (:func:`storage.db.dialect`) the statement is for."""
+    if store == "postgresql":
+        held = (f"(SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = {customer} "
+                "AND (expiration_date IS NULL OR expiration_date > :now) AND amount > 0) AS held")
+        return (_PG_LINES_JSON.replace("FROM held", f"FROM {held}"),
+                _PG_REWARDS_JSON.replace("FROM held", f"FROM {held}"))
     held = (f"(SELECT * FROM wallet_lines WHERE account_id = :account_id AND customer_id = {customer} "
             "AND (expiration_date IS NULL OR expiration_date > :now) AND CAST(amount AS REAL) > 0)")
     return _LINES_JSON.replace("FROM held", f"FROM {held}"), _REWARDS_JSON.replace("FROM held", f"FROM {held}")
@@ -228,7 +281,8 @@ def held_rewards(rewards: str) -> list[HeldReward]:
 async def wallet_view(conn: Conn, account_id: str, customer_id: str, now: str) -> tuple[str, list[HeldReward]]:
     """``(lines, rewards)``: the held lines as JSON text, in wallet order (they go out as they are); the
     rewards held (:data:`HeldReward`), earliest expiration first."""
-    row = await fetch_one(conn, _WALLET_VIEW, {"account_id": account_id, "customer_id": customer_id, "now": now})
+    statement = _PG_WALLET_VIEW if dialect(conn) == "postgresql" else _WALLET_VIEW
+    row = await fetch_one(conn, statement, {"account_id": account_id, "customer_id": customer_id, "now": now})
     assert row is not None  # an aggregate always answers one row
     return _wallet_of(row)
 
@@ -303,8 +357,19 @@ async def entries_of_customer(conn: Conn, account_id: str, customer_id: str) -> 
                         Decimal(row["amount"]), row["event_id"], row["created_at"], row["id"]) for row in rows]
 
 
+_REAL_POSITIVE = "CAST(amount AS REAL) > 0"
+
+
+def _in_dialect(conn: Conn, sql: str) -> str:
+    """A statement of this module for ``conn``'s store: on PostgreSQL an amount (``numeric``) is compared as it
+    is, exactly, where SQLite compares its decimal text as a number."""
+    if dialect(conn) == "postgresql":
+        return sql.replace(_REAL_POSITIVE, "amount > 0")
+    return sql
+
+
 async def _lines(conn: Conn, sql: str, params: Sequence[Any]) -> list[WalletLine]:
-    return [_line_of(row) for row in await fetch_all(conn, sql, params)]
+    return [_line_of(row) for row in await fetch_all(conn, _in_dialect(conn, sql), params)]
 
 
 async def ledger_mismatches(conn: Conn, account_id: str) -> list[dict[str, Any]]:
