@@ -45,6 +45,12 @@ class KeyedCustomer:
         return value
 
 
+def _unmatchable(conn: Conn, *values: str | None) -> bool:
+    """Whether a value asked for cannot be stored in ``conn``'s store, so that nothing matches it: PostgreSQL's
+    text holds no NUL character (and refuses a parameter with one), SQLite's does."""
+    return dialect(conn) == "postgresql" and any(value is not None and "\x00" in value for value in values)
+
+
 def _person(row: Row) -> Person:
     return Person(row[0], orjson.loads(row[1]), row[2], row[3])
 
@@ -53,6 +59,8 @@ async def find_customers(
     conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None, limit: int = 2
 ) -> list[Person]:
     """Customers matching every given identifier (at least one must be given)."""
+    if _unmatchable(conn, document_number, phone_digits):
+        return []
     sql, params = _CUSTOMER, [account_id]
     if document_number is not None:
         sql += " AND document_number = ?"
@@ -112,6 +120,8 @@ async def lookup(conn: Conn, account_id: str, document_number: str | None, phone
     statement of indexed reads, the wallet's JSON made by SQLite. None when no customer matches."""
     if isinstance(conn, sqlite3.Connection):
         return lookup_now(conn, account_id, document_number, phone_digits, now, max_lines)
+    if _unmatchable(conn, document_number, phone_digits):
+        return None
     sql, params = _lookup_statement(account_id, document_number, phone_digits, now, max_lines)
     if dialect(conn) == "postgresql":
         sql = _PG_LOOKUPS[(document_number is not None, phone_digits is not None)]
@@ -159,6 +169,8 @@ def _view(rows: list[Row]) -> CustomerView | None:
 async def customer_by(conn: Conn, account_id: str, column: str, value: str) -> Person | None:
     if column not in ("id", "external_id", "document_number", "phone_digits", "email_lower"):
         raise KeyError(column)
+    if _unmatchable(conn, value):
+        return None
     row = await fetch_one(conn, f"{_CUSTOMER} AND {column} = ?", (account_id, value))
     return _person(row) if row is not None else None
 
@@ -168,6 +180,8 @@ async def other_customer_with(conn: Conn, account_id: str, column: str, value: s
     unique per account) holds ``value``."""
     if column not in ("external_id", "document_number"):
         raise KeyError(column)
+    if _unmatchable(conn, value):
+        return None
     row = await fetch_one(
         conn, f"SELECT id FROM customers WHERE account_id = ? AND {column} = ? AND id != ?",
         (account_id, value, customer_id),
@@ -180,6 +194,8 @@ async def find_contacts(
     limit: int,
 ) -> list[Person]:
     """Live (not deleted) contacts matching every given indexed identifier."""
+    if _unmatchable(conn, contact_id, email_lower, document_number):
+        return []
     sql = "SELECT id, body, created_at, updated_at FROM contacts WHERE account_id = ? AND deleted_at IS NULL"
     params: list[object] = [account_id]
     for column, value in (("id", contact_id), ("email_lower", email_lower), ("document_number", document_number)):
@@ -201,7 +217,7 @@ async def customers_with(conn: Conn, account_id: str, keys: Mapping[str, Iterabl
     for column, values in keys.items():
         if column not in LOOKUP_COLUMNS:
             raise KeyError(column)
-        wanted = sorted(set(values))
+        wanted = sorted(value for value in set(values) if not _unmatchable(conn, value))
         if wanted:
             clauses.append(f"{column} IN ({', '.join('?' for _ in wanted)})")
             params.extend(wanted)

@@ -12,6 +12,7 @@ from typing import Any
 
 from linksvc.accounts.service import get_account
 from linksvc.customers import ratelimit
+from linksvc.customers.units import in_transaction
 from linksvc.errors import InvalidField, Issue, ServiceError
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
@@ -52,14 +53,17 @@ async def admit_migration(db: Store, account_id: str) -> None:
     account = await get_account(db.reader, account_id)
     if account.environment != "production":
         return
-    async with db.transaction() as tx:
-        await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS,
-                              int(time.time() * 1000))
+    now_ms = int(time.time() * 1000)
+
+    async def unit(tx: Tx) -> None:
+        await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS, now_ms)
+
+    await in_transaction(db, unit)
 
 
 async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str, Any]:
-    result: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "failed": []}
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> dict[str, Any]:
+        result: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "failed": []}
         for index, raw in enumerate(customers):
             try:
                 async with savepoint(tx, "migrate_item"):
@@ -71,4 +75,6 @@ async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str,
                 result["failed"].append(failure)
             else:
                 result[outcome] += 1
-    return result
+        return result
+
+    return await in_transaction(db, unit)

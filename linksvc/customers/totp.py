@@ -17,9 +17,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from linksvc.customers import service as customers
+from linksvc.customers.units import in_transaction
 from linksvc.errors import RateLimited
 from linksvc.store import Store
 from storage import totp as repo
+from storage.db import Tx
 
 STEP_SECONDS = 300
 MAX_FAILURES = 5
@@ -50,9 +52,13 @@ def step_of(now: float) -> int:
 
 
 async def issue_code(db: Store, account_id: str, customer_id: str, now: float) -> dict[str, Any]:
-    async with db.transaction() as tx:
-        await repo.create_state(tx, account_id, customer_id, new_secret())
-        state = await repo.get_state(tx, customer_id)
+    secret = new_secret()
+
+    async def unit(tx: Tx) -> repo.TotpState | None:
+        await repo.create_state(tx, account_id, customer_id, secret)
+        return await repo.get_state(tx, customer_id)
+
+    state = await in_transaction(db, unit)
     assert state is not None
     step = step_of(now)
     ends = (step + 1) * STEP_SECONDS
@@ -78,7 +84,8 @@ async def check_code(store: Store, account_id: str, customer_id: str, code: str,
 
 async def verify_code(db: Store, customer_id: str, code: str, now: float) -> bool:
     step = step_of(now)
-    async with db.transaction() as tx:
+
+    async def unit(tx: Tx) -> bool:
         state = await repo.get_state(tx, customer_id)
         if state is None:
             return False
@@ -91,3 +98,5 @@ async def verify_code(db: Store, customer_id: str, code: str, now: float) -> boo
                 return True
         await repo.record_failure(tx, customer_id, step)
         return False
+
+    return await in_transaction(db, unit)

@@ -12,6 +12,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
+from storage.db import execute_many
 from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import A, B, ids
 
@@ -120,8 +121,8 @@ async def test_window_slides_one_request_at_a_time(seeded: TestClient, server_a)
 async def test_hourly_limit(seeded: TestClient, server_a) -> None:
     now_ms = int(time.time() * 1000)
     async with seeded.app[DB].transaction() as tx:
-        await tx.executemany(
-            "INSERT INTO rate_events (account_id, scope, at_ms) VALUES (?, 'customers.migrate', ?)",
+        await execute_many(  # either store's transaction
+            tx, "INSERT INTO rate_events (account_id, scope, at_ms) VALUES (?, 'customers.migrate', ?)",
             [(A, now_ms - 3_000_000 + i) for i in range(9_999)],  # 50 minutes ago
         )
     assert (await migrate(seeded, server_a, [{"external_id": "r"}]))[0] == 200  # the 10,000th
