@@ -22,6 +22,7 @@ from api.customers.lane import FastLookups
 from api.server import FAST_LANE, FAST_LANES
 from linksvc.customers.service import MAX_LINES_WITH_CUSTOMER
 from linksvc.seed import load_seed
+from storage.postgres import PostgresDatabase
 from tests.conftest import ADMIN, token_for
 from tests.factories import A, B
 from tests.http.test_fast_lane import converse
@@ -57,6 +58,12 @@ async def store(client: TestClient) -> dict[str, str]:
         assert (await client.get(f"{LOOKUP}?document_number=CC100", headers={"Authorization": f"Bearer {token}"})
                 ).status in (200, 403)
     return tokens
+
+
+def at_once(client: TestClient, count: int) -> int:
+    """How many of ``count`` lookups the lane answers itself: all on SQLite; none on PostgreSQL, whose reads all
+    await (storage.customers.lookup_now declines them), so that the handler answers every one."""
+    return 0 if isinstance(client.app[DB], PostgresDatabase) else count
 
 
 def lane(client: TestClient) -> FastLookups:
@@ -108,7 +115,7 @@ async def test_the_lane_answers_with_the_handlers_bytes(client: TestClient, stor
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     sends = [request(f"{LOOKUP}?{query}", store["A"]) for query in ANSWERED]
     on, off, answered = await both_ways(client, sends, monkeypatch)
-    assert answered == len(sends)
+    assert answered == at_once(client, len(sends))
     assert [shape(reply) for reply in on] == [shape(reply) for reply in off]
     assert [reply.status for reply in on] == [200] * 13 + [404] * 5
     assert list(on[0].headers) == ["content-type", "x-request-id", "content-length", "date", "server"]
@@ -125,7 +132,7 @@ async def test_request_ids_are_echoed_or_made_up_as_the_middleware_does(client: 
              request(target, store["A"], extra="X-Request-Id: not safe!\r\n"),
              request(target, store["A"], extra=f"X-Request-Id: {'x' * 65}\r\n")]
     on, off, answered = await both_ways(client, sends, monkeypatch)
-    assert answered == 3
+    assert answered == at_once(client, 3)
     assert [shape(reply) for reply in on] == [shape(reply) for reply in off]
     assert on[0].headers["x-request-id"] == "trace.42"
     assert on[1].headers["x-request-id"] != on[2].headers["x-request-id"]
@@ -140,7 +147,7 @@ async def test_headers_the_handler_accepts_are_accepted_alike(client: TestClient
              request(target, None, extra=f"Authorization: Bearer {store['A']}\r\nAuthorization: Bearer lt_other\r\n"),
              request(target, store["A"], extra="User-Agent: curl/8\r\nAccept: */*\r\nContent-Length: 0\r\n")]
     on, off, answered = await both_ways(client, sends, monkeypatch)
-    assert answered == len(sends)
+    assert answered == at_once(client, len(sends))
     assert [shape(reply) for reply in on] == [shape(reply) for reply in off]
     assert {reply.status for reply in on} == {200}
 
@@ -255,7 +262,7 @@ async def test_another_accounts_token_finds_only_its_own_customers(client: TestC
                                       request(f"{LOOKUP}?phone=573001234567", store["B"]),
                                       request(f"{LOOKUP}?document_number=HEAVY", store["B"]),
                                       request(f"{LOOKUP}?document_number=CC100", store["A"])])
-    assert lane(client).answered - before == 4
+    assert lane(client).answered - before == at_once(client, 4)
     assert [reply.status for reply in replies] == [200, 200, 404, 200]
     assert [json.loads(reply.body)["data"]["customer_id"] for reply in (replies[0], replies[1], replies[3])] == [
         "b-ana", "b-ana", "ana"]
@@ -271,7 +278,7 @@ async def test_pipelined_requests_are_answered_in_order(client: TestClient, stor
     replies = await converse(client, [request("/healthz", None), burst], [1, 8])
     assert [reply.status for reply in replies] == [200, 200, 404, 401, 302, 200, 409, 200, 200]
     assert [json.loads(replies[i].body)["data"]["customer_id"] for i in (1, 7, 8)] == ["ana", "b-ana", "ana"]
-    assert lane(client).answered - before >= 2  # the first two at least: the connection was idle
+    assert lane(client).answered - before >= at_once(client, 2)  # the first two at least: the connection was idle
 
 
 async def test_a_change_is_seen_at_once(client: TestClient, store: dict[str, str]) -> None:
@@ -283,7 +290,7 @@ async def test_a_change_is_seen_at_once(client: TestClient, store: dict[str, str
     assert moved.status == 200, await moved.text()
     before = lane(client).answered
     replies = await converse(client, [request(target, store["A"])] * 2)
-    assert lane(client).answered - before == 2
+    assert lane(client).answered - before == at_once(client, 2)
     assert [json.loads(reply.body)["data"]["customer"]["name"] for reply in replies] == ["Ana Renamed"] * 2
     # A revoked key's token stops at once, on the lane's connection too.
     keys = await (await client.get(f"/api/admin/v1/accounts/{A}/api-keys", headers=ADMIN)).json()
@@ -302,7 +309,7 @@ async def test_answers_are_counted_under_the_route(client: TestClient, store: di
     before = lane(client).answered
     await converse(client, [request(f"{LOOKUP}?document_number=CC100", store["A"])] * 3
                    + [request(f"{LOOKUP}?document_number=NOBODY", store["A"])] * 2)
-    assert lane(client).answered - before == 5
+    assert lane(client).answered - before == at_once(client, 5)
     after = await (await client.get("/metrics")).text()
     assert (counted(after, 200) - counted(metrics, 200), counted(after, 404) - counted(metrics, 404)) == (3, 2)
     assert f'linksvc_http_request_duration_seconds_count{{method="GET",route="{LOOKUP}"}}' in after
