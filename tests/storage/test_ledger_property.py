@@ -17,6 +17,8 @@ from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import wallet as wallet_repo
 from storage.db import Database, fetch_all
+from storage.postgres import PostgresDatabase
+from tests import pgstore
 from tests.factories import A, ids, two_accounts
 
 CUSTOMER = "cust-aaaa"
@@ -39,9 +41,19 @@ def _seed() -> dict[str, Any]:
     return seed
 
 
-async def _scenario(ops: list[tuple[str, int, int, bool]]) -> None:
-    db = Database(":memory:")
+async def _open(pg: pgstore.TestDatabase | None) -> Database | PostgresDatabase:
+    """An empty store: SQLite in memory, or this process's PostgreSQL database emptied (LINKSVC_TEST_DATABASE_URL)."""
+    if pg is None:
+        db: Database | PostgresDatabase = Database(":memory:")
+    else:
+        await pg._reset()
+        db = PostgresDatabase(pg.url)
     await db.open()
+    return db
+
+
+async def _scenario(ops: list[tuple[str, int, int, bool]], pg: pgstore.TestDatabase | None) -> None:
+    db = await _open(pg)
     try:
         await load_seed(db, _seed(), allow_private=True)
         accepted: list[str] = []
@@ -72,5 +84,6 @@ async def _scenario(ops: list[tuple[str, int, int, bool]]) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations)
-def test_random_purchases_redeems_and_reversals_keep_the_ledger(ops: list[tuple[str, int, int, bool]]) -> None:
-    asyncio.run(_scenario(ops))
+def test_random_purchases_redeems_and_reversals_keep_the_ledger(pg_database: pgstore.TestDatabase | None,
+                                                                ops: list[tuple[str, int, int, bool]]) -> None:
+    asyncio.run(_scenario(ops, pg_database))
