@@ -5,6 +5,8 @@
 -- two schemas and the triggers' effects.
 --
 -- Types:
+-- - every text column is COLLATE "C": text sorts and compares by its bytes, as SQLite's BINARY does, whatever
+--   the database's own collation (paging by created_at, id gives the same order on both stores).
 -- - ids and other text, and every time (`*_at`, `expiration_date`, ...): text, ISO-8601 UTC strings exactly as
 --   SQLite stores them, so that comparisons and answers are the same on both stores.
 -- - decimal amounts that SQLite keeps as decimal text (read with Decimal(...), CAST(... AS REAL) > 0, summed in
@@ -34,74 +36,74 @@
 -- 0001: accounts, credentials and the storefront's resources.
 
 CREATE TABLE accounts (
-    id          text PRIMARY KEY,
-    name        text NOT NULL,
-    environment text NOT NULL CHECK (environment IN ('production', 'sandbox')),
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL
+    id          text COLLATE "C" PRIMARY KEY,
+    name        text COLLATE "C" NOT NULL,
+    environment text COLLATE "C" NOT NULL CHECK (environment IN ('production', 'sandbox')),
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL
 );
 
 CREATE TABLE api_keys (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    kind        text NOT NULL CHECK (kind IN ('SERVER', 'CLIENT')),
-    name        text NOT NULL DEFAULT '',
-    key_hash    text NOT NULL UNIQUE,
-    key_prefix  text NOT NULL,
-    created_at  text NOT NULL,
-    revoked_at  text
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    kind        text COLLATE "C" NOT NULL CHECK (kind IN ('SERVER', 'CLIENT')),
+    name        text COLLATE "C" NOT NULL DEFAULT '',
+    key_hash    text COLLATE "C" NOT NULL UNIQUE,
+    key_prefix  text COLLATE "C" NOT NULL,
+    created_at  text COLLATE "C" NOT NULL,
+    revoked_at  text COLLATE "C"
 );
 CREATE INDEX api_keys_account ON api_keys(account_id);
 
 CREATE TABLE access_tokens (
-    token_hash  text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    key_id      text NOT NULL REFERENCES api_keys(id) ON DELETE CASCADE,
-    kind        text NOT NULL,
-    created_at  text NOT NULL,
-    expires_at  text NOT NULL
+    token_hash  text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key_id      text COLLATE "C" NOT NULL REFERENCES api_keys(id) ON DELETE CASCADE,
+    kind        text COLLATE "C" NOT NULL,
+    created_at  text COLLATE "C" NOT NULL,
+    expires_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX access_tokens_key ON access_tokens(key_id);
 CREATE INDEX access_tokens_expiry ON access_tokens(expires_at);
 
 CREATE TABLE brands (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     body        jsonb NOT NULL,
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX brands_account ON brands(account_id, created_at, id);
 
 CREATE TABLE tiers (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     level       double precision NOT NULL,
     body        jsonb NOT NULL,
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX tiers_account ON tiers(account_id, level, id);
 
 CREATE TABLE rewards (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     body        jsonb NOT NULL,
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX rewards_account ON rewards(account_id, created_at, id);
 
 CREATE TABLE campaigns (
-    id           text PRIMARY KEY,
-    account_id   text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    type         text NOT NULL,
-    brand_id     text,
-    funded_by    text,
-    starts_at    text,
-    ends_at      text,
+    id           text COLLATE "C" PRIMARY KEY,
+    account_id   text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    type         text COLLATE "C" NOT NULL,
+    brand_id     text COLLATE "C",
+    funded_by    text COLLATE "C",
+    starts_at    text COLLATE "C",
+    ends_at      text COLLATE "C",
     paused       integer NOT NULL DEFAULT 0,
-    finished_at  text,
+    finished_at  text COLLATE "C",
     sort_order   double precision NOT NULL DEFAULT 0,
     -- 1 when the list is null (no restriction); 0 when it is an array, whose values are rows of
     -- campaign_restrictions (none for []).
@@ -109,8 +111,8 @@ CREATE TABLE campaigns (
     channels_any integer NOT NULL DEFAULT 1,
     products_any integer NOT NULL DEFAULT 1,
     body         jsonb NOT NULL,
-    created_at   text NOT NULL,
-    updated_at   text NOT NULL
+    created_at   text COLLATE "C" NOT NULL,
+    updated_at   text COLLATE "C" NOT NULL
 );
 CREATE INDEX campaigns_account_order ON campaigns(account_id, sort_order, created_at, id);
 CREATE INDEX campaigns_account_type ON campaigns(account_id, type, sort_order, created_at, id);
@@ -119,31 +121,31 @@ CREATE INDEX campaigns_account_starts ON campaigns(account_id, starts_at);  -- 0
 CREATE INDEX campaigns_account_ends ON campaigns(account_id, ends_at);  -- 0003
 
 CREATE TABLE campaign_restrictions (
-    campaign_id text NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
-    dimension   text NOT NULL CHECK (dimension IN ('store', 'channel', 'product')),
-    value       text NOT NULL,
+    campaign_id text COLLATE "C" NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    dimension   text COLLATE "C" NOT NULL CHECK (dimension IN ('store', 'channel', 'product')),
+    value       text COLLATE "C" NOT NULL,
     PRIMARY KEY (dimension, value, campaign_id)
 );
 CREATE INDEX campaign_restrictions_campaign ON campaign_restrictions(campaign_id);
 
 CREATE TABLE coupon_codes (
-    campaign_id text NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
-    code        text NOT NULL,
-    status      text NOT NULL CHECK (status IN ('AVAILABLE', 'RESERVED', 'REDEEMED')),
-    expires_at  text,
+    campaign_id text COLLATE "C" NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    code        text COLLATE "C" NOT NULL,
+    status      text COLLATE "C" NOT NULL CHECK (status IN ('AVAILABLE', 'RESERVED', 'REDEEMED')),
+    expires_at  text COLLATE "C",
     PRIMARY KEY (campaign_id, code)
 );
 
 CREATE TABLE contacts (
-    id              text PRIMARY KEY,
-    account_id      text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    external_id     text,
-    email_lower     text,
-    document_number text,
-    deleted_at      text,
+    id              text COLLATE "C" PRIMARY KEY,
+    account_id      text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    external_id     text COLLATE "C",
+    email_lower     text COLLATE "C",
+    document_number text COLLATE "C",
+    deleted_at      text COLLATE "C",
     body            jsonb NOT NULL,
-    created_at      text NOT NULL,
-    updated_at      text NOT NULL
+    created_at      text COLLATE "C" NOT NULL,
+    updated_at      text COLLATE "C" NOT NULL
 );
 CREATE INDEX contacts_account ON contacts(account_id, created_at, id);
 -- 0003: lookups by identifier come back in (created_at, id) order.
@@ -152,16 +154,16 @@ CREATE INDEX contacts_document ON contacts(account_id, document_number, created_
 CREATE INDEX contacts_external ON contacts(account_id, external_id, created_at, id);
 
 CREATE TABLE customers (
-    id              text PRIMARY KEY,
-    account_id      text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    external_id     text,
-    document_number text,
-    phone_digits    text,
-    email_lower     text,
-    tier_id         text,
+    id              text COLLATE "C" PRIMARY KEY,
+    account_id      text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    external_id     text COLLATE "C",
+    document_number text COLLATE "C",
+    phone_digits    text COLLATE "C",
+    email_lower     text COLLATE "C",
+    tier_id         text COLLATE "C",
     body            jsonb NOT NULL,
-    created_at      text NOT NULL,
-    updated_at      text NOT NULL
+    created_at      text COLLATE "C" NOT NULL,
+    updated_at      text COLLATE "C" NOT NULL
 );
 CREATE INDEX customers_account ON customers(account_id, created_at, id);
 -- 0003: lookups by identifier come back in (created_at, id) order.
@@ -172,18 +174,18 @@ CREATE INDEX customers_email ON customers(account_id, email_lower, created_at, i
 
 -- Amounts are exact decimals, never binary floats.
 CREATE TABLE wallet_lines (
-    id                     text PRIMARY KEY,
-    account_id             text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    customer_id            text NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
-    reward_id              text NOT NULL,
-    campaign_id            text,
-    brand_id               text,
+    id                     text COLLATE "C" PRIMARY KEY,
+    account_id             text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    customer_id            text COLLATE "C" NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    reward_id              text COLLATE "C" NOT NULL,
+    campaign_id            text COLLATE "C",
+    brand_id               text COLLATE "C",
     amount                 numeric NOT NULL,
-    issued_at              text NOT NULL,
-    expiration_date        text,
-    reservation_expires_at text,
-    source                 text NOT NULL DEFAULT 'opening',
-    event_id               text  -- 0005: the event that issued the line (NULL for opening lines)
+    issued_at              text COLLATE "C" NOT NULL,
+    expiration_date        text COLLATE "C",
+    reservation_expires_at text COLLATE "C",
+    source                 text COLLATE "C" NOT NULL DEFAULT 'opening',
+    event_id               text COLLATE "C"  -- 0005: the event that issued the line (NULL for opening lines)
 );
 CREATE INDEX wallet_lines_customer ON wallet_lines(customer_id, expiration_date);
 CREATE INDEX wallet_lines_reward ON wallet_lines(customer_id, reward_id, expiration_date);  -- 0008
@@ -191,45 +193,45 @@ CREATE INDEX wallet_lines_campaign_issued ON wallet_lines(customer_id, campaign_
     WHERE source = 'event';  -- 0017
 
 CREATE TABLE custom_event_types (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    name        text NOT NULL,
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    name        text COLLATE "C" NOT NULL,
     active      integer NOT NULL,
     body        jsonb NOT NULL,
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL,
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL,
     UNIQUE (account_id, name)
 );
 
 CREATE TABLE connections (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    destination text NOT NULL,
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    destination text COLLATE "C" NOT NULL,
     enabled     integer NOT NULL,
     body        jsonb NOT NULL,
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX connections_account ON connections(account_id, created_at, id);
 
 CREATE TABLE links (
-    id          text PRIMARY KEY,
-    account_id  text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    code        text NOT NULL UNIQUE,
-    kind        text NOT NULL,
-    campaign_id text,
+    id          text COLLATE "C" PRIMARY KEY,
+    account_id  text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    code        text COLLATE "C" NOT NULL UNIQUE,
+    kind        text COLLATE "C" NOT NULL,
+    campaign_id text COLLATE "C",
     body        jsonb NOT NULL,
-    created_at  text NOT NULL,
-    updated_at  text NOT NULL
+    created_at  text COLLATE "C" NOT NULL,
+    updated_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX links_account ON links(account_id, created_at, id);
 
 -- 0002: one-time codes of customers and the request log of rate-limited endpoints.
 
 CREATE TABLE totp_state (
-    customer_id    text PRIMARY KEY REFERENCES customers(id) ON DELETE CASCADE,
-    account_id     text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    secret         text NOT NULL,
+    customer_id    text COLLATE "C" PRIMARY KEY REFERENCES customers(id) ON DELETE CASCADE,
+    account_id     text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    secret         text COLLATE "C" NOT NULL,
     last_used_step bigint NOT NULL DEFAULT -1,
     failed_step    bigint NOT NULL DEFAULT -1,
     failures       integer NOT NULL DEFAULT 0
@@ -237,8 +239,8 @@ CREATE TABLE totp_state (
 
 -- Each admitted request of a rate-limited endpoint; refused requests are not written.
 CREATE TABLE rate_events (
-    account_id text NOT NULL,
-    scope      text NOT NULL,
+    account_id text COLLATE "C" NOT NULL,
+    scope      text COLLATE "C" NOT NULL,
     at_ms      bigint NOT NULL
 );
 CREATE INDEX rate_events_window ON rate_events(account_id, scope, at_ms);
@@ -246,13 +248,13 @@ CREATE INDEX rate_events_window ON rate_events(account_id, scope, at_ms);
 -- 0003: a number that changes whenever any campaign of the account (or its restriction lists) changes, kept
 -- by triggers so that no write path can forget it. Cached campaign counts are valid for one version.
 CREATE TABLE campaign_versions (
-    account_id text PRIMARY KEY,
+    account_id text COLLATE "C" PRIMARY KEY,
     version    bigint NOT NULL
 );
 
 CREATE FUNCTION campaigns_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    account text;
+    account text COLLATE "C";
 BEGIN
     IF TG_OP = 'DELETE' THEN
         account := OLD.account_id;
@@ -273,7 +275,7 @@ CREATE TRIGGER campaigns_version_delete AFTER DELETE ON campaigns
 
 CREATE FUNCTION restrictions_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    campaign text;
+    campaign text COLLATE "C";
 BEGIN
     IF TG_OP = 'DELETE' THEN
         campaign := OLD.campaign_id;
@@ -294,24 +296,24 @@ CREATE TRIGGER restrictions_version_delete AFTER DELETE ON campaign_restrictions
 -- because a link was deleted between the click and the write; a trigger removes a deleted link's clicks.
 CREATE TABLE clicks (
     id              bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    account_id      text NOT NULL,
-    link_id         text NOT NULL,
-    tracking_id     text NOT NULL,
-    clicked_at      text NOT NULL,
-    platform        text NOT NULL,
+    account_id      text COLLATE "C" NOT NULL,
+    link_id         text COLLATE "C" NOT NULL,
+    tracking_id     text COLLATE "C" NOT NULL,
+    clicked_at      text COLLATE "C" NOT NULL,
+    platform        text COLLATE "C" NOT NULL,
     bot             integer NOT NULL,
-    answer          text NOT NULL,
-    user_agent      text,
-    referer         text,
+    answer          text COLLATE "C" NOT NULL,
+    user_agent      text COLLATE "C",
+    referer         text COLLATE "C",
     utm             jsonb NOT NULL,
-    utm_source      text,
+    utm_source      text COLLATE "C",
     -- 0013: the full parse of the user agent (NULL when unknown)
-    browser_family  text,
-    browser_version text,
-    os_family       text,
-    os_version      text,
-    device_brand    text,
-    device_model    text
+    browser_family  text COLLATE "C",
+    browser_version text COLLATE "C",
+    os_family       text COLLATE "C",
+    os_version      text COLLATE "C",
+    device_brand    text COLLATE "C",
+    device_model    text COLLATE "C"
 );
 CREATE INDEX clicks_link_time ON clicks(link_id, clicked_at);
 CREATE INDEX clicks_account ON clicks(account_id);
@@ -337,18 +339,18 @@ CREATE TRIGGER accounts_delete_clicks AFTER DELETE ON accounts
 
 -- 0005: behavior events, and the append-only ledger every wallet amount is derived from.
 CREATE TABLE events (
-    id            text PRIMARY KEY,
-    account_id    text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    type          text NOT NULL,
-    customer_id   text,
-    order_id      text,
-    payload_hash  text NOT NULL,
-    issued_at     text NOT NULL,
-    received_at   text NOT NULL,
-    key_kind      text NOT NULL,
+    id            text COLLATE "C" PRIMARY KEY,
+    account_id    text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    type          text COLLATE "C" NOT NULL,
+    customer_id   text COLLATE "C",
+    order_id      text COLLATE "C",
+    payload_hash  text COLLATE "C" NOT NULL,
+    issued_at     text COLLATE "C" NOT NULL,
+    received_at   text COLLATE "C" NOT NULL,
+    key_kind      text COLLATE "C" NOT NULL,
     body          jsonb NOT NULL,
     effects       jsonb NOT NULL,
-    reversed_at   text,
+    reversed_at   text COLLATE "C",
     reversal      jsonb
 );
 CREATE UNIQUE INDEX events_order ON events(account_id, order_id) WHERE order_id IS NOT NULL;
@@ -362,14 +364,14 @@ CREATE INDEX events_account_rowid ON events(account_id);
 -- its entries.
 CREATE TABLE ledger_entries (
     id           bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    account_id   text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    customer_id  text NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
-    line_id      text NOT NULL,
-    reward_id    text NOT NULL,
-    kind         text NOT NULL,
+    account_id   text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    customer_id  text COLLATE "C" NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    line_id      text COLLATE "C" NOT NULL,
+    reward_id    text COLLATE "C" NOT NULL,
+    kind         text COLLATE "C" NOT NULL,
     amount       numeric NOT NULL,
-    event_id     text,
-    created_at   text NOT NULL
+    event_id     text COLLATE "C",
+    created_at   text COLLATE "C" NOT NULL
 );
 CREATE INDEX ledger_customer ON ledger_entries(account_id, customer_id, id);
 CREATE INDEX ledger_line ON ledger_entries(line_id);
@@ -387,24 +389,24 @@ CREATE TRIGGER ledger_entries_append_only BEFORE UPDATE ON ledger_entries
 -- 0006: the outbox, one row per (event or reversal, connection, kind), written with the event.
 CREATE TABLE deliveries (
     seq             bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    id              text NOT NULL UNIQUE,
-    account_id      text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    connection_id   text NOT NULL,
-    destination     text NOT NULL,
-    event_id        text NOT NULL,
-    trigger         text NOT NULL,
-    kind            text NOT NULL,
-    order_key       text NOT NULL,
-    state           text NOT NULL,
-    reason          text,
+    id              text COLLATE "C" NOT NULL UNIQUE,
+    account_id      text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    connection_id   text COLLATE "C" NOT NULL,
+    destination     text COLLATE "C" NOT NULL,
+    event_id        text COLLATE "C" NOT NULL,
+    trigger         text COLLATE "C" NOT NULL,
+    kind            text COLLATE "C" NOT NULL,
+    order_key       text COLLATE "C" NOT NULL,
+    state           text COLLATE "C" NOT NULL,
+    reason          text COLLATE "C",
     tries           integer NOT NULL DEFAULT 0,
-    next_attempt_at text NOT NULL,
-    lease_until     text,
+    next_attempt_at text COLLATE "C" NOT NULL,
+    lease_until     text COLLATE "C",
     last_status     integer,
-    last_error      text,
-    created_at      text NOT NULL,
-    updated_at      text NOT NULL,
-    delivered_at    text
+    last_error      text COLLATE "C",
+    created_at      text COLLATE "C" NOT NULL,
+    updated_at      text COLLATE "C" NOT NULL,
+    delivered_at    text COLLATE "C"
 );
 CREATE INDEX deliveries_due ON deliveries(next_attempt_at, seq) WHERE state = 'pending';
 CREATE INDEX deliveries_order ON deliveries(connection_id, order_key, seq) WHERE state = 'pending';
@@ -414,19 +416,19 @@ CREATE INDEX deliveries_states ON deliveries(destination, state);
 
 -- 0007: the export job's bookkeeping, per target and account.
 CREATE TABLE export_progress (
-    target         text NOT NULL,
-    account_id     text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    target         text COLLATE "C" NOT NULL,
+    account_id     text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     last_rowid     bigint NOT NULL,
     pending_rowid  bigint,
-    updated_at     text NOT NULL,
+    updated_at     text COLLATE "C" NOT NULL,
     PRIMARY KEY (target, account_id)
 );
 CREATE INDEX export_progress_account ON export_progress(account_id);
 
 -- 0008: running totals per customer.
 CREATE TABLE customer_stats (
-    customer_id    text PRIMARY KEY REFERENCES customers(id) ON DELETE CASCADE,
-    account_id     text NOT NULL,
+    customer_id    text COLLATE "C" PRIMARY KEY REFERENCES customers(id) ON DELETE CASCADE,
+    account_id     text COLLATE "C" NOT NULL,
     purchase_total numeric NOT NULL,
     purchase_count bigint NOT NULL,
     points         numeric NOT NULL
@@ -435,27 +437,27 @@ CREATE TABLE customer_stats (
 -- 0009: writes that failed on their own, kept with the reason.
 CREATE TABLE dead_letters (
     id          bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    kind        text NOT NULL,
-    account_id  text,
-    reason      text NOT NULL,
+    kind        text COLLATE "C" NOT NULL,
+    account_id  text COLLATE "C",
+    reason      text COLLATE "C" NOT NULL,
     payload     jsonb NOT NULL,
-    created_at  text NOT NULL
+    created_at  text COLLATE "C" NOT NULL
 );
 CREATE INDEX dead_letters_account ON dead_letters(account_id, id);
 
 -- 0010: dashboard sign-ins.
 CREATE TABLE dashboard_sessions (
-    id_hash           text PRIMARY KEY,
-    token_fingerprint text NOT NULL,
-    created_at        text NOT NULL,
-    expires_at        text NOT NULL
+    id_hash           text COLLATE "C" PRIMARY KEY,
+    token_fingerprint text COLLATE "C" NOT NULL,
+    created_at        text COLLATE "C" NOT NULL,
+    expires_at        text COLLATE "C" NOT NULL
 );
 CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions(expires_at);
 
 -- 0011: failed sign-in attempts, per kind and client address.
 CREATE TABLE auth_failures (
-    kind   text NOT NULL,
-    client text NOT NULL,
+    kind   text COLLATE "C" NOT NULL,
+    client text COLLATE "C" NOT NULL,
     at_ms  bigint NOT NULL
 );
 CREATE INDEX auth_failures_client ON auth_failures(kind, client, at_ms);
@@ -463,16 +465,16 @@ CREATE INDEX auth_failures_at ON auth_failures(at_ms);
 
 -- 0014: accounts loaded from a seed file marked "demo".
 CREATE TABLE demo_accounts (
-    account_id  text PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
-    loaded_at   text NOT NULL,
-    activity_at text
+    account_id  text COLLATE "C" PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    loaded_at   text COLLATE "C" NOT NULL,
+    activity_at text COLLATE "C"
 );
 
 -- 0015, 0016: generation counters of what each node keeps in memory. A change to a table a read model holds
 -- advances its counter in the same transaction and notifies the other nodes (channel linksvc_generations,
 -- payload the counter's name).
 CREATE TABLE generations (
-    name  text PRIMARY KEY,
+    name  text COLLATE "C" PRIMARY KEY,
     value bigint NOT NULL
 );
 INSERT INTO generations (name, value) VALUES ('links', 0), ('access', 0), ('catalog', 0);
@@ -541,6 +543,6 @@ CREATE TRIGGER connections_catalog_deleted AFTER DELETE ON connections
 
 -- 0018: how far each click journal is stored.
 CREATE TABLE click_journals (
-    name   text PRIMARY KEY,  -- the journal's file name
+    name   text COLLATE "C" PRIMARY KEY,  -- the journal's file name
     stored bigint NOT NULL    -- the journal offset up to which its clicks are stored
 );
