@@ -205,7 +205,8 @@ class ClickRecorder:
         try:
             marks = await repo.journal_marks(self.db.reader)
             click_journal.recover(self.db.path, marks)
-            gone = [name for name in marks if name not in click_journal.journal_names(self.db.path)]
+            here = click_journal.journal_names(self.db.path)
+            gone = [name for name in marks if click_journal.is_local(name, self.db.path) and name not in here]
             if gone:
                 await self.db.write(partial(repo.forget_journals, names=gone))
         except (*StoreError, OSError):  # tried again at the next turn
