@@ -3,7 +3,8 @@ processes have) share the outbox, and two exporters share the export.
 
 - Every delivery reaches a local receiver, none twice: claims are ``FOR UPDATE SKIP LOCKED`` under a lease.
 - A delivery claimed by a node that died (its lease written, no outcome ever) is sent by another node once
-  the lease has run out, and not before.
+  the lease has run out, and not before; a node killed with its requests in flight loses none of them (each
+  is sent once more by the survivor: the one duplicate at-least-once allows).
 - Two exporters running at once while events keep arriving write every event exactly once.
 
 Runs only with ``LINKSVC_TEST_DATABASE_URL`` (tests/pgstore.py); on SQLite there is one writer and the same
@@ -65,10 +66,13 @@ class Receiver:
     def __init__(self) -> None:
         self.seen: Counter[str] = Counter()
         self.server: TestServer | None = None
+        self.hang = False  # receive, then never answer (a node that dies mid-delivery never hears back)
 
     async def handle(self, request: web.Request) -> web.Response:
         await request.read()
         self.seen[request.headers["webhook-id"]] += 1
+        if self.hang:
+            await asyncio.Event().wait()
         await asyncio.sleep(0.005)
         return web.json_response({})
 
@@ -197,6 +201,49 @@ async def test_a_dead_nodes_claim_is_taken_over_after_its_lease(nodes: tuple[Pos
 
     assert not await first.write(late)
     assert (await _states(first))["delivered"] == 3
+
+
+async def test_a_node_killed_mid_delivery_loses_nothing(url: str, tmp_path: Path,
+                                                       nodes: tuple[PostgresDatabase, PostgresDatabase],
+                                                       receiver: Receiver) -> None:
+    """A node that dies while its requests are in flight (no outcome recorded, its connections gone): the
+    other node sends them again once the lease has run out. That second send is the one duplicate the
+    at-least-once contract allows, and each delivery is recorded once, by the survivor."""
+    _, second = nodes
+    assert receiver.server is not None
+    await _account(second, str(receiver.server.make_url("/in")))
+    doomed = PostgresDatabase(url, str(tmp_path / "doomed"))
+    await doomed.open()
+    lease = 1.5
+    dying = Dispatcher(doomed, concurrency=8, max_tries=3, backoff=0.01, timeout=30.0, allow_private=True,
+                       lease_seconds=lease)
+    receiver.hang = True
+    ids = await _events(second, 3)
+    dying.start()
+    for _ in range(200):
+        if len(receiver.seen) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert len(receiver.seen) == 3  # all three in flight on the doomed node
+    # kill -9: its tasks stop where they are and its connections to PostgreSQL drop; nothing is recorded.
+    killed = [task for task in (dying._task, *dying._inflight) if task is not None]
+    for task in killed:
+        task.cancel()
+    await asyncio.gather(*killed, return_exceptions=True)
+    doomed.pool.terminate()
+    receiver.hang = False
+    survivor = _dispatcher(second, lease=lease)
+    survivor.start()
+    try:
+        await _settled(second, 3, seconds=lease + 10)
+    finally:
+        await survivor.stop()
+        assert dying._session is not None
+        await dying._session.close()
+        await doomed.close()
+    assert survivor.sent == 3
+    assert set(receiver.seen.values()) == {2}  # the killed node's send and the survivor's, no more
+    assert len(ids) == len(receiver.seen) == 3
 
 
 async def test_two_exporters_write_each_event_once_while_events_arrive(
