@@ -1,7 +1,9 @@
 """The dispatcher: sends pending deliveries, at least once, off the request path.
 
 A loop claims due deliveries under a lease (so another worker process, or this one after a crash and a
-restart, takes them over only once the lease has run out), at most ``concurrency`` in flight, each the first
+restart, or another node on PostgreSQL, takes them over only once the lease has run out; there the claim is
+``FOR UPDATE SKIP LOCKED`` and names this dispatcher, whose outcome is recorded only while it still holds the
+claim: see :func:`storage.deliveries.claim`), at most ``concurrency`` in flight, each the first
 pending one of its connection and customer (a customer's deliveries reach a connection in order: a reversal
 never overtakes its purchase). Each is mapped by its destination's pure builder at send time (so a rotated
 secret or a new endpoint applies to retries) and sent; outcomes are recorded in batches:
