@@ -58,13 +58,18 @@ _STORAGE_TROUBLE = ("database is locked", "database or disk is full", "disk i/o 
                     "attempt to write a readonly database")
 
 
+_PG_DISK_FULL = "53100"  # PostgreSQL's disk_full ("could not extend file ...: No space left on device")
+
+
 def from_unexpected(request: web.Request, request_id: str) -> web.Response:
     exc = sys.exc_info()[1]
-    if isinstance(exc, StoreOperationalError) and any(t in str(exc).lower() for t in _STORAGE_TROUBLE):
+    disk_full = getattr(exc, "sqlstate", None) == _PG_DISK_FULL
+    if isinstance(exc, StoreOperationalError) and (disk_full or any(t in str(exc).lower() for t in _STORAGE_TROUBLE)):
         # Not a bug and not the caller's fault: the store cannot take the write now. Nothing was half
         # written (every write is one transaction); the client may retry.
         log.error("storage unavailable on %s %s: %s", request.method, request.path, exc)
-        return error_response(503, "Storage unavailable", f"the database cannot be written now ({exc}); "
+        full = "the disk is full: " if disk_full else ""  # PostgreSQL's message says "No space left on device"
+        return error_response(503, "Storage unavailable", f"the database cannot be written now ({full}{exc}); "
                               f"nothing was stored, retry later (request {request_id})", {"Retry-After": "5"})
     log.exception("unhandled error on %s %s", request.method, request.path)
     return error_response(500, "Internal server error", f"request {request_id} failed; see the logs")

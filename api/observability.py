@@ -62,6 +62,7 @@ class Metrics:
         self._counts: dict[tuple[str, str], int] = {}
         self._counters: dict[str, tuple[str, str, tuple[str, ...]]] = {}
         self.registry = CollectorRegistry()
+        self.store_gauges: list[StoreGauge] = []  # read from the store at scrape time (see StoreGauge)
         self.registry.register(self)
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
@@ -149,6 +150,9 @@ class StoreGauge:
                  read: Callable[[], Coroutine[Any, Any, list[tuple[Any, ...]]]]) -> None:
         self.name, self.documentation, self.labels, self.read = name, documentation, labels, read
         self.cached: list[tuple[Any, ...]] = []  # the last figures read by refresh(), for a store that waits
+        # The store answers only by awaiting (PostgreSQL): collect() shows what refresh() read, and never starts
+        # a read it would have to abandon half way (that leaves the pool's connection in the middle of a query).
+        self.waits = False
 
     async def refresh(self) -> None:
         """Reads the figures (:func:`refresh_gauges` calls it every few seconds); a scrape shows them when the
@@ -158,6 +162,8 @@ class StoreGauge:
     def collect(self) -> Iterator[Metric]:
         gauge = GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
         try:
+            if self.waits:
+                raise WouldWait()
             rows = at_once(self.read())  # SQLite's reader answers without waiting: fresh figures
         except WouldWait:
             rows = self.cached
@@ -171,9 +177,22 @@ class StoreGauge:
 GAUGE_REFRESH_SECONDS = 10.0
 
 
+async def refresh_waiting(gauges: list[StoreGauge]) -> None:
+    """Reads the gauges of a store whose reads wait (PostgreSQL) now: a scrape calls it before it renders, so
+    it shows the outbox as it is, as on SQLite. A store that cannot answer keeps the last figures."""
+    for gauge in gauges:
+        if gauge.waits:
+            try:
+                await gauge.refresh()
+            except Exception:
+                log.debug("gauge %s not refreshed", gauge.name, exc_info=True)
+
+
 def refresh_gauges(gauges: list[StoreGauge]) -> Callable[[web.Application], AsyncIterator[None]]:
     """A ``cleanup_ctx`` that reads the store's gauges every :data:`GAUGE_REFRESH_SECONDS` for a store whose
     reads wait (PostgreSQL): a scrape then shows figures at most that old."""
+    for gauge in gauges:
+        gauge.waits = True
     async def refreshing(app: web.Application) -> AsyncIterator[None]:
         async def loop() -> None:
             while True:

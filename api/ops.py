@@ -6,7 +6,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.appkeys import DB
-from api.observability import METRICS_KEY
+from api.observability import METRICS_KEY, refresh_waiting
 from api.routing import json_response
 
 
@@ -23,6 +23,7 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
+    await refresh_waiting(request.app[METRICS_KEY].store_gauges)
     body = generate_latest(request.app[METRICS_KEY].registry)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 

@@ -165,6 +165,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     ]
     for gauge in gauges:
         app[METRICS_KEY].registry.register(gauge)
+    app[METRICS_KEY].store_gauges.extend(gauges)
     # Failed and refused credential attempts, added up across workers like the request figures.
     metrics = app[METRICS_KEY]
     metrics.describe_counter("linksvc_auth_failures", "Failed admin-token, API-key and sign-in attempts, by kind",

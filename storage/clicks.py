@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 
 OWNS = ("clicks", "click_journals")
 
@@ -56,8 +56,11 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
         sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
         await execute(tx, sql, [value for row in chunk for value in row])
     if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
+        # PostgreSQL names the larger of two values greatest() and wants the target's column qualified.
+        larger = ("greatest(click_journals.stored, excluded.stored)" if dialect(tx) == "postgresql"
+                  else "max(stored, excluded.stored)")
         await execute(tx, "INSERT INTO click_journals (name, stored) VALUES (?, ?) "
-                          "ON CONFLICT (name) DO UPDATE SET stored = max(stored, excluded.stored)", journal)
+                          f"ON CONFLICT (name) DO UPDATE SET stored = {larger}", journal)
 
 
 async def journal_marks(conn: Conn) -> dict[str, int]:
@@ -71,8 +74,10 @@ async def forget_journals(tx: Tx, names: Sequence[str]) -> None:
         await execute(tx, "DELETE FROM click_journals WHERE name = ?", (name,))
 
 
-def _major(column: str) -> str:
+def _major(column: str, postgresql: bool = False) -> str:
     """The part of a dotted version before its first dot."""
+    if postgresql:  # no instr() there; split_part gives the whole text when it has no dot, as this does
+        return f"split_part({column}, '.', 1)"
     return f"CASE WHEN instr({column}, '.') > 0 THEN substr({column}, 1, instr({column}, '.') - 1) ELSE {column} END"
 
 
@@ -80,13 +85,17 @@ async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[C
     """Clicks of a link since ``since``, each split with bot: by day, platform, utm_source, browser family and
     major version, OS family and major version, device brand and model (the most clicked first)."""
     where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
-    most = "ORDER BY sum(n) OVER (PARTITION BY k, v) DESC, k, v"
+    pg = dialect(conn) == "postgresql"
+    # PostgreSQL 15 wants a subquery in FROM named (SQLite takes the name too), and puts NULL last where
+    # SQLite puts it first.
+    most = "AS g ORDER BY sum(n) OVER (PARTITION BY k, v) DESC, " + ("k NULLS FIRST, v NULLS FIRST" if pg else "k, v")
     counts = {
         "browser": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT browser_family AS k, "
-                                         f"{_major('browser_version')} AS v, bot, count(*) AS n {where} "
+                                         f"{_major('browser_version', pg)} AS v, bot, count(*) AS n {where} "
                                          f"GROUP BY k, v, bot) {most}", (link_id, since)),
-        "os": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT os_family AS k, {_major('os_version')} AS v, "
-                                    f"bot, count(*) AS n {where} GROUP BY k, v, bot) {most}", (link_id, since)),
+        "os": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT os_family AS k, "
+                                    f"{_major('os_version', pg)} AS v, bot, count(*) AS n {where} "
+                                    f"GROUP BY k, v, bot) {most}", (link_id, since)),
         "device": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT device_brand AS k, device_model AS v, "
                                         f"bot, count(*) AS n {where} GROUP BY k, v, bot) {most}", (link_id, since)),
         "day": await fetch_all(conn, f"SELECT substr(clicked_at, 1, 10) AS k, bot, count(*) AS n {where} "
@@ -108,10 +117,12 @@ def _count(row: Row) -> ClickCount:
 
 async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> TrackedClick | None:
     """The latest click of the account that carried ``tracking_id``, with its link's stored destination."""
+    destination = ("l.body ->> 'destination_url'" if dialect(conn) == "postgresql"
+                   else "json_extract(l.body, '$.destination_url')")
     row = await fetch_one(
         conn,
         "SELECT c.user_agent, c.referer, c.clicked_at, c.platform, c.bot, c.link_id, l.code, "
-        "json_extract(l.body, '$.destination_url') AS destination_url FROM clicks c "
+        f"{destination} AS destination_url FROM clicks c "
         "LEFT JOIN links l ON l.id = c.link_id WHERE c.tracking_id = ? AND c.account_id = ? "
         "ORDER BY c.id DESC LIMIT 1",
         (tracking_id, account_id),

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 from storage.documents import Document
 
 OWNS = ("deliveries",)
@@ -67,15 +67,37 @@ async def connections(conn: Conn, account_id: str) -> list[Document]:
     return [Document(r[0], account_id, orjson.loads(r[1]), r[2], r[3]) for r in rows]
 
 
-async def claim(tx: Tx, now: str, lease_until: str, limit: int) -> list[DeliveryRecord]:
+_CLAIMABLE = (
+    "d.state = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?) "
+    "AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.state = 'pending' AND e.connection_id = d.connection_id "
+    "AND e.order_key = d.order_key AND e.seq < d.seq)"
+)
+
+
+async def claim(tx: Tx, now: str, lease_until: str, limit: int, claimant: str | None = None) -> list[DeliveryRecord]:
     """Due pending deliveries not leased by anyone, each the first pending one of its connection and
-    order key (so one customer's deliveries reach a connection in order); leased to the caller."""
+    order key (so one customer's deliveries reach a connection in order); leased to the caller.
+
+    On PostgreSQL several nodes claim at once: the rows are locked ``FOR UPDATE SKIP LOCKED`` (a row another
+    node is claiming is passed over, not waited for; one whose lease another node took meanwhile is read
+    again and left out) and leased to ``claimant``, so that only its outcome is recorded
+    (:func:`record`); the lease lets another node take them over once it has run out. Run it in a ``READ
+    COMMITTED`` transaction there (:mod:`linksvc.forwarding.dispatcher`)."""
+    if dialect(tx) == "postgresql":
+        rows = await fetch_all(
+            tx,
+            f"SELECT {_D_DELIVERY} FROM deliveries d WHERE {_CLAIMABLE} ORDER BY d.next_attempt_at, d.seq LIMIT ? "
+            "FOR UPDATE OF d SKIP LOCKED",
+            (now, now, limit),
+        )
+        if rows:
+            marks = ", ".join("?" for _ in rows)
+            await execute(tx, f"UPDATE deliveries SET lease_until = ?, claimed_by = ? WHERE seq IN ({marks})",
+                          [lease_until, claimant, *(r["seq"] for r in rows)])
+        return [_delivery(r) for r in rows]
     rows = await fetch_all(
         tx,
-        f"SELECT {_D_DELIVERY} FROM deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= ? "
-        "AND (d.lease_until IS NULL OR d.lease_until < ?) "
-        "AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.state = 'pending' AND e.connection_id = d.connection_id "
-        "AND e.order_key = d.order_key AND e.seq < d.seq) ORDER BY d.next_attempt_at, d.seq LIMIT ?",
+        f"SELECT {_D_DELIVERY} FROM deliveries d WHERE {_CLAIMABLE} ORDER BY d.next_attempt_at, d.seq LIMIT ?",
         (now, now, limit),
     )
     if rows:
@@ -87,14 +109,23 @@ async def claim(tx: Tx, now: str, lease_until: str, limit: int) -> list[Delivery
 
 
 async def record(tx: Tx, seq: int, state: str, tries: int, next_attempt_at: str, status: int | None,
-                 error: str | None, reason: str | None, now: str) -> None:
-    await execute(
+                 error: str | None, reason: str | None, now: str, claimant: str | None = None) -> bool:
+    """The outcome of a try; on PostgreSQL only while the delivery is still leased to ``claimant`` (False
+    when another node took it over after the lease ran out: that node's outcome is the one kept)."""
+    params = [state, tries, next_attempt_at, status, error, reason, now, state, now, seq]
+    released, owned = "", ""
+    if dialect(tx) == "postgresql":
+        released, owned = "claimed_by = NULL, ", " AND claimed_by IS NOT DISTINCT FROM ?"
+        params.append(claimant)
+    changed = await execute(
         tx,
-        "UPDATE deliveries SET state = ?, tries = ?, next_attempt_at = ?, lease_until = NULL, last_status = ?, "
+        f"UPDATE deliveries SET state = ?, tries = ?, next_attempt_at = ?, lease_until = NULL, {released}"
+        "last_status = ?, "
         "last_error = ?, reason = coalesce(?, reason), updated_at = ?, "
-        "delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END WHERE seq = ?",
-        (state, tries, next_attempt_at, status, error, reason, now, state, now, seq),
+        f"delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END WHERE seq = ?{owned}",
+        params,
     )
+    return changed == 1
 
 
 async def next_due(conn: Conn) -> str | None:

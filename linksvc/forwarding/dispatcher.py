@@ -1,7 +1,9 @@
 """The dispatcher: sends pending deliveries, at least once, off the request path.
 
 A loop claims due deliveries under a lease (so another worker process, or this one after a crash and a
-restart, takes them over only once the lease has run out), at most ``concurrency`` in flight, each the first
+restart, or another node on PostgreSQL, takes them over only once the lease has run out; there the claim is
+``FOR UPDATE SKIP LOCKED`` and names this dispatcher, whose outcome is recorded only while it still holds the
+claim: see :func:`storage.deliveries.claim`), at most ``concurrency`` in flight, each the first
 pending one of its connection and customer (a customer's deliveries reach a connection in order: a reversal
 never overtakes its purchase). Each is mapped by its destination's pure builder at send time (so a rotated
 secret or a new endpoint applies to retries) and sent; outcomes are recorded in batches:
@@ -36,9 +38,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
+import socket
+import uuid
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -57,8 +63,9 @@ from storage import customers as customer_repo
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
-from storage.db import AnyDatabase
+from storage.db import AnyDatabase, Tx
 from storage.deliveries import DeliveryRecord
+from storage.postgres import PgConnection, PostgresDatabase
 
 log = logging.getLogger("linksvc.forwarding")
 MAX_DELAY_SECONDS = 3600.0
@@ -86,8 +93,12 @@ def backoff_delay(tries: int, base: float, retry_after: float | None) -> float:
 
 class Dispatcher:
     def __init__(self, db: AnyDatabase, concurrency: int = 16, max_tries: int = 8, backoff: float = 1.0,
-                 timeout: float = 10.0, allow_private: bool = False) -> None:
+                 timeout: float = 10.0, allow_private: bool = False, lease_seconds: float | None = None) -> None:
         self.db = db
+        # How long a claim keeps other workers off a delivery: longer than a try can take (the timeout).
+        self.lease_seconds = lease_seconds if lease_seconds is not None else timeout * 2 + 1
+        # Names this dispatcher's claims on PostgreSQL, where several nodes share the outbox.
+        self.node = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self.concurrency = concurrency
         self.max_tries = max_tries
         self.backoff = backoff
@@ -240,17 +251,31 @@ class Dispatcher:
         outcomes, self._outcomes = self._outcomes, []
         now = iso(utcnow())
         try:
-            async with self.db.transaction() as tx:
-                for o in outcomes:
-                    await repo.record(tx, o.seq, o.state, o.tries, o.next_attempt_at, o.status, o.error, o.reason, now)
+            if isinstance(self.db, PostgresDatabase):  # run again, whole, if PostgreSQL refuses it as not serializable
+                await self.db.write(partial(self._record_all, outcomes=outcomes, now=now))
+            else:
+                async with self.db.transaction() as tx:
+                    await self._record_all(tx, outcomes, now)
         except Exception:  # kept for the next pass; the leases keep others off them meanwhile
             log.exception("recording %d delivery outcomes failed", len(outcomes))
             self._outcomes = outcomes + self._outcomes
 
+    async def _record_all(self, tx: Tx, outcomes: list[Outcome], now: str) -> None:
+        for o in outcomes:
+            if not await repo.record(tx, o.seq, o.state, o.tries, o.next_attempt_at, o.status, o.error, o.reason,
+                                     now, self.node) and isinstance(self.db, PostgresDatabase):
+                log.info("delivery %s was taken over by another node after its lease ran out", o.seq)
+
     async def _claim(self, limit: int) -> list[DeliveryRecord]:
         now = utcnow()
-        lease = now + timedelta(seconds=self.timeout * 2 + 1)
-        async with self.db.transaction() as tx:
+        lease = now + timedelta(seconds=self.lease_seconds)
+        db = self.db
+        if isinstance(db, PostgresDatabase):
+            # READ COMMITTED, as a queue claimed FOR UPDATE SKIP LOCKED wants: a row another node leased since
+            # this statement began is read again and left out, where SERIALIZABLE would refuse the whole claim.
+            async with db.pool.acquire() as conn, conn.transaction(isolation="read_committed"):
+                return await repo.claim(PgConnection(conn), iso(now), iso(lease), limit, self.node)
+        async with db.transaction() as tx:
             return await repo.claim(tx, iso(now), iso(lease), limit)
 
     async def _loop(self) -> None:

@@ -4,7 +4,9 @@ on S3-compatible storage.
 
 Exactly once rests on three rules:
 
-- an account's events are taken in rowid order after a watermark (:mod:`storage.exports`);
+- an account's events are taken in rowid order after a watermark (:mod:`storage.exports`); on PostgreSQL,
+  where no number follows commit order across nodes, each batch of events not yet claimed is numbered when
+  it is claimed, and the positions stand for the rowids;
 - before writing, the exporter claims the range it is about to write, so that the run after a crash writes
   exactly that range again, whatever arrived meanwhile;
 - an object's name and bytes derive from (target, account, date, first and last rowid) and the events alone,
@@ -27,6 +29,7 @@ import uuid
 from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -39,6 +42,7 @@ from storage import exports as repo
 from storage.db import AnyDatabase, open_store
 from storage.events import StoredEvent
 from storage.exports import ExportProgress
+from storage.postgres import PgConnection, PostgresDatabase
 
 if TYPE_CHECKING:
     from linksvc.settings import Settings
@@ -224,6 +228,9 @@ async def _export_account(db: AnyDatabase, target: ExportTarget, sink: Sink, acc
     account_id: str = account.account_id
     last: int = account.last_rowid
     pending: int | None = account.pending_rowid
+    if isinstance(db, PostgresDatabase):
+        await _export_account_pg(db, target, sink, account_id, last, pending, now, batch, result, progress)
+        return
     while True:
         if pending is not None:  # a range claimed by a run that did not finish: write exactly it again
             rows = await events.events_between(db.background, account_id, last, pending)
@@ -249,6 +256,50 @@ async def _export_account(db: AnyDatabase, target: ExportTarget, sink: Sink, acc
         last, pending = pending, None
 
 
+async def _export_account_pg(db: PostgresDatabase, target: ExportTarget, sink: Sink, account_id: str, last: int,
+                             pending: int | None, now: str, batch: int, result: ExportResult,
+                             progress: Progress) -> None:
+    """:func:`_export_account` on PostgreSQL, where several nodes write events at once: each batch is claimed
+    (numbered) under the progress row's lock before it is written (:func:`storage.exports.claim_next`)."""
+    identity = target.identity
+    # One node at a time writes an account: a range claimed by a node that is still writing it is not written
+    # again beside it. The lock belongs to a transaction held open (and idle) while this node writes: a node
+    # that dies lets it go with its connection, and the next node writes the range it left claimed; and it
+    # holds behind PgBouncer in transaction mode, where a session's lock would not.
+    async with db.pool.acquire() as conn, conn.transaction(isolation="read_committed"):
+        if not await repo.try_lock_account(PgConnection(conn), identity, account_id):
+            log.info("another node is writing account %s to %s", account_id, target.shown)
+            return
+        await _export_account_pg_locked(db, target, sink, account_id, last, pending, now, batch, result, progress)
+
+
+async def _export_account_pg_locked(db: PostgresDatabase, target: ExportTarget, sink: Sink, account_id: str,
+                                    last: int, pending: int | None, now: str, batch: int, result: ExportResult,
+                                    progress: Progress) -> None:
+    identity = target.identity
+    await db.write(partial(repo.ensure_progress, target=identity, account_id=account_id, now=now))
+    progress_row = await repo.progress_of(db.background, identity, account_id)
+    if progress_row is not None:  # as it is now that this node holds the account (another may have moved it)
+        last, pending = progress_row.last_rowid, progress_row.pending_rowid
+    while True:
+        if pending is None:
+            pending = await db.write(partial(repo.claim_next, target=identity, account_id=account_id,
+                                             last_rowid=last, limit=batch, now=now))
+            if pending is None:  # nothing left, or another node is writing this account
+                return
+        rows = await repo.claimed_events(db.background, identity, account_id, last, pending)
+        files = await asyncio.to_thread(build_files, target, account_id, rows)
+        for file in files:
+            await sink.put(file.key, file.data)
+            progress.advance(file.events)
+        await db.write(partial(repo.advance, target=identity, account_id=account_id, last_rowid=last,
+                               pending_rowid=pending, now=now))
+        result.files += len(files)
+        result.events += len(rows)
+        result.keys.extend(file.key for file in files)
+        last, pending = pending, None
+
+
 async def export_events(db: AnyDatabase, target: ExportTarget, now: datetime, batch: int = 10_000,
                         sink: Sink | None = None, accounts: Collection[str] | None = None,
                         progress: Progress | None = None) -> ExportResult:
@@ -268,7 +319,11 @@ async def export_events(db: AnyDatabase, target: ExportTarget, now: datetime, ba
         progress.stage(f"export to {target.kind}: counting", None, "events")
         total = 0
         for account in todo:
-            total += await events.count_events_after(db.background, account.account_id, account.last_rowid)
+            if isinstance(db, PostgresDatabase):
+                total += await repo.count_unclaimed(db.background, target.identity, account.account_id)
+                total += (account.pending_rowid or account.last_rowid) - account.last_rowid
+            else:
+                total += await events.count_events_after(db.background, account.account_id, account.last_rowid)
         progress.stage(f"export to {target.kind}", total, "events")
     async with contextlib.AsyncExitStack() as stack:
         writer = sink if sink is not None else await stack.enter_async_context(open_sink(target))

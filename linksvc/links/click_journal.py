@@ -2,7 +2,7 @@
 
 A redirect is answered before its click is written (:mod:`linksvc.links.clicks` writes them in batches), so a
 process killed outright (``kill -9``, the out-of-memory killer) would lose the clicks it buffered. Each click
-is therefore also appended, as a JSON line of its tuple, to ``<database>.clicks-<pid>-<ns>.journal``, a file
+is therefore also appended, as a JSON line of its tuple, to ``<database>.clicks-<host>-<pid>-<ns>.journal``, a file
 this process maps into memory: an append is a copy into memory, no system call, and the bytes belong to the
 kernel's page cache the moment they are copied, so they outlive the process (not a power cut: a machine that
 loses power loses the last half second of clicks, as it would lose the buffer).
@@ -19,6 +19,10 @@ At start, and every few seconds after (a process still dying at the start holds 
 (:func:`recover`) every journal of the database that no living process holds is read from its offset to its
 end and turned into a spill file (:mod:`linksvc.links.click_spill`, synced to disk), which the start then
 writes as it does any spill; the journal is deleted. A clean stop deletes its journal.
+
+The journal's name carries the machine's name (:data:`NODE`): several nodes on one PostgreSQL database share
+``click_journals``, and a node forgets the marks of its own machine's journals only (:func:`is_local`), never
+those of a journal that lives on another machine.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import fcntl
 import logging
 import mmap
 import os
+import re
+import socket
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -43,6 +49,7 @@ SUFFIX = ".journal"
 HEADER = 8
 _LENGTH = 4
 _END = b"\0\0\0\0"
+NODE = re.sub(r"[^A-Za-z0-9]+", "_", socket.gethostname()) or "node"  # this machine, as journal names carry it
 INITIAL_BYTES = 1 << 22  # 4 MiB, about 8,000 clicks; the file doubles when a backlog needs more
 
 
@@ -51,7 +58,7 @@ class ClickJournal:
     written (oldest first), :meth:`close` at a clean stop."""
 
     def __init__(self, database: str, initial_bytes: int = INITIAL_BYTES) -> None:
-        self.path = Path(f"{database}.clicks-{os.getpid()}-{time.time_ns()}{SUFFIX}")
+        self.path = Path(f"{database}.clicks-{NODE}-{os.getpid()}-{time.time_ns()}{SUFFIX}")
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.ftruncate(self._fd, initial_bytes)
@@ -173,6 +180,11 @@ def journal_names(database: str) -> set[str]:
     """The journals of ``database`` on disk, by name."""
     base = Path(database)
     return {path.name for path in base.parent.glob(f"{base.name}.clicks-*{SUFFIX}")}
+
+
+def is_local(name: str, database: str) -> bool:
+    """Whether the journal ``name`` (a mark in ``click_journals``) is one of this machine's."""
+    return name.startswith(f"{Path(database).name}.clicks-{NODE}-")
 
 
 def recover(database: str, marks: dict[str, int]) -> int:

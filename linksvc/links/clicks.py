@@ -48,6 +48,18 @@ log = logging.getLogger("linksvc.clicks")
 ADOPT_SECONDS = 5.0  # how often a worker looks for clicks a dead process left
 
 
+
+# PostgreSQL's classes of errors that a row can cause: data exceptions (a value the column cannot take) and
+# integrity constraints. Any other error the server reports (a lock not granted in time, a read-only
+# server after a failover, a disk full, a connection lost) is the store's, as SQLite's OperationalError is.
+_ROW_ERROR_CLASSES = ("22", "23")
+
+
+def refused_by_the_store(exc: Exception) -> bool:
+    """Whether PostgreSQL refused the write for a reason of its own, not because of the rows."""
+    state = getattr(exc, "sqlstate", None)
+    return isinstance(state, str) and state[:2] not in _ROW_ERROR_CLASSES
+
 class Click(NamedTuple):
     account_id: str
     link_id: str
@@ -142,6 +154,8 @@ class ClickRecorder:
                 except StoreOperationalError:
                     raise  # the store, not the rows: everything not written waits for the next try
                 except Exception as exc:
+                    if refused_by_the_store(exc):
+                        raise
                     if len(piece) > 1:
                         half = len(piece) // 2
                         pieces += [piece[half:], piece[:half]]
@@ -205,7 +219,8 @@ class ClickRecorder:
         try:
             marks = await repo.journal_marks(self.db.reader)
             click_journal.recover(self.db.path, marks)
-            gone = [name for name in marks if name not in click_journal.journal_names(self.db.path)]
+            here = click_journal.journal_names(self.db.path)
+            gone = [name for name in marks if click_journal.is_local(name, self.db.path) and name not in here]
             if gone:
                 await self.db.write(partial(repo.forget_journals, names=gone))
         except (*StoreError, OSError):  # tried again at the next turn

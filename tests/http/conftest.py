@@ -69,9 +69,11 @@ async def receiver() -> AsyncIterator[Receiver]:
     await server.close()
 
 
-async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: bool) -> TestClient:
-    """The service with the two test accounts and fast retries; private destinations allowed or not."""
-    settings = Settings(db_path=str(path), admin_token=ADMIN_TOKEN, load_demo=False,
+async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: bool,
+                             database_url: str = "") -> TestClient:
+    """The service with the two test accounts and fast retries; private destinations allowed or not. On
+    PostgreSQL (``database_url``) when the suite runs there."""
+    settings = Settings(db_path=str(path), database_url=database_url, admin_token=ADMIN_TOKEN, load_demo=False,
                         allow_private_destinations=allow_private, db_synchronous="NORMAL",
                         delivery_backoff_seconds=0.01, delivery_max_tries=3, delivery_timeout_seconds=2)
     client: TestClient = await aiohttp_client(service_server(create_app(settings)))
@@ -80,5 +82,6 @@ async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: boo
 
 
 @pytest.fixture
-async def service(aiohttp_client: Any, tmp_path: Path) -> TestClient:
-    return await forwarding_service(aiohttp_client, tmp_path / "fwd.db", allow_private=True)
+async def service(aiohttp_client: Any, tmp_path: Path, settings: Settings) -> TestClient:
+    return await forwarding_service(aiohttp_client, tmp_path / "fwd.db", allow_private=True,
+                                    database_url=settings.database_url)

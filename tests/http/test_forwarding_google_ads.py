@@ -64,9 +64,10 @@ async def google() -> AsyncIterator[Google]:
 
 
 @pytest.fixture
-async def service(aiohttp_client: Any, tmp_path: Path) -> TestClient:
+async def service(aiohttp_client: Any, tmp_path: Path, settings: Settings) -> TestClient:
     """A retry waits a minute here: a retried delivery stays pending with its first try counted."""
-    settings = Settings(db_path=str(tmp_path / "gads.db"), admin_token=ADMIN_TOKEN, load_demo=False,
+    settings = Settings(db_path=str(tmp_path / "gads.db"), database_url=settings.database_url,
+                        admin_token=ADMIN_TOKEN, load_demo=False,
                         allow_private_destinations=True, db_synchronous="NORMAL", delivery_backoff_seconds=60,
                         delivery_max_tries=3, delivery_timeout_seconds=2)
     client: TestClient = await aiohttp_client(service_server(create_app(settings)))

@@ -18,6 +18,7 @@ from yarl import URL
 from api.appkeys import DB
 from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
 from linksvc.resources.service import Resources
+from linksvc.settings import Settings
 from tests.conftest import ADMIN
 from tests.factories import A
 from tests.http.conftest import Receiver, forwarding_service
@@ -25,9 +26,10 @@ from tests.http.test_forwarding import ADMIN_API, CUSTOMER, SECRET, connect, sen
 
 
 @pytest.fixture
-async def guarded(aiohttp_client: Any, tmp_path: Path) -> TestClient:
+async def guarded(aiohttp_client: Any, tmp_path: Path, settings: Settings) -> TestClient:
     """The service as deployed: private destinations not allowed."""
-    return await forwarding_service(aiohttp_client, tmp_path / "ssrf.db", allow_private=False)
+    return await forwarding_service(aiohttp_client, tmp_path / "ssrf.db", allow_private=False,
+                                    database_url=settings.database_url)
 
 
 async def stored_connection(client: TestClient, endpoint_url: str) -> str:

@@ -5,6 +5,7 @@ content encodings a body does not have, JSON nested too deep, and clicks whose h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import logging
@@ -12,10 +13,12 @@ import socket
 import sqlite3
 import time
 import zlib
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from aiohttp.test_utils import TestClient
 
@@ -28,7 +31,6 @@ from storage.db import fetch_all
 from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import ADMIN_TOKEN, A, B, ids, two_accounts
 from tests.http.test_storage_locked import held_write_lock
-from tests.processes import wait_for
 from tests.rawhttp import Reply, exchange, request
 
 EVENTS = "/api/storefront/v1/behavior/events"
@@ -234,6 +236,47 @@ async def test_a_click_that_cannot_be_stored_is_set_aside_and_the_others_are_wri
     assert 'linksvc_dead_letters{kind="click"} 1.0' in metrics
 
 
+async def _stored(settings: Settings, query: str) -> list[Any]:
+    """Rows of ``query`` on the service's store while the service is stopped (or from beside it)."""
+    if settings.database_url:
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            return [tuple(row) for row in await conn.fetch(query)]
+        finally:
+            await conn.close()
+    with sqlite3.connect(settings.db_path) as lite:
+        return lite.execute(query).fetchall()
+
+
+_PG_REFUSE_CLICKS = """
+CREATE FUNCTION linksvc_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'canceling statement due to lock timeout' USING ERRCODE = 'lock_not_available';
+END;
+$$;
+CREATE TRIGGER linksvc_test_refuse BEFORE INSERT ON clicks FOR EACH ROW EXECUTE FUNCTION linksvc_test_refuse();
+"""
+
+
+@contextlib.asynccontextmanager
+async def _refusing_writes(settings: Settings) -> AsyncIterator[None]:
+    """The store refuses writes meanwhile: on SQLite another process holds the write lock; on PostgreSQL the
+    clicks table answers as a lock held past the timeout does."""
+    if not settings.database_url:
+        with held_write_lock(settings.db_path):
+            yield
+        return
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        await conn.execute(_PG_REFUSE_CLICKS)
+        try:
+            yield
+        finally:
+            await conn.execute("DROP FUNCTION linksvc_test_refuse() CASCADE")
+    finally:
+        await conn.close()
+
+
 async def test_clicks_buffered_at_shutdown_are_written(tmp_path: Any, settings: Settings, aiohttp_client: Any) -> None:
     app = create_app(replace(settings, click_flush_seconds=3600))
     client = await aiohttp_client(service_server(app))
@@ -242,8 +285,7 @@ async def test_clicks_buffered_at_shutdown_are_written(tmp_path: Any, settings: 
         assert (await raw(client, request("GET", f"/lnk{A[:4]}", [("User-Agent", b"UA " + ua)]))).status == 302
     assert app[CLICKS].pending == 3
     await client.close()  # a clean stop
-    with sqlite3.connect(settings.db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 3
+    assert (await _stored(settings, "SELECT count(*) FROM clicks"))[0][0] == 3
 
 
 async def test_clicks_the_store_refuses_at_stop_are_written_by_the_next_start(settings: Settings,
@@ -253,20 +295,17 @@ async def test_clicks_the_store_refuses_at_stop_are_written_by_the_next_start(se
     await load_seed(app[DB], two_accounts(), allow_private=True)
     for ua in (b"UA \xff", b"UA ok"):
         assert (await raw(client, request("GET", f"/lnk{A[:4]}", [("User-Agent", ua)]))).status == 302
-    with held_write_lock(settings.db_path):  # another process holds the write lock while the service stops
+    async with _refusing_writes(settings):  # the store refuses writes while the service stops
         await client.close()
     spilled = list(Path(settings.db_path).parent.glob("*.spill.jsonl"))
     assert len(spilled) == 1
-    with sqlite3.connect(settings.db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
-
-    def stored(query: str) -> list[Any]:
-        with sqlite3.connect(settings.db_path) as conn:
-            return conn.execute(query).fetchall()
+    assert (await _stored(settings, "SELECT count(*) FROM clicks"))[0][0] == 0
 
     restarted = await aiohttp_client(service_server(create_app(settings)))
-    assert await asyncio.to_thread(wait_for, lambda: stored("SELECT count(*) FROM clicks")[0][0] == 2, 10)
-    agents = {row[0] for row in stored("SELECT user_agent FROM clicks")}
+    deadline = time.monotonic() + 10
+    while (await _stored(settings, "SELECT count(*) FROM clicks"))[0][0] != 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    agents = {row[0] for row in await _stored(settings, "SELECT user_agent FROM clicks")}
     assert agents == {"UA \ufffd", "UA ok"}
     assert not list(Path(settings.db_path).parent.glob("*.spill.jsonl*"))  # written, then gone
     await restarted.close()

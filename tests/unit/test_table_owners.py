@@ -90,8 +90,9 @@ RUNNER_TABLES = {"schema_migrations"}
 
 
 def migration_tables() -> set[str]:
-    return RUNNER_TABLES | {name for sql in sorted(MIGRATIONS.glob("*.sql"))
-                            for name in CREATE.findall(sql.read_text("utf-8"))}
+    """Tables either dialect's migrations create (PostgreSQL's own under ``migrations/postgresql``)."""
+    files = [*MIGRATIONS.glob("*.sql"), *(MIGRATIONS / "postgresql").glob("*.sql")]
+    return RUNNER_TABLES | {name for sql in sorted(files) for name in CREATE.findall(sql.read_text("utf-8"))}
 
 
 def ownership() -> dict[str, list[str]]:
