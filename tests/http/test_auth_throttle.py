@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
-from storage.db import fetch_all
+from storage.db import dialect, fetch_all
 from tests.conftest import ADMIN, bearer
 from tests.factories import ADMIN_TOKEN, KEYS, A
 
@@ -33,7 +33,9 @@ def _from(address: str, headers: dict[str, str] | None = None) -> dict[str, str]
 
 
 async def _failures(client: TestClient) -> list[tuple[str, str]]:
-    rows = await fetch_all(client.app[DB].reader, "SELECT kind, client FROM auth_failures ORDER BY rowid")
+    reader = client.app[DB].reader
+    order = "at_ms" if dialect(reader) == "postgresql" else "rowid"  # PostgreSQL has no rowid
+    rows = await fetch_all(reader, f"SELECT kind, client FROM auth_failures ORDER BY {order}")
     return [(row["kind"], row["client"]) for row in rows]
 
 
