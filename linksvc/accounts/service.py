@@ -15,13 +15,13 @@ from datetime import timedelta
 from typing import Any
 
 from linksvc.clock import iso, parse_iso, utcnow
-from linksvc.errors import Conflict, NotFound, Unauthorized
+from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.models import Account, ApiKeyIn, Environment
 from linksvc.store import Store
 from storage import accounts as repo
 from storage.accounts import AccountRecord, ApiKeyRecord, TokenGrant
-from storage.db import Conn, Tx
+from storage.db import Conn, Tx, dialect
 
 KEY_PREFIX = "lk_"
 TOKEN_PREFIX = "lt_"
@@ -66,6 +66,8 @@ def key_view(key: ApiKeyRecord) -> dict[str, Any]:
 
 async def upsert_account(tx: Tx, account: Account) -> bool:
     """Create or update; True when something changed."""
+    if dialect(tx) == "postgresql" and "\x00" in account.name:  # PostgreSQL's text cannot hold it
+        raise InvalidField("name", "may not contain the character U+0000", "Invalid body", rule="format")
     row = await repo.get_account(tx, account.id)
     now = iso(utcnow())
     if row is None:

@@ -15,8 +15,9 @@ from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
+from linksvc.resources.validation import nul_issues
 from storage import documents
-from storage.db import AnyDatabase, Conn, Tx
+from storage.db import AnyDatabase, Conn, Tx, dialect
 from storage.documents import Document
 
 
@@ -63,6 +64,8 @@ async def save(
         raise Conflict("Id in use", {"field": "id", "message": f"a {kind.label} with this id exists"})
     item = await kind.prepare(ctx, item)
     body = item.model_dump(mode="json")
+    if dialect(tx) == "postgresql" and (nul := nul_issues(body, prefix)):
+        raise InvalidField.of(nul, "Invalid body")
     if row is None:
         await documents.insert(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
     elif row.body != body:
