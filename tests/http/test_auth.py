@@ -6,7 +6,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
-from storage.db import fetch_one
+from storage.db import dialect, fetch_one
 from tests.conftest import ADMIN, bearer, token_for
 from tests.factories import KEYS, A, B
 
@@ -87,9 +87,10 @@ async def test_expired_token_is_refused(seeded: TestClient) -> None:
 
 async def test_token_lifetime_follows_the_setting(seeded: TestClient) -> None:
     await token_for(seeded, A)
-    row = await fetch_one(
-        seeded.app[DB].reader, "SELECT (julianday(expires_at) - julianday(created_at)) * 86400 FROM access_tokens"
-    )
+    reader = seeded.app[DB].reader
+    seconds = ("extract(epoch FROM expires_at::timestamptz - created_at::timestamptz)::float8"
+               if dialect(reader) == "postgresql" else "(julianday(expires_at) - julianday(created_at)) * 86400")
+    row = await fetch_one(reader, f"SELECT {seconds} FROM access_tokens")
     assert row is not None and abs(row[0] - 3600) < 1
 
 
