@@ -7,6 +7,7 @@ proxy and say who the client is in X-Forwarded-For.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -201,3 +202,11 @@ async def test_the_openapi_documents_announce_429_on_credential_checks(client: T
     assert "429" in admin["paths"]["/accounts"]["get"]["responses"]
     assert "429" in storefront["paths"]["/auth/authorize"]["get"]["responses"]
     assert "429" not in storefront["paths"]["/brands"]["get"]["responses"]
+
+
+async def test_failures_at_once_are_each_counted(client: TestClient) -> None:
+    # On PostgreSQL concurrent failures conflict as not serializable: each is recorded all the same, none is a 500.
+    wrong = _from("203.0.113.9", WRONG)
+    responses = await asyncio.gather(*(client.get("/api/admin/v1/accounts", headers=wrong) for _ in range(25)))
+    assert {response.status for response in responses} == {401}
+    assert len(await _failures(client)) == 25
