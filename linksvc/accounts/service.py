@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
@@ -62,6 +63,18 @@ def key_view(key: ApiKeyRecord) -> dict[str, Any]:
         "created_at": key.created_at,
         "revoked_at": key.revoked_at,
     }
+
+
+T = TypeVar("T")
+
+
+async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    """Runs ``unit`` in one transaction. On PostgreSQL it is a write unit of the store, run again whole when
+    refused as not serializable (requests at once conflict there); on SQLite the interactive transaction."""
+    if dialect(db.reader) == "postgresql":
+        return await db.write(unit)
+    async with db.transaction() as tx:
+        return await unit(tx)
 
 
 async def upsert_account(tx: Tx, account: Account) -> bool:
@@ -193,7 +206,8 @@ async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, i
         raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     now = utcnow()
-    async with db.transaction() as tx:
+
+    async def unit(tx: Tx) -> None:
         # The key may have been revoked while we waited for the writer: check again inside.
         current = await repo.get_key(tx, key.account_id, key.id)
         if current is None or current.revoked_at is not None:
@@ -203,6 +217,8 @@ async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, i
             tx, digest(token), key.account_id, key.id, key.kind,
             iso(now), iso(now + timedelta(seconds=ttl_seconds)),
         )
+
+    await in_one_unit(db, unit)
     return token, ttl_seconds
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from linksvc.accounts.service import get_account
+from linksvc.accounts.service import get_account, in_one_unit
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
@@ -94,10 +94,13 @@ class Resources:
     async def create(self, account_id: str, kind_name: str, data: Any) -> dict[str, Any]:
         kind = kind_of(kind_name)
         data, shown_once = kind.generated(data)
-        async with self.db.transaction() as tx:
+
+        async def unit(tx: Tx) -> dict[str, Any]:
             await get_account(tx, account_id)
             doc_id, _ = await save(tx, kind, account_id, data, allow_private=self.allow_private, must_exist=False)
-            created = await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+            return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+
+        created = await in_one_unit(self.db, unit)
         for key, value in shown_once.items():
             both_objects = isinstance(value, dict) and isinstance(created.get(key), dict)
             created[key] = {**created[key], **value} if both_objects else value
@@ -126,7 +129,7 @@ class Resources:
         kind = kind_of(kind_name)
         if not isinstance(data, dict):
             raise InvalidField("body", f"must be a JSON object (a {kind.label})", "Invalid body", rule="type")
-        async with self.db.transaction() as tx:
+        async def unit(tx: Tx) -> dict[str, Any]:
             row = await self._get_row(tx, kind, account_id, doc_id)
             stored = row.body
             merged = kind.restore_hidden(stored, {**stored, **data} if partial else dict(data))
@@ -136,6 +139,8 @@ class Resources:
             await save(tx, kind, account_id, merged, allow_private=self.allow_private, must_exist=True,
                        issues_found=fixed_id)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+
+        return await in_one_unit(self.db, unit)
 
     async def rotate_webhook_secret(self, account_id: str, doc_id: str) -> dict[str, Any]:
         """Give a webhook connection a new signing secret; the one it replaces signs beside it for 24 hours.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from aiohttp.test_utils import TestClient
 
@@ -124,3 +126,11 @@ async def test_x_account_id_must_be_the_token_account(seeded: TestClient, claime
     assert response.status == status
     if status == 403:
         assert (await _error(response))["error"] == "Account mismatch"
+
+
+async def test_tokens_asked_for_at_once_are_each_issued(seeded: TestClient) -> None:
+    # On PostgreSQL such requests conflict as not serializable: each is answered all the same.
+    tokens = await asyncio.gather(*(token_for(seeded, A) for _ in range(25)))
+    assert len(set(tokens)) == 25
+    for token in tokens:
+        assert (await seeded.get("/api/storefront/v1/brands", headers=bearer(token))).status == 200
