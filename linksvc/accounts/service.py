@@ -93,11 +93,13 @@ async def upsert_account(tx: Tx, account: Account) -> bool:
 
 
 async def create_account(db: Store, account: Account) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> AccountRecord | None:
         if await repo.get_account(tx, account.id) is not None:
             raise Conflict("Account exists", f"an account with id {account.id} exists")
         await upsert_account(tx, account)
-        row = await repo.get_account(tx, account.id)
+        return await repo.get_account(tx, account.id)
+
+    row = await in_one_unit(db, unit)
     assert row is not None
     return account_view(row)
 
@@ -146,17 +148,20 @@ async def get_key(db: Store, account_id: str, key_id: str) -> dict[str, Any]:
 
 
 async def update_account(db: Store, account: Account) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> AccountRecord:
         await get_account(tx, account.id)
         await upsert_account(tx, account)
-        row = await get_account(tx, account.id)
-    return account_view(row)
+        return await get_account(tx, account.id)
+
+    return account_view(await in_one_unit(db, unit))
 
 
 async def delete_account(db: Store, account_id: str) -> None:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> None:
         if not await repo.delete_account(tx, account_id):
             raise NotFound("Account not found", f"no account with id {account_id}")
+
+    await in_one_unit(db, unit)
 
 
 async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, Any], str, bool]:
@@ -182,17 +187,21 @@ async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, An
 
 
 async def create_key(db: Store, account_id: str, spec: ApiKeyIn) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> tuple[dict[str, Any], str, bool]:
         await get_account(tx, account_id)
-        view, secret, _ = await add_key(tx, account_id, spec)
+        return await add_key(tx, account_id, spec)
+
+    view, secret, _ = await in_one_unit(db, unit)
     return {**view, "key": secret}
 
 
 async def revoke_key(db: Store, account_id: str, key_id: str) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> ApiKeyRecord | None:
         if not await repo.revoke_key(tx, account_id, key_id, iso(utcnow())):
             raise NotFound("API key not found", f"no API key with id {key_id} in this account")
-        row = await repo.get_key(tx, account_id, key_id)
+        return await repo.get_key(tx, account_id, key_id)
+
+    row = await in_one_unit(db, unit)
     assert row is not None
     return key_view(row)
 

@@ -146,23 +146,30 @@ class Resources:
         """Give a webhook connection a new signing secret; the one it replaces signs beside it for 24 hours.
         Returns the new secret (shown only here) and when the old one stops signing."""
         kind = kind_of("connections")
-        async with self.db.transaction() as tx:
+
+        async def unit(tx: Tx) -> dict[str, Any]:
             stored = (await self._get_row(tx, kind, account_id, doc_id)).body
             if stored.get("destination") != "webhook":
                 raise InvalidField("destination", f"a {stored.get('destination')} connection has no signing secret "
                                                   "to rotate; only webhook connections do")
-            config = webhook_secrets.rotated(stored.get("config") or {}, utcnow())
+            config: dict[str, Any] = webhook_secrets.rotated(stored.get("config") or {}, utcnow())
             await save(tx, kind, account_id, {**stored, "config": config}, allow_private=self.allow_private,
                        must_exist=True)
+            return config
+
+        config = await in_one_unit(self.db, unit)
         return {"secret": config[webhook_secrets.SECRET],
                 "previous_secret_expires_at": config.get(webhook_secrets.PREVIOUS_EXPIRES)}
 
     async def delete(self, account_id: str, kind_name: str, doc_id: str) -> None:
         kind = kind_of(kind_name)
-        async with self.db.transaction() as tx:
+
+        async def unit(tx: Tx) -> None:
             await self._get_row(tx, kind, account_id, doc_id)
             users = await documents.referred_by(tx, kind.name, account_id, doc_id)
             if users:
                 names = " and ".join(table.replace("_", " ") for table in users)
                 raise Conflict(f"{kind.label.capitalize()} in use", f"{names} still refer to this {kind.label}")
             await documents.delete(tx, kind.name, account_id, doc_id)
+
+        await in_one_unit(self.db, unit)
