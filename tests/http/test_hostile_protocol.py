@@ -24,7 +24,7 @@ from linksvc.app import create_app
 from linksvc.links.clicks import Click
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
-from storage.db import fetch_all
+from storage.db import fetch_all, fetch_one, open_store
 from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import ADMIN_TOKEN, A, B, ids, two_accounts
 from tests.http.test_storage_locked import held_write_lock
@@ -242,6 +242,15 @@ async def test_clicks_buffered_at_shutdown_are_written(tmp_path: Any, settings: 
         assert (await raw(client, request("GET", f"/lnk{A[:4]}", [("User-Agent", b"UA " + ua)]))).status == 302
     assert app[CLICKS].pending == 3
     await client.close()  # a clean stop
+    if settings.database_url:  # PostgreSQL: read back through a store of its own
+        store = open_store(settings.db_path, settings.database_url)
+        await store.open()
+        try:
+            row = await fetch_one(store.reader, "SELECT count(*) FROM clicks")
+        finally:
+            await store.close()
+        assert row is not None and row[0] == 3
+        return
     with sqlite3.connect(settings.db_path) as conn:
         assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 3
 
