@@ -7,7 +7,7 @@ they leave the window, so the table never holds more than the failures of one wi
 
 from __future__ import annotations
 
-from storage.db import Conn, Tx, execute, fetch_one
+from storage.db import Conn, Tx, dialect, execute, fetch_one
 
 OWNS = ("auth_failures",)
 
@@ -38,6 +38,14 @@ async def record(conn: Tx, kind: str, client: str, at_ms: int) -> None:
 
 async def keep_newest(conn: Tx, kind: str, client: str, keep: int) -> None:
     """Deletes all but the ``keep`` newest rows of one kind and address."""
+    if dialect(conn) == "postgresql":  # no rowid: the row's ctid; no LIMIT -1: an OFFSET alone
+        await execute(
+            conn,
+            "DELETE FROM auth_failures WHERE ctid IN (SELECT ctid FROM auth_failures WHERE kind = ? AND client = ? "
+            "ORDER BY at_ms DESC OFFSET ?)",
+            (kind, client, keep),
+        )
+        return
     await execute(
         conn,
         "DELETE FROM auth_failures WHERE rowid IN (SELECT rowid FROM auth_failures WHERE kind = ? AND client = ? "

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Tx, execute, execute_many, fetch_all, fetch_one
+from storage.db import Conn, Tx, dialect, execute, execute_many, fetch_all, fetch_one
 
 OWNS = ("campaign_restrictions", "coupon_codes", "campaign_versions")
 
@@ -38,7 +38,14 @@ async def replace_codes(
     conn: Tx, campaign_id: str, codes: Sequence[tuple[str, str, str | None]]
 ) -> None:
     await execute(conn, "DELETE FROM coupon_codes WHERE campaign_id = ?", (campaign_id,))
-    if codes:
+    if codes and dialect(conn) == "postgresql":
+        await execute_many(
+            conn,
+            "INSERT INTO coupon_codes (campaign_id, code, status, expires_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (campaign_id, code) DO UPDATE SET status = excluded.status, expires_at = excluded.expires_at",
+            ((campaign_id, code, status, expires) for code, status, expires in codes),
+        )
+    elif codes:
         await execute_many(
             conn,
             "INSERT OR REPLACE INTO coupon_codes (campaign_id, code, status, expires_at) "
@@ -106,7 +113,7 @@ _RESTRICTIONS = (("store", "store_id", "stores_any"), ("channel", "channel_id", 
                  ("product", "product_id", "products_any"))
 
 
-def _where(q: CampaignQuery) -> tuple[str, dict[str, object]]:
+def _where(q: CampaignQuery, postgresql: bool = False) -> tuple[str, dict[str, object]]:
     clauses = ["c.account_id = :account_id"]
     params: dict[str, object] = {"account_id": q.account_id, "now": q.now}
     for column in ("type", "brand_id", "funded_by"):
@@ -116,13 +123,20 @@ def _where(q: CampaignQuery) -> tuple[str, dict[str, object]]:
             params[column] = value
     if q.status is not None:
         clauses.append(_STATUS_SQL[q.status])
-    if q.labels:
+    if q.labels and postgresql:  # every wanted label is one of the campaign's
+        clauses.append("jsonb_typeof(c.body -> 'labels') = 'array' AND c.body -> 'labels' @> :labels::jsonb")
+        params["labels"] = json.dumps(list(q.labels))
+    elif q.labels:
         clauses.append(
             "NOT EXISTS (SELECT 1 FROM json_each(:labels) AS want WHERE want.value NOT IN "
             "(SELECT value FROM json_each(c.body, '$.labels')))"
         )
         params["labels"] = json.dumps(list(q.labels))
-    if q.platform is not None:
+    if q.platform is not None and postgresql:
+        clauses.append("jsonb_typeof(c.body -> 'platforms') = 'array' "
+                       "AND c.body -> 'platforms' @> jsonb_build_array(:platform::text)")
+        params["platform"] = q.platform
+    elif q.platform is not None:
         clauses.append("EXISTS (SELECT 1 FROM json_each(c.body, '$.platforms') WHERE value = :platform)")
         params["platform"] = q.platform
     for dimension, name, any_column in _RESTRICTIONS:
@@ -136,7 +150,13 @@ def _where(q: CampaignQuery) -> tuple[str, dict[str, object]]:
             params[name] = value
     if q.for_customer:
         tier_rule = "json_type(c.body, '$.tier_ids') = 'null'"
-        if q.customer_tier is not None:
+        if postgresql:
+            tier_rule = "jsonb_typeof(c.body -> 'tier_ids') = 'null'"
+        if q.customer_tier is not None and postgresql:
+            tier_rule += (" OR (jsonb_typeof(c.body -> 'tier_ids') = 'array' "
+                          "AND c.body -> 'tier_ids' @> jsonb_build_array(:tier::text))")
+            params["tier"] = q.customer_tier
+        elif q.customer_tier is not None:
             tier_rule += " OR EXISTS (SELECT 1 FROM json_each(c.body, '$.tier_ids') WHERE value = :tier)"
             params["tier"] = q.customer_tier
         clauses.append(f"({tier_rule})")
@@ -166,16 +186,28 @@ async def codes_summaries(conn: Conn, campaign_ids: Sequence[str], now: str) -> 
         return {}
     marks = ", ".join("?" for _ in campaign_ids)
     live = "NOT (expires_at IS NOT NULL AND expires_at <= ?)"
-    rows = await fetch_all(
-        conn,
-        f"SELECT campaign_id, count(*) AS total, "
-        f"sum(status = 'AVAILABLE' AND {live}) AS available, "
-        f"sum(status = 'RESERVED' AND {live}) AS reserved, "
-        f"sum(status = 'REDEEMED') AS redeemed, "
-        f"sum(status != 'REDEEMED' AND NOT {live}) AS expired "
-        f"FROM coupon_codes WHERE campaign_id IN ({marks}) GROUP BY campaign_id",
-        (now, now, now, *campaign_ids),
-    )
+    if dialect(conn) == "postgresql":  # no sum of booleans: counts of the rows that match
+        rows = await fetch_all(
+            conn,
+            f"SELECT campaign_id, count(*) AS total, "
+            f"count(*) FILTER (WHERE status = 'AVAILABLE' AND {live}) AS available, "
+            f"count(*) FILTER (WHERE status = 'RESERVED' AND {live}) AS reserved, "
+            f"count(*) FILTER (WHERE status = 'REDEEMED') AS redeemed, "
+            f"count(*) FILTER (WHERE status != 'REDEEMED' AND NOT {live}) AS expired "
+            f"FROM coupon_codes WHERE campaign_id IN ({marks}) GROUP BY campaign_id",
+            (now, now, now, *campaign_ids),
+        )
+    else:
+        rows = await fetch_all(
+            conn,
+            f"SELECT campaign_id, count(*) AS total, "
+            f"sum(status = 'AVAILABLE' AND {live}) AS available, "
+            f"sum(status = 'RESERVED' AND {live}) AS reserved, "
+            f"sum(status = 'REDEEMED') AS redeemed, "
+            f"sum(status != 'REDEEMED' AND NOT {live}) AS expired "
+            f"FROM coupon_codes WHERE campaign_id IN ({marks}) GROUP BY campaign_id",
+            (now, now, now, *campaign_ids),
+        )
     found = {
         row["campaign_id"]: {k: int(row[k] or 0) for k in ("total", "available", "reserved", "redeemed", "expired")}
         for row in rows
@@ -192,6 +224,15 @@ async def campaign_version(conn: Conn, account_id: str) -> int:
 
 async def next_transition(conn: Conn, account_id: str, now: str) -> str | None:
     """The earliest start or end after ``now`` of the account's campaigns: statuses change only then."""
+    if dialect(conn) == "postgresql":  # a subquery in FROM needs an alias
+        row = await fetch_one(
+            conn,
+            "SELECT min(t) FROM ("
+            "SELECT min(starts_at) AS t FROM campaigns WHERE account_id = :a AND starts_at > :now "
+            "UNION ALL SELECT min(ends_at) FROM campaigns WHERE account_id = :a AND ends_at > :now) AS transitions",
+            {"a": account_id, "now": now},
+        )
+        return None if row is None else row[0]
     row = await fetch_one(
         conn,
         "SELECT min(t) FROM ("
@@ -203,14 +244,14 @@ async def next_transition(conn: Conn, account_id: str, now: str) -> str | None:
 
 
 async def count_campaigns(conn: Conn, q: CampaignQuery) -> int:
-    where, params = _where(q)
+    where, params = _where(q, dialect(conn) == "postgresql")
     row = await fetch_one(conn, f"SELECT count(*) FROM campaigns c WHERE {where}", params)
     return int(row[0]) if row else 0
 
 
 async def campaign_page(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> list[CampaignRecord]:
     """One page of matching campaigns in list order."""
-    where, params = _where(q)
+    where, params = _where(q, dialect(conn) == "postgresql")
     rows = await fetch_all(
         conn,
         f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "

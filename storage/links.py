@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, fetch_all, fetch_one
+from storage.db import Conn, dialect, fetch_all, fetch_one
 
 OWNS: tuple[str, ...] = ()
 
@@ -79,6 +79,13 @@ async def code_is_free(conn: Conn, code: str) -> bool:
 
 async def app_settings(conn: Conn) -> list[AppSettings]:
     """The android and ios settings of every link that has any (for the .well-known files)."""
+    if dialect(conn) == "postgresql":
+        rows = await fetch_all(
+            conn,
+            "SELECT body -> 'android' AS android, body -> 'ios' AS ios FROM links "
+            "WHERE jsonb_typeof(body -> 'android') = 'object' OR jsonb_typeof(body -> 'ios') = 'object'",
+        )
+        return [AppSettings(_object(row[0]), _object(row[1])) for row in rows]
     rows = await fetch_all(
         conn,
         "SELECT json_extract(body, '$.android') AS android, json_extract(body, '$.ios') AS ios FROM links "

@@ -10,18 +10,19 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from linksvc.clock import iso, parse_iso, utcnow
-from linksvc.errors import Conflict, NotFound, Unauthorized
+from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.models import Account, ApiKeyIn, Environment
 from linksvc.store import Store
 from storage import accounts as repo
 from storage.accounts import AccountRecord, ApiKeyRecord, TokenGrant
-from storage.db import Conn, Tx
+from storage.db import Conn, Tx, dialect
 
 KEY_PREFIX = "lk_"
 TOKEN_PREFIX = "lt_"
@@ -64,8 +65,22 @@ def key_view(key: ApiKeyRecord) -> dict[str, Any]:
     }
 
 
+T = TypeVar("T")
+
+
+async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    """Runs ``unit`` in one transaction. On PostgreSQL it is a write unit of the store, run again whole when
+    refused as not serializable (requests at once conflict there); on SQLite the interactive transaction."""
+    if dialect(db.reader) == "postgresql":
+        return await db.write(unit)
+    async with db.transaction() as tx:
+        return await unit(tx)
+
+
 async def upsert_account(tx: Tx, account: Account) -> bool:
     """Create or update; True when something changed."""
+    if dialect(tx) == "postgresql" and "\x00" in account.name:  # PostgreSQL's text cannot hold it
+        raise InvalidField("name", "may not contain the character U+0000", "Invalid body", rule="format")
     row = await repo.get_account(tx, account.id)
     now = iso(utcnow())
     if row is None:
@@ -78,11 +93,13 @@ async def upsert_account(tx: Tx, account: Account) -> bool:
 
 
 async def create_account(db: Store, account: Account) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> AccountRecord | None:
         if await repo.get_account(tx, account.id) is not None:
             raise Conflict("Account exists", f"an account with id {account.id} exists")
         await upsert_account(tx, account)
-        row = await repo.get_account(tx, account.id)
+        return await repo.get_account(tx, account.id)
+
+    row = await in_one_unit(db, unit)
     assert row is not None
     return account_view(row)
 
@@ -131,17 +148,20 @@ async def get_key(db: Store, account_id: str, key_id: str) -> dict[str, Any]:
 
 
 async def update_account(db: Store, account: Account) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> AccountRecord:
         await get_account(tx, account.id)
         await upsert_account(tx, account)
-        row = await get_account(tx, account.id)
-    return account_view(row)
+        return await get_account(tx, account.id)
+
+    return account_view(await in_one_unit(db, unit))
 
 
 async def delete_account(db: Store, account_id: str) -> None:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> None:
         if not await repo.delete_account(tx, account_id):
             raise NotFound("Account not found", f"no account with id {account_id}")
+
+    await in_one_unit(db, unit)
 
 
 async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, Any], str, bool]:
@@ -167,17 +187,21 @@ async def add_key(tx: Tx, account_id: str, spec: ApiKeyIn) -> tuple[dict[str, An
 
 
 async def create_key(db: Store, account_id: str, spec: ApiKeyIn) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> tuple[dict[str, Any], str, bool]:
         await get_account(tx, account_id)
-        view, secret, _ = await add_key(tx, account_id, spec)
+        return await add_key(tx, account_id, spec)
+
+    view, secret, _ = await in_one_unit(db, unit)
     return {**view, "key": secret}
 
 
 async def revoke_key(db: Store, account_id: str, key_id: str) -> dict[str, Any]:
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> ApiKeyRecord | None:
         if not await repo.revoke_key(tx, account_id, key_id, iso(utcnow())):
             raise NotFound("API key not found", f"no API key with id {key_id} in this account")
-        row = await repo.get_key(tx, account_id, key_id)
+        return await repo.get_key(tx, account_id, key_id)
+
+    row = await in_one_unit(db, unit)
     assert row is not None
     return key_view(row)
 
@@ -191,7 +215,8 @@ async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, i
         raise Unauthorized("Invalid API key", "the x-api-key header holds no active API key")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     now = utcnow()
-    async with db.transaction() as tx:
+
+    async def unit(tx: Tx) -> None:
         # The key may have been revoked while we waited for the writer: check again inside.
         current = await repo.get_key(tx, key.account_id, key.id)
         if current is None or current.revoked_at is not None:
@@ -201,6 +226,8 @@ async def issue_token(db: Store, api_key: str, ttl_seconds: int) -> tuple[str, i
             tx, digest(token), key.account_id, key.id, key.kind,
             iso(now), iso(now + timedelta(seconds=ttl_seconds)),
         )
+
+    await in_one_unit(db, unit)
     return token, ttl_seconds
 
 

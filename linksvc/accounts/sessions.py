@@ -24,10 +24,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from linksvc.accounts.service import in_one_unit
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Unauthorized
 from linksvc.store import Store
 from storage import dashboard_sessions as repo
+from storage.db import Tx
 
 SESSION_SECONDS = 12 * 3600
 SESSION_ID_BYTES = 32
@@ -72,11 +74,13 @@ async def sign_in(db: Store, admin_token: str, given: str, replacing: str | None
     session_id = secrets.token_urlsafe(SESSION_ID_BYTES)
     expires_at = moment + timedelta(seconds=SESSION_SECONDS)
     record = repo.SessionRecord(_id_hash(session_id), token_fingerprint(admin_token), iso(moment), iso(expires_at))
-    async with db.transaction() as tx:
+    async def unit(tx: Tx) -> None:
         await repo.delete_void(tx, record.token_fingerprint, iso(moment))
         if replacing is not None and _SESSION_ID.match(replacing):
             await repo.delete(tx, _id_hash(replacing))
         await repo.insert(tx, record)
+
+    await in_one_unit(db, unit)
     return NewSession(session_id, expires_at, SESSION_SECONDS)
 
 
@@ -97,8 +101,12 @@ async def sign_out(db: Store, session_id: str | None) -> None:
     """Ends the session at once; an unknown or malformed id ends nothing and is not an error."""
     if session_id is None or not _SESSION_ID.match(session_id):
         return
-    async with db.transaction() as tx:
-        await repo.delete(tx, _id_hash(session_id))
+    hashed = _id_hash(session_id)
+
+    async def unit(tx: Tx) -> None:
+        await repo.delete(tx, hashed)
+
+    await in_one_unit(db, unit)
 
 
 async def delete_void_sessions(db: Store, admin_token: str, now: datetime | None = None) -> int:

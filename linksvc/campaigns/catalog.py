@@ -34,6 +34,10 @@ class Catalog:
     connections: tuple[dict[str, Any], ...]  # the enabled ones
 
 
+# No limit: the largest a LIMIT takes on both stores (PostgreSQL refuses SQLite's -1).
+ALL_ROWS = (1 << 63) - 1
+
+
 async def list_bodies(conn: Conn, table: str, account_id: str) -> list[dict[str, Any]]:
     return [doc.body for doc in await documents.list_all(conn, table, account_id)]
 
@@ -45,7 +49,7 @@ async def load(conn: Conn, account_id: str) -> Catalog:
         tiers=tuple(await list_bodies(conn, "tiers", account_id)),
         tier_rules=tuple(await event_repo.tiers(conn, account_id)),
         behavior_campaigns=tuple(await event_repo.behavior_campaigns(conn, account_id)),
-        active_types=frozenset(await event_repo.active_custom_type_names(conn, account_id, -1)),
+        active_types=frozenset(await event_repo.active_custom_type_names(conn, account_id, ALL_ROWS)),
         connections=tuple(doc.body for doc in await delivery_repo.connections(conn, account_id)),
     )
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from linksvc.accounts.service import get_account
+from linksvc.accounts.service import get_account, in_one_unit
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
+from linksvc.resources.validation import nul_issues
 from storage import documents
-from storage.db import AnyDatabase, Conn, Tx
+from storage.db import AnyDatabase, Conn, Tx, dialect
 from storage.documents import Document
 
 
@@ -63,6 +64,8 @@ async def save(
         raise Conflict("Id in use", {"field": "id", "message": f"a {kind.label} with this id exists"})
     item = await kind.prepare(ctx, item)
     body = item.model_dump(mode="json")
+    if dialect(tx) == "postgresql" and (nul := nul_issues(body, prefix)):
+        raise InvalidField.of(nul, "Invalid body")
     if row is None:
         await documents.insert(tx, kind.name, account_id, item.id, dumps(body), kind.columns(item), now)
     elif row.body != body:
@@ -91,10 +94,13 @@ class Resources:
     async def create(self, account_id: str, kind_name: str, data: Any) -> dict[str, Any]:
         kind = kind_of(kind_name)
         data, shown_once = kind.generated(data)
-        async with self.db.transaction() as tx:
+
+        async def unit(tx: Tx) -> dict[str, Any]:
             await get_account(tx, account_id)
             doc_id, _ = await save(tx, kind, account_id, data, allow_private=self.allow_private, must_exist=False)
-            created = await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+            return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
+
+        created = await in_one_unit(self.db, unit)
         for key, value in shown_once.items():
             both_objects = isinstance(value, dict) and isinstance(created.get(key), dict)
             created[key] = {**created[key], **value} if both_objects else value
@@ -123,7 +129,7 @@ class Resources:
         kind = kind_of(kind_name)
         if not isinstance(data, dict):
             raise InvalidField("body", f"must be a JSON object (a {kind.label})", "Invalid body", rule="type")
-        async with self.db.transaction() as tx:
+        async def unit(tx: Tx) -> dict[str, Any]:
             row = await self._get_row(tx, kind, account_id, doc_id)
             stored = row.body
             merged = kind.restore_hidden(stored, {**stored, **data} if partial else dict(data))
@@ -134,27 +140,36 @@ class Resources:
                        issues_found=fixed_id)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
 
+        return await in_one_unit(self.db, unit)
+
     async def rotate_webhook_secret(self, account_id: str, doc_id: str) -> dict[str, Any]:
         """Give a webhook connection a new signing secret; the one it replaces signs beside it for 24 hours.
         Returns the new secret (shown only here) and when the old one stops signing."""
         kind = kind_of("connections")
-        async with self.db.transaction() as tx:
+
+        async def unit(tx: Tx) -> dict[str, Any]:
             stored = (await self._get_row(tx, kind, account_id, doc_id)).body
             if stored.get("destination") != "webhook":
                 raise InvalidField("destination", f"a {stored.get('destination')} connection has no signing secret "
                                                   "to rotate; only webhook connections do")
-            config = webhook_secrets.rotated(stored.get("config") or {}, utcnow())
+            config: dict[str, Any] = webhook_secrets.rotated(stored.get("config") or {}, utcnow())
             await save(tx, kind, account_id, {**stored, "config": config}, allow_private=self.allow_private,
                        must_exist=True)
+            return config
+
+        config = await in_one_unit(self.db, unit)
         return {"secret": config[webhook_secrets.SECRET],
                 "previous_secret_expires_at": config.get(webhook_secrets.PREVIOUS_EXPIRES)}
 
     async def delete(self, account_id: str, kind_name: str, doc_id: str) -> None:
         kind = kind_of(kind_name)
-        async with self.db.transaction() as tx:
+
+        async def unit(tx: Tx) -> None:
             await self._get_row(tx, kind, account_id, doc_id)
             users = await documents.referred_by(tx, kind.name, account_id, doc_id)
             if users:
                 names = " and ".join(table.replace("_", " ") for table in users)
                 raise Conflict(f"{kind.label.capitalize()} in use", f"{names} still refer to this {kind.label}")
             await documents.delete(tx, kind.name, account_id, doc_id)
+
+        await in_one_unit(self.db, unit)

@@ -155,3 +155,25 @@ def validate(model: type[M], data: Any, prefix: str = "", where: str = "body") -
         issues.raise_if_any(f"Invalid {where}")
     assert item is not None
     return item
+
+
+NUL_MESSAGE = "may not contain the character U+0000"
+
+
+def nul_issues(value: Any, prefix: str = "", loc: tuple[int | str, ...] = ()) -> list[Issue]:
+    """Every string (or key) of a document that holds U+0000, which PostgreSQL's ``text`` and ``jsonb`` cannot
+    store: on that store such a document is refused naming each field (SQLite stores it as given)."""
+    found: list[Issue] = []
+    if isinstance(value, str):
+        if "\x00" in value:
+            found.append(Issue(field_path(loc, prefix), NUL_MESSAGE, "format"))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                found.append(Issue(field_path((*loc, key), prefix), NUL_MESSAGE, "format"))
+            else:
+                found.extend(nul_issues(item, prefix, (*loc, key)))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found.extend(nul_issues(item, prefix, (*loc, index)))
+    return found

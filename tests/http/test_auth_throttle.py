@@ -7,6 +7,7 @@ proxy and say who the client is in X-Forwarded-For.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +17,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.settings import Settings
-from storage.db import fetch_all
+from storage.db import dialect, fetch_all
 from tests.conftest import ADMIN, bearer
 from tests.factories import ADMIN_TOKEN, KEYS, A
 
@@ -33,7 +34,9 @@ def _from(address: str, headers: dict[str, str] | None = None) -> dict[str, str]
 
 
 async def _failures(client: TestClient) -> list[tuple[str, str]]:
-    rows = await fetch_all(client.app[DB].reader, "SELECT kind, client FROM auth_failures ORDER BY rowid")
+    reader = client.app[DB].reader
+    order = "at_ms" if dialect(reader) == "postgresql" else "rowid"  # PostgreSQL has no rowid
+    rows = await fetch_all(reader, f"SELECT kind, client FROM auth_failures ORDER BY {order}")
     return [(row["kind"], row["client"]) for row in rows]
 
 
@@ -199,3 +202,11 @@ async def test_the_openapi_documents_announce_429_on_credential_checks(client: T
     assert "429" in admin["paths"]["/accounts"]["get"]["responses"]
     assert "429" in storefront["paths"]["/auth/authorize"]["get"]["responses"]
     assert "429" not in storefront["paths"]["/brands"]["get"]["responses"]
+
+
+async def test_failures_at_once_are_each_counted(client: TestClient) -> None:
+    # On PostgreSQL concurrent failures conflict as not serializable: each is recorded all the same, none is a 500.
+    wrong = _from("203.0.113.9", WRONG)
+    responses = await asyncio.gather(*(client.get("/api/admin/v1/accounts", headers=wrong) for _ in range(25)))
+    assert {response.status for response in responses} == {401}
+    assert len(await _failures(client)) == 25

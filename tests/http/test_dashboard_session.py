@@ -24,6 +24,7 @@ from linksvc.app import create_app
 from linksvc.clock import utcnow
 from linksvc.settings import Settings
 from storage import dashboard_sessions as session_repo
+from storage.db import dialect, fetch_all
 from tests.factories import ADMIN_TOKEN
 
 SESSION = "/dashboard/session"
@@ -222,6 +223,19 @@ async def test_the_store_holds_neither_the_session_id_nor_the_admin_token(client
     _, _, cookie = await sign_in(client)
     value = cookie["linksvc_admin"].value
     assert len(value) >= 43  # 32 random bytes
+    reader = client.app[DB].reader
+    if dialect(reader) == "postgresql":  # the store is the database: every table's name and rows
+        tables = [row[0] for row in await fetch_all(
+            reader, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")]
+        stored = "\n".join(tables).encode()
+        for table in tables:
+            stored += b"".join(row[0].encode() for row in await fetch_all(reader, f'SELECT t::text FROM "{table}" t'))
+        assert b"dashboard_sessions" in stored
+        assert value.encode() not in stored and ADMIN_TOKEN.encode() not in stored
+        found = await fetch_all(reader, "SELECT * FROM dashboard_sessions")
+        assert len(found) == 1
+        assert not any(value in str(column) or ADMIN_TOKEN in str(column) for column in found[0])
+        return
     files = [Path(settings.db_path), Path(settings.db_path + "-wal")]
     stored = b"".join(path.read_bytes() for path in files if path.exists())
     assert b"dashboard_sessions" in stored

@@ -15,6 +15,7 @@ from linksvc.clock import iso, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.links.link_urls import URL_TEXT
 from storage import documents
+from storage.db import dialect
 from tests.conftest import ADMIN
 from tests.factories import A, ids
 from tests.http.test_resolver import (
@@ -139,6 +140,8 @@ async def human_clicks(client: TestClient, link_id: str) -> int:
 ])
 async def test_a_stored_bad_destination_answers_a_502_page(links: TestClient, destination: str,  # noqa: F811
                                                            caplog: pytest.LogCaptureFixture) -> None:
+    if "\x00" in destination and dialect(links.app[DB].reader) == "postgresql":
+        pytest.skip("PostgreSQL's jsonb cannot hold U+0000: no such link can be stored")
     await store_unchecked(links, LINK_ID, {"destination_url": destination})
     with caplog.at_level(logging.WARNING, logger="linksvc.resolver"):
         for method, ua in (("GET", DESKTOP), ("GET", ANDROID), ("HEAD", DESKTOP)):
