@@ -20,6 +20,7 @@ from api.appkeys import DB
 from linksvc.app import create_app
 from linksvc.clock import parse_iso
 from linksvc.settings import Settings
+from storage.db import fetch_one
 from tests.conftest import ADMIN, bearer, service_server
 
 DEMO = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
@@ -84,7 +85,8 @@ async def test_a_week_of_clicks_on_several_links(demo: TestClient) -> None:
     assert {"instagram", "facebook", "google", "newsletter"} <= sources
 
     # The whole week is in the past seven days, as the clicks of real visitors would be.
-    rows = demo.app[DB].reader.execute("SELECT min(clicked_at), max(clicked_at) FROM clicks").fetchone()
+    rows = await fetch_one(demo.app[DB].reader, "SELECT min(clicked_at), max(clicked_at) FROM clicks")
+    assert rows is not None
     now = datetime.now(UTC)
     assert now - timedelta(days=7, minutes=1) < parse_iso(rows[0]) < parse_iso(rows[1]) <= now
 
