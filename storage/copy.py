@@ -28,6 +28,15 @@ OWNS: tuple[str, ...] = ()
 
 CHUNK = 5000
 SKIPPED = {"schema_migrations", "generations"}  # the target's own bookkeeping and seeded counters
+# Tables PostgreSQL has and SQLite does not, made from what SQLite records instead. export_events: the events
+# each export target has claimed, numbered; on SQLite an event is claimed when its rowid is at most the
+# target's pending (else last) rowid, and those rowids become the numbers, so the target's export_progress
+# keeps meaning the same and an export interrupted on SQLite is finished on PostgreSQL with the same objects.
+DERIVED = {
+    "export_events": ("SELECT p.target, p.account_id, e.id, e.rowid FROM export_progress p JOIN events e "
+                      "ON e.account_id = p.account_id AND e.rowid <= coalesce(p.pending_rowid, p.last_rowid)",
+                      ["target", "account_id", "event_id", "position"]),
+}
 
 
 class CopyRefused(Exception):
@@ -96,15 +105,24 @@ async def copy_sqlite_to_postgres(source: str, target_url: str, progress: Progre
                 raise CopyRefused(f"the target is not empty: table {table} has rows; copy into a new database")
         lite.execute("BEGIN")  # one snapshot of the live file for the whole copy
         lite_columns = {table: {row[1] for row in lite.execute(f'PRAGMA table_info("{table}")')} for table in tables}
-        missing = sorted(t for t, cols in lite_columns.items() if not cols)
+        missing = sorted(t for t, cols in lite_columns.items() if not cols and t not in DERIVED)
         if missing:
             raise CopyRefused(f"the source lacks tables the target has: {missing} (start the service on it once "
                               "to migrate it)")
-        totals = {t: int(lite.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]) for t in tables}
+        totals = {t: int(lite.execute(f"SELECT count(*) FROM ({DERIVED[t][0]})" if t in DERIVED
+                                      else f'SELECT count(*) FROM "{t}"').fetchone()[0]) for t in tables}
         progress.stage(f"copying {Path(source).name}", sum(totals.values()), "rows")
         async with conn.transaction():
             await conn.execute("SET LOCAL session_replication_role = replica")
             for table, columns in tables.items():
+                if table in DERIVED:
+                    sql, names = DERIVED[table]
+                    records = [tuple(row) for row in lite.execute(sql)]
+                    if records:
+                        await conn.copy_records_to_table(table, records=records, columns=names)
+                    report.rows[table] = len(records)
+                    progress.advance(len(records))
+                    continue
                 names = [name for name, _ in columns if name in lite_columns[table]]
                 convert = [_converter(kind) for name, kind in columns if name in lite_columns[table]]
                 cursor = lite.execute(f'SELECT {", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)} FROM "{table}"')
