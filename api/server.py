@@ -40,9 +40,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
+from email.utils import formatdate
 from typing import Any, Protocol, cast
 
 from aiohttp import web
+from aiohttp.http import HttpVersion11
 from aiohttp.http_exceptions import (
     BadHttpMethod,
     BadStatusLine,
@@ -107,6 +109,25 @@ class FastLane(Protocol):
 
 
 FAST_LANE: web.AppKey[FastLane] = web.AppKey("fast_lane", FastLane)
+
+
+def plain_get(message: RawRequestMessage) -> bool:
+    """A request a lane may take at all: GET over HTTP/1.1, kept alive, no upgrade, no chunked body."""
+    return (message.method == "GET" and message.version == HttpVersion11 and not message.should_close
+            and not message.upgrade and not message.chunked)
+
+
+class HttpDate:
+    """The ``Date`` header's value for a lane's answer, made once a second."""
+
+    def __init__(self) -> None:
+        self._date = (0, "")
+
+    def __call__(self, now: float) -> str:
+        second = int(now)
+        if self._date[0] != second:
+            self._date = (second, formatdate(second, usegmt=True))
+        return self._date[1]
 
 
 class FastLanes:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 from linksvc.settings import REPO_ROOT
+from storage.db import Database
 from storage.postgres import PostgresDatabase
 
 ENV = "LINKSVC_TEST_DATABASE_URL"
@@ -120,6 +121,17 @@ async def fresh_database(admin: str = DEFAULT_ADMIN) -> AsyncIterator[str]:
     finally:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.close()
+
+
+async def open_empty_store(pg: TestDatabase | None) -> Database | PostgresDatabase:
+    """An empty, opened store: SQLite in memory, or this process's PostgreSQL database emptied."""
+    if pg is None:
+        db: Database | PostgresDatabase = Database(":memory:")
+    else:
+        await pg._reset()
+        db = PostgresDatabase(pg.url)
+    await db.open()
+    return db
 
 
 def session_database() -> Iterator[TestDatabase | None]:

@@ -19,17 +19,16 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from email.utils import formatdate
 from typing import Any
 
 from aiohttp import web
-from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
+from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
 
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
-from api.server import FAST_LANE
+from api.server import FAST_LANE, HttpDate, plain_get
 from linksvc.jsoncodec import dumpb
 from linksvc.links import service
 from linksvc.links.clicks import Click
@@ -104,7 +103,7 @@ class FastRedirects:
         self._app = app
         self._own_paths: frozenset[str] | None = None
         self._route = ""
-        self._date = (0, "")
+        self._http_date = HttpDate()
         self.answered = 0  # requests this lane answered (the rest took the handler)
 
     def _prepare(self) -> frozenset[str]:
@@ -115,15 +114,8 @@ class FastRedirects:
         self._own_paths = own
         return own
 
-    def _http_date(self, now: float) -> str:
-        second = int(now)
-        if self._date[0] != second:
-            self._date = (second, formatdate(second, usegmt=True))
-        return self._date[1]
-
     def __call__(self, message: RawRequestMessage) -> bytes | None:
-        if (message.method != "GET" or message.version != HttpVersion11 or message.should_close
-                or message.upgrade or message.chunked):
+        if not plain_get(message):
             return None
         started = time.perf_counter()
         url = message.url

@@ -16,8 +16,7 @@ from linksvc.loyalty import reversal
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from storage import wallet as wallet_repo
-from storage.db import Database, fetch_all
-from storage.postgres import PostgresDatabase
+from storage.db import fetch_all
 from tests import pgstore
 from tests.factories import A, ids, two_accounts
 
@@ -41,19 +40,10 @@ def _seed() -> dict[str, Any]:
     return seed
 
 
-async def _open(pg: pgstore.TestDatabase | None) -> Database | PostgresDatabase:
-    """An empty store: SQLite in memory, or this process's PostgreSQL database emptied (LINKSVC_TEST_DATABASE_URL)."""
-    if pg is None:
-        db: Database | PostgresDatabase = Database(":memory:")
-    else:
-        await pg._reset()
-        db = PostgresDatabase(pg.url)
-    await db.open()
-    return db
 
 
 async def _scenario(ops: list[tuple[str, int, int, bool]], pg: pgstore.TestDatabase | None) -> None:
-    db = await _open(pg)
+    db = await pgstore.open_empty_store(pg)
     try:
         await load_seed(db, _seed(), allow_private=True)
         accepted: list[str] = []

@@ -17,8 +17,7 @@ from linksvc.jsoncodec import dumpb
 from linksvc.seed import load_seed
 from storage import customers as customers_repo
 from storage import wallet as wallet_repo
-from storage.db import Database, fetch_all
-from storage.postgres import PostgresDatabase
+from storage.db import fetch_all
 from tests import pgstore
 from tests.factories import A, B, ids, two_accounts
 
@@ -70,22 +69,13 @@ def _model(lines: list[dict[str, Any]], rewards: dict[str, dict[str, Any]]) -> d
             "lines": [{key: line[key] for key in shown} for line in held], "totals": ordered}
 
 
-async def _open(pg: pgstore.TestDatabase | None) -> Database | PostgresDatabase:
-    """An empty store: SQLite in memory, or this process's PostgreSQL database emptied (LINKSVC_TEST_DATABASE_URL)."""
-    if pg is None:
-        db: Database | PostgresDatabase = Database(":memory:")
-    else:
-        await pg._reset()
-        db = PostgresDatabase(pg.url)
-    await db.open()
-    return db
 
 
 async def _scenario(generated: list[tuple[Decimal, str, str | None, str]], pg: pgstore.TestDatabase | None) -> None:
     seed = two_accounts()
     seed["accounts"][0]["rewards"].append({"id": R2, "name": "Stars", "attributes": {"conversion_factor": 1}})
     seed["accounts"][0]["customers"][0]["wallet"] = {"lines": []}
-    db = await _open(pg)
+    db = await pgstore.open_empty_store(pg)
     try:
         await load_seed(db, seed, allow_private=True)
         lines = []
@@ -126,7 +116,7 @@ def test_the_wallet_matches_the_model(pg_database: pgstore.TestDatabase | None,
 
 def test_an_empty_wallet_and_a_stable_id(pg_database: pgstore.TestDatabase | None) -> None:
     async def scenario() -> None:
-        db = await _open(pg_database)
+        db = await pgstore.open_empty_store(pg_database)
         try:
             seed = two_accounts()
             seed["accounts"][0]["customers"][0]["wallet"] = {"lines": []}
