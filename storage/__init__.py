@@ -1,2 +1,2 @@
-"""SQLite access: the database, the one write queue, numbered migrations, one repository module per aggregate
-returning records."""
+"""The store: SQLite (the database, the one write queue) or PostgreSQL (asyncpg, serializable units),
+numbered migrations per dialect, one repository module per aggregate returning records."""
