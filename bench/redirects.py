@@ -30,14 +30,19 @@ import argparse
 import asyncio
 import http.client
 import json
+import secrets
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import asyncpg
 
 from bench import data, load, plans
 from bench.floor import ACCOUNT as FLOOR_ACCOUNT
@@ -365,6 +370,10 @@ class Run:
         return [service_label(n) for n in self.workers]
 
     @property
+    def on_postgresql(self) -> list[str]:
+        return [pg_label(n) for n in self.workers if (SCENARIO_FIRST, pg_label(n)) in self.results]
+
+    @property
     def floors(self) -> list[str]:
         return [floor_label(n) for n in self.workers if (SCENARIO_FIRST, floor_label(n)) in self.results]
 
@@ -464,7 +473,7 @@ def section(run: Run) -> str:
     rows = []
     for scenario, title in SCENARIOS.items():
         bare = run.bare_rps(scenario)
-        for label in (BARE, *run.floors, *run.labels):
+        for label in (BARE, *run.floors, *run.labels, *run.on_postgresql):
             rps = run.rps(scenario, label)
             share = f"**{rps / bare:.0%}**" if label == run.judged else f"{rps / bare:.0%}"
             rounds = " / ".join(f"{r.rps:,.0f}" for r in run.results[(scenario, label)])
@@ -479,6 +488,11 @@ def section(run: Run) -> str:
                          str(sum(r.timeouts for r in run.results[(scenario, label)]))])
     out += [load.table(["scenario", "server", "redirects/s", "per round", "vs bare", "p50", "p99", "CPU/request",
                           "event loop", "other threads", "timeouts"], rows), ""]
+    if run.on_postgresql:
+        out += ["Rows \"on PostgreSQL\": the same service with `LINKSVC_DATABASE_URL` on the machine's PostgreSQL "
+                "15 (127.0.0.1:5432, a new database holding the same links, made with `linksvc db copy` and dropped "
+                "afterwards), the same scripts, in the same rounds; CPU counts the service's processes only, not "
+                "the PostgreSQL server's (which writes the click batches there).", ""]
     verdicts = []
     for scenario, title in SCENARIOS.items():
         ratio = run.ratio(scenario)
@@ -536,6 +550,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="rounds of A B (the bare handler, then every service row), medians reported [2]")
     parser.add_argument("--workers", default="1,2",
                         help="worker process counts of the service, one service row each [1,2]")
+    parser.add_argument("--postgresql", metavar="ADMIN_URL", default=None,
+                        help="also run the service rows on PostgreSQL: a database made from ADMIN_URL (e.g. "
+                        "postgresql://postgres@127.0.0.1:5432/postgres) by linksvc db copy, dropped at the end")
     parser.add_argument("--no-floor", dest="floor", action="store_false",
                         help="skip the floor rows (the bare handler that also stores its clicks)")
     load.output_options(parser, "2,000 links, 1 worker, 1 s per row, no profile")
@@ -563,15 +580,62 @@ def floor_args(db: Path, processes: int) -> list[str]:
     return ["-m", "bench.floor", "--port", "{port}", "--db", str(db), "--processes", str(processes)]
 
 
+def pg_label(workers: int) -> str:
+    return service_label(workers) + " on PostgreSQL"
+
+
+def count_pg_clicks(url: str) -> int:
+    async def count() -> int:
+        conn = await asyncpg.connect(url)
+        try:
+            return int(await conn.fetchval("SELECT count(*) FROM clicks WHERE account_id <> $1", FLOOR_ACCOUNT))
+        finally:
+            await conn.close()
+    return asyncio.run(count())
+
+
+def postgresql_copy(admin: str, db: Path) -> str:
+    """A new PostgreSQL database holding the links of ``db`` (``linksvc db copy``): its URL."""
+    name = f"linksvc_bench_{secrets.token_hex(4)}"
+
+    async def create() -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+    asyncio.run(create())
+    url = admin.rsplit("/", 1)[0] + f"/{name}"
+    done = subprocess.run([sys.executable, "-m", "linksvc", "db", "copy", "--from", f"sqlite:///{db}", "--to", url],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"linksvc db copy failed: {done.stderr[-2000:]}")
+    return url
+
+
+def drop_postgresql(admin: str, url: str) -> None:
+    async def drop() -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+        finally:
+            await conn.close()
+    asyncio.run(drop())
+
+
 def service_label(workers: int) -> str:
     return f"service, {workers} worker" + ("s" if workers > 1 else "")
 
 
 def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, settings: load.Load, profile_s: int,
-                 out_dir: Path, workers: int) -> tuple[Result, Accounting, load.Profile]:
-    before = count_clicks(db)
+                 out_dir: Path, workers: int, database_url: str | None = None
+                 ) -> tuple[Result, Accounting, load.Profile]:
+    def clicks() -> int:
+        return count_pg_clicks(database_url) if database_url else count_clicks(db)
+    before = clicks()
     profile = load.Profile()
-    with load.service(f"linksvc ({label})", db, SERVICE_ENV, "--workers", str(workers)) as service:
+    env = {**SERVICE_ENV, "LINKSVC_DATABASE_URL": database_url} if database_url else SERVICE_ENV
+    with load.service(f"linksvc ({label})", db, env, "--workers", str(workers)) as service:
         print(f"measuring the service, {SCENARIOS[scenario]} ...")
         result, made = measure(service, scripts, scenario, settings)
         if profile_s:
@@ -584,7 +648,7 @@ def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, settings
                 err = raw.with_suffix(".err")
                 profile.error = err.read_text().strip()[:300] if err.is_file() else "py-spy wrote nothing"
         exit_code = load.stop(service)
-    acc = Accounting(label, sum(r.get_sent for r in made), sum(r.get_302 for r in made), count_clicks(db) - before,
+    acc = Accounting(label, sum(r.get_sent for r in made), sum(r.get_302 for r in made), clicks() - before,
                      exit_code)
     return result, acc, profile
 
@@ -598,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rows identical to the save path's: {compared} links compared")
     db = data.working_copy(dataset.path)
     plan = lookup_plan(db, data.all_codes(db)[args.links // 2])
+    pg_url = postgresql_copy(args.postgresql, db) if args.postgresql else None
     print("plan of the link lookup:\n  " + "\n  ".join(plan.plan))
     results: dict[tuple[str, str], list[Result]] = {}
     accounts: list[Accounting] = []
@@ -645,6 +710,14 @@ def main(argv: list[str] | None = None) -> int:
                     if workers == 1 and round_ == 1:
                         profiles[scenario] = profile
                         cpu_us[scenario] = result.loop_us_per_request
+                if pg_url is None:
+                    continue
+                label = pg_label(workers)
+                for scenario in SCENARIOS:
+                    result, acc, _ = _service_run(f"{label}, {scenario}, round {round_}", db, scripts, scenario,
+                                                  settings, 0, directory, workers, pg_url)
+                    results.setdefault((scenario, label), []).append(result)
+                    accounts.append(acc)
 
         for round_ in range(1, args.rounds + 1):  # A B A B: the bare handler, then the service's rows
             bare(round_)
@@ -664,6 +737,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{_ms(r.p99_us)} cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, "
                   f"other {r.other_us_per_request:.0f}) timeouts {r.timeouts}")
     load.publish("redirects", section(run), args)
+    if pg_url is not None:
+        drop_postgresql(args.postgresql, pg_url)
     return 0 if all(a.equal for a in accounts) else 1
 
 
