@@ -17,7 +17,7 @@ from storage.postgres import PostgresDatabase
 
 # The store's failures, for the layers that do not import the driver (a full disk, the lock held elsewhere).
 __all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError", "WouldWait", "at_once",
-           "store_of"]
+           "in_one_unit", "store_of"]
 
 T = TypeVar("T")
 
@@ -50,6 +50,17 @@ class Store(Protocol):
     async def ping(self) -> bool:
         """Whether the store answers."""
         ...
+
+
+async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    """``unit`` in one transaction, committed on success and rolled back on any exception. On SQLite, the one
+    writer's interactive transaction (nothing changes under it); on PostgreSQL, which runs every write
+    serializable and may refuse a commit when requests at once touched the same rows, a write unit of the store,
+    run again whole when refused. The unit must wait for nothing but the store."""
+    if isinstance(db, PostgresDatabase):
+        return await db.write(unit)
+    async with db.transaction() as tx:
+        return await unit(tx)
 
 
 def store_of(settings: Settings) -> Database | PostgresDatabase:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -19,7 +18,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.models import Account, ApiKeyIn, Environment
-from linksvc.store import Store
+from linksvc.store import Store, in_one_unit
 from storage import accounts as repo
 from storage.accounts import AccountRecord, ApiKeyRecord, TokenGrant
 from storage.db import Conn, Tx, dialect
@@ -66,15 +65,6 @@ def key_view(key: ApiKeyRecord) -> dict[str, Any]:
 
 
 T = TypeVar("T")
-
-
-async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
-    """Runs ``unit`` in one transaction. On PostgreSQL it is a write unit of the store, run again whole when
-    refused as not serializable (requests at once conflict there); on SQLite the interactive transaction."""
-    if dialect(db.reader) == "postgresql":
-        return await db.write(unit)
-    async with db.transaction() as tx:
-        return await unit(tx)
 
 
 async def upsert_account(tx: Tx, account: Account) -> bool:

@@ -24,10 +24,9 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from linksvc.accounts.service import in_one_unit
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Unauthorized
-from linksvc.store import Store
+from linksvc.store import Store, in_one_unit
 from storage import dashboard_sessions as repo
 from storage.db import Tx
 

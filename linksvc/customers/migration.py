@@ -12,11 +12,10 @@ from typing import Any
 
 from linksvc.accounts.service import get_account
 from linksvc.customers import ratelimit
-from linksvc.customers.units import in_transaction
 from linksvc.errors import InvalidField, Issue, ServiceError
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
-from linksvc.store import Store
+from linksvc.store import Store, in_one_unit
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customers as repo
 from storage.db import Tx, savepoint
@@ -58,7 +57,7 @@ async def admit_migration(db: Store, account_id: str) -> None:
     async def unit(tx: Tx) -> None:
         await ratelimit.admit(tx, account_id, "customers.migrate", ratelimit.MIGRATE_WINDOWS, now_ms)
 
-    await in_transaction(db, unit)
+    await in_one_unit(db, unit)
 
 
 async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str, Any]:
@@ -77,4 +76,4 @@ async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str,
                 result[outcome] += 1
         return result
 
-    return await in_transaction(db, unit)
+    return await in_one_unit(db, unit)

@@ -17,9 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from linksvc.customers import service as customers
-from linksvc.customers.units import in_transaction
 from linksvc.errors import RateLimited
-from linksvc.store import Store
+from linksvc.store import Store, in_one_unit
 from storage import totp as repo
 from storage.db import Tx
 
@@ -58,7 +57,7 @@ async def issue_code(db: Store, account_id: str, customer_id: str, now: float) -
         await repo.create_state(tx, account_id, customer_id, secret)
         return await repo.get_state(tx, customer_id)
 
-    state = await in_transaction(db, unit)
+    state = await in_one_unit(db, unit)
     assert state is not None
     step = step_of(now)
     ends = (step + 1) * STEP_SECONDS
@@ -99,4 +98,4 @@ async def verify_code(db: Store, customer_id: str, code: str, now: float) -> boo
         await repo.record_failure(tx, customer_id, step)
         return False
 
-    return await in_transaction(db, unit)
+    return await in_one_unit(db, unit)

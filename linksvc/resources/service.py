@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from linksvc.accounts.service import get_account, in_one_unit
+from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, Issue, Issues, NotFound
 from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
 from linksvc.resources.validation import nul_issues
+from linksvc.store import in_one_unit
 from storage import documents
 from storage.db import AnyDatabase, Conn, Tx, dialect
 from storage.documents import Document
