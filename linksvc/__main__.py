@@ -23,10 +23,11 @@ from linksvc.logs import configure_logging
 from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.seed import load_seed_file
-from linksvc.settings import MAX_WORKERS, Settings, SettingsError, load_settings
+from linksvc.settings import MAX_WORKERS, Settings, SettingsError, check_database_url, load_settings
 from linksvc.store import store_of
 from storage.copy import CopyRefused, copy_sqlite_to_postgres
 from storage.db import Database
+from storage.errors import StoreUnavailable
 from storage.postgres import is_postgres_url
 
 log = logging.getLogger("linksvc")
@@ -150,7 +151,7 @@ def _serve(settings: Settings) -> int:
         from linksvc.workers import supervise
 
         return supervise(settings, settings.workers, _run)
-    log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.db_path)
+    log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.store_name)
     try:
         _run(settings)
     except OSError as exc:
@@ -218,12 +219,21 @@ def main(argv: list[str] | None = None) -> int:
             database_url=getattr(args, "database_url", None),
             workers=getattr(args, "workers", None), export_dir=getattr(args, "dir", None),
         )
+        check_database_url("--database-url", settings.database_url)
         if not 1 <= settings.workers <= MAX_WORKERS:
             raise SettingsError(f"--workers must be between 1 and {MAX_WORKERS}, got {settings.workers}")
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    try:
+        return _command(settings, args)
+    except StoreUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _command(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "serve":
         return _serve(settings)
     if args.command == "export":

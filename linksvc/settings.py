@@ -98,6 +98,11 @@ class Settings:
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
         return replace(self, **given)  # type: ignore[arg-type]
 
+    @property
+    def store_name(self) -> str:
+        """Where the data is, for logs: the database URL without its password, or the SQLite file."""
+        return mask_url_credentials(self.database_url) if self.database_url else self.db_path
+
     def resolved_admin_token(self) -> Settings:
         if self.admin_token:
             return self
@@ -190,6 +195,9 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             raise SettingsError(f"{name} must be an http(s) base URL without query or fragment, "
                                 f"got {mask_url_credentials(raw)!r}")
         return raw.rstrip("/")
+    if attr in ("database_url", "database_listen_url"):
+        check_database_url(name, raw.strip())
+        return raw.strip()
     if attr == "trusted_proxies":
         try:
             parse_networks(raw)
@@ -203,6 +211,13 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             raise SettingsError(f"{name} must be one of {sorted(_CHOICES[attr])}, got {raw!r}")
         return value_s
     return raw
+
+
+def check_database_url(name: str, url: str) -> None:
+    """A database URL is empty (SQLite at ``LINKSVC_DB``), ``postgresql://...`` or ``sqlite:///path``."""
+    if url and not url.startswith(("postgresql://", "postgres://", "sqlite:///")):
+        raise SettingsError(f"{name} must be postgresql://user@host:port/database or sqlite:///path, "
+                            f"got {mask_url_credentials(url)!r}")
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:

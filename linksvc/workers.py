@@ -99,7 +99,7 @@ def supervise(settings: Settings, count: int, run_worker: Callable[[Settings, st
     for slot in range(count):
         start(slot)
     log.info("linksvc listening on http://%s:%s with %d workers (database %s)",
-             settings.host, settings.port, count, settings.db_path)
+             settings.host, settings.port, count, settings.store_name)
     failed = False
     while workers:
         pid, status = os.wait()

@@ -43,6 +43,7 @@ from typing import Any, Protocol, TypeVar
 import aiosqlite
 import asyncpg
 
+from storage.errors import StoreUnavailable
 from storage.generations import MODELS, Generations
 from storage.postgres import PgConnection, PostgresDatabase, is_postgres_url
 from storage.writer import Writer, WriterSession
@@ -149,14 +150,16 @@ class Database:
         """Starts the writer and applies the migrations not applied yet; ``progress`` counts them on a
         database that already had a schema (a new one is made in milliseconds)."""
         memory = self.path == ":memory:"
-        if memory:  # named, so that the read connections share it; gone with the last connection
-            target = f"file:linksvc_{uuid.uuid4().hex}?mode=memory&cache=shared"
-        else:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            target = self.path
+        # In memory: named, so that the read connections share it; gone with the last connection.
+        target = f"file:linksvc_{uuid.uuid4().hex}?mode=memory&cache=shared" if memory else self.path
         writer = Writer(target, self.synchronous, self.cache_kib, uri=memory,
                         lock_path=None if memory else f"{self.path}-write.lock")
-        await writer.open()
+        try:
+            if not memory:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            await writer.open()
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise StoreUnavailable(f"cannot open the SQLite database at {self.path}: {exc}") from exc
         try:
             await self._migrate(writer, progress)
         except BaseException:

@@ -30,10 +30,12 @@ Selected by ``LINKSVC_DATABASE_URL=postgresql://...`` (see :func:`storage.db.ope
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import random
 import re
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,7 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
+from storage.errors import StoreUnavailable
 from storage.generations import MODELS
 
 OWNS: tuple[str, ...] = ("schema_migrations",)
@@ -59,6 +62,49 @@ RETRYABLE = (asyncpg.SerializationError, asyncpg.DeadlockDetectedError)
 
 def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(url or "").scheme in ("postgresql", "postgres")
+
+
+CONNECT_SECONDS = 10.0
+
+
+def where(url: str) -> str:
+    """``host:port/database`` of a URL, for messages: never its user's password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "the local socket"
+    return f"{host}:{parts.port or 5432}{parts.path or '/'}"
+
+
+@contextlib.contextmanager
+def _unavailable(url: str) -> Iterator[None]:
+    """Connection failures as :class:`StoreUnavailable`: the server's own sentence, or the socket's."""
+    try:
+        yield
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else str(exc) or type(exc).__name__
+        raise StoreUnavailable(f"cannot open the PostgreSQL database at {where(url)}: {reason}") from exc
+
+
+async def create_database(url: str) -> None:
+    """Creates the database ``url`` names, connected to the server's ``postgres`` database; a node that
+    created it a moment earlier is no error."""
+    name = urlsplit(url).path.lstrip("/")
+    maintenance = urlsplit(url)._replace(path="/postgres").geturl()
+    try:
+        conn = await asyncpg.connect(maintenance, statement_cache_size=0, timeout=CONNECT_SECONDS)
+        try:
+            await conn.execute(f"CREATE DATABASE {_quoted(name)}")
+            log.info("created the PostgreSQL database %s", where(url))
+        except (asyncpg.DuplicateDatabaseError, asyncpg.UniqueViolationError):
+            pass  # another node made it between our attempt to connect and this statement
+        finally:
+            await conn.close()
+    except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+        raise StoreUnavailable(f"the PostgreSQL database {where(url)} does not exist and could not be created: "
+                               f"{exc}") from exc
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, Path]]:
@@ -258,13 +304,19 @@ class PostgresDatabase:
         self.counters = WriteCounters()
 
     async def open(self, progress: Any = None) -> None:
+        """Migrates (creating the database first when the server has none of that name, as SQLite makes its
+        file), then opens the pool and the listening connection. A server that cannot be reached or refuses
+        the connection is :class:`StoreUnavailable`, naming where (without the password) and why."""
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        await self._migrate(progress)
-        self._pool = await asyncpg.create_pool(
-            self.url, min_size=self.min_size, max_size=self.max_size, init=_init_connection,
-            statement_cache_size=self.statement_cache,
-            server_settings={"timezone": "UTC", "application_name": "linksvc"})
-        await self._listen()
+        with _unavailable(self.listen_url):
+            await self._migrate(progress)
+        with _unavailable(self.url):
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=self.min_size, max_size=self.max_size, init=_init_connection,
+                statement_cache_size=self.statement_cache,
+                server_settings={"timezone": "UTC", "application_name": "linksvc"})
+        with _unavailable(self.listen_url):
+            await self._listen()
 
     async def close(self) -> None:
         self._closing = True
@@ -281,8 +333,11 @@ class PostgresDatabase:
 
     async def _migrate(self, progress: Any) -> None:
         # A session lock: on the listening URL, which reaches the server itself (not through PgBouncer).
-        conn = await asyncpg.connect(self.listen_url, statement_cache_size=0,
-                                     server_settings={"timezone": "UTC", "application_name": "linksvc"})
+        try:
+            conn = await self._session()
+        except asyncpg.InvalidCatalogNameError:
+            await create_database(self.listen_url)
+            conn = await self._session()
         try:
             await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
             try:
@@ -305,6 +360,10 @@ class PostgresDatabase:
                 await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
         finally:
             await conn.close()
+
+    async def _session(self) -> asyncpg.Connection:
+        return await asyncpg.connect(self.listen_url, statement_cache_size=0, timeout=CONNECT_SECONDS,
+                                     server_settings={"timezone": "UTC", "application_name": "linksvc"})
 
     # -- read models' generations ----------------------------------------------------------------------
 
