@@ -9,10 +9,12 @@ data, so its issues are reported beside the per-field ones even when those fail.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from linksvc.errors import RULES, InvalidField, Issue, Issues
@@ -138,6 +140,20 @@ def one_of_required(data: dict[str, Any], names: Sequence[str]) -> list[Issue]:
     return [Issue("", f"at least one of {listed} is required", "one_of_required", tuple(names))]
 
 
+@functools.cache
+def _judged_apart(model: type[BaseModel]) -> frozenset[str]:
+    """The fields a model takes as ``Any`` or ``list[Any]``: their items are validated on their own later (a
+    migrated customer, a bulk request's event), so that one bad item fails alone."""
+    return frozenset(name for name, info in model.model_fields.items() if info.annotation in (Any, list[Any]))
+
+
+def _own_parts(model: type[BaseModel], data: Any) -> Any:
+    apart = _judged_apart(model)
+    if apart and isinstance(data, dict):
+        return {key: value for key, value in data.items() if key not in apart}
+    return data
+
+
 def validate(model: type[M], data: Any, prefix: str = "", where: str = "body") -> M:
     """``data`` as ``model``, or :class:`InvalidField` naming every problem: the fields' and the model's
     cross-field rules together."""
@@ -151,6 +167,11 @@ def validate(model: type[M], data: Any, prefix: str = "", where: str = "body") -
     for issue in cross_field_issues(model, data, prefix, root):
         if not issues.covers(issue.path) or issue.path in (root, prefix):
             issues.add(issue.path, issue.message, issue.type, issue.accepted)
+    own = _own_parts(model, data)
+    if holds_nul(own):
+        for issue in nul_issues(own, prefix, root=root):
+            if not issues.covers(issue.path):
+                issues.add(issue.path, issue.message, issue.type)
     if issues or item is None:
         issues.raise_if_any(f"Invalid {where}")
     assert item is not None
@@ -160,20 +181,31 @@ def validate(model: type[M], data: Any, prefix: str = "", where: str = "body") -
 NUL_MESSAGE = "may not contain the character U+0000"
 
 
-def nul_issues(value: Any, prefix: str = "", loc: tuple[int | str, ...] = ()) -> list[Issue]:
-    """Every string (or key) of a document that holds U+0000, which PostgreSQL's ``text`` and ``jsonb`` cannot
-    store: on that store such a document is refused naming each field (SQLite stores it as given)."""
+def holds_nul(value: Any) -> bool:
+    """Whether any string or key of a JSON document holds U+0000: orjson writes that character as ``\\u0000``
+    and nothing else does, so one C-level search of the document's bytes answers it (under a microsecond for an
+    event, where walking it in Python takes several)."""
+    try:
+        return b"\\u0000" in orjson.dumps(value)
+    except TypeError:  # not a JSON document (models, dates): walk it
+        return bool(nul_issues(value))
+
+
+def nul_issues(value: Any, prefix: str = "", loc: tuple[int | str, ...] = (), root: str = "body") -> list[Issue]:
+    """Every string (or key) of a document that holds U+0000, named by its path. No text the service is given
+    may hold it, on either store: PostgreSQL's ``text`` and ``jsonb`` cannot, and the same input must get the
+    same answer from both (docs/decisions.md, "Where the two stores differ")."""
     found: list[Issue] = []
     if isinstance(value, str):
         if "\x00" in value:
-            found.append(Issue(field_path(loc, prefix), NUL_MESSAGE, "format"))
+            found.append(Issue(field_path(loc, prefix, root), NUL_MESSAGE, "format"))
     elif isinstance(value, dict):
         for key, item in value.items():
             if isinstance(key, str) and "\x00" in key:
-                found.append(Issue(field_path((*loc, key), prefix), NUL_MESSAGE, "format"))
+                found.append(Issue(field_path((*loc, key), prefix, root), NUL_MESSAGE, "format"))
             else:
-                found.extend(nul_issues(item, prefix, (*loc, key)))
+                found.extend(nul_issues(item, prefix, (*loc, key), root))
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            found.extend(nul_issues(item, prefix, (*loc, index)))
+            found.extend(nul_issues(item, prefix, (*loc, index), root))
     return found

@@ -112,11 +112,16 @@ async def test_good_urls_of_every_kind_are_saved_as_given(seeded: TestClient) ->
 
 
 async def test_a_hostile_utm_edit_stays_encoded_in_the_destination(seeded: TestClient) -> None:
-    response = await seeded.patch(f"{API}/{LINK_ID}/utm", json={"utm_source": "a#Intent;S.x=1;end\r\n\x00 é"},
+    response = await seeded.patch(f"{API}/{LINK_ID}/utm", json={"utm_source": "a#Intent;S.x=1;end\r\n\x01 é"},
                                   headers=ADMIN)
     assert response.status == 200, await response.text()
     destination = (await response.json())["data"]["destination_url"]
-    assert destination == ("https://shop.example/p?x=1&utm_source=a%23Intent%3BS.x%3D1%3Bend%0D%0A%00%20%C3%A9#top")
+    assert destination == ("https://shop.example/p?x=1&utm_source=a%23Intent%3BS.x%3D1%3Bend%0D%0A%01%20%C3%A9#top")
+    # U+0000 is refused in any text, on either store (docs/decisions.md, "Where the two stores differ").
+    response = await seeded.patch(f"{API}/{LINK_ID}/utm", json={"utm_source": "a\x00b"}, headers=ADMIN)
+    assert response.status == 400
+    assert (await response.json())["details"]["issues"] == [
+        {"path": "utm_source", "message": "may not contain the character U+0000", "type": "format"}]
 
 
 async def store_unchecked(client: TestClient, link_id: str, changes: dict[str, Any]) -> None:

@@ -180,7 +180,7 @@ HANDLED = [
     (f"{LOOKUP}?Phone=573001234567", "{A}", "", "", 400),
     (f"{LOOKUP}?document_number=CC100&phone=573001234567", "{A}", "", "", 200),
     (f"{LOOKUP}?document_number=CC100&utm_source=x", "{A}", "", "", 200),
-    (f"{LOOKUP}?document_number=a%00b", "{A}", "", "", 404),
+    (f"{LOOKUP}?document_number=a%00b", "{A}", "", "", 400),
     (f"{LOOKUP}?document_number=a%0Ab", "{A}", "", "", 404),
     (f"{LOOKUP}/?document_number=CC100", "{A}", "", "", 404),
     (f"{LOOKUP}%2F?document_number=CC100", "{A}", "", "", 404),
