@@ -144,3 +144,23 @@ def session_database() -> Iterator[TestDatabase | None]:
         yield database
     finally:
         asyncio.run(_drop(admin, database.name))
+
+
+@contextlib.contextmanager
+def fresh_database_sync(admin: str = DEFAULT_ADMIN) -> Iterator[str]:
+    """:func:`fresh_database` for synchronous code (fixtures that start ``linksvc serve`` processes): the URL
+    of a new, empty PostgreSQL database, dropped at the end of the block. Its event loop runs on a thread of
+    its own, so the caller may be inside a running loop (Playwright's sync API keeps one in the main thread)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    manager = fresh_database(admin)
+    loop = asyncio.new_event_loop()
+    with ThreadPoolExecutor(1, thread_name_prefix="fresh-database") as thread:
+        try:
+            url = thread.submit(loop.run_until_complete, manager.__aenter__()).result()
+            try:
+                yield url
+            finally:
+                thread.submit(loop.run_until_complete, manager.__aexit__(None, None, None)).result()
+        finally:
+            thread.submit(loop.close).result()

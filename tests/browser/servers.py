@@ -1,5 +1,6 @@
 """What the browser tests run against, all on 127.0.0.1: the real service (``python -m linksvc serve`` with the
-demo data), an HTTPS landing page that records the query of every visit (link destinations must be https;
+demo data; on a fresh PostgreSQL database of its own when ``LINKSVC_TEST_DATABASE_URL`` is set, on a SQLite
+file otherwise), an HTTPS landing page that records the query of every visit (link destinations must be https;
 its certificate is made here and the browser is told to accept it), and a webhook receiver."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,6 +28,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests.pgstore import admin_url, fresh_database_sync
 from tests.processes import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,13 +126,23 @@ def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
 
 @contextmanager
 def service(folder: Path) -> Iterator[str]:
-    """``python -m linksvc serve`` with the demo data on a free port; yields its base URL."""
+    """``python -m linksvc serve`` with the demo data on a free port; yields its base URL. Its store is
+    ``folder/service.db``, or a PostgreSQL database made for it (and dropped after) when the suite runs on
+    PostgreSQL."""
+    with ExitStack() as stack:
+        admin = admin_url()
+        database = {} if admin is None else {"LINKSVC_DATABASE_URL": stack.enter_context(fresh_database_sync(admin))}
+        yield stack.enter_context(_serve(folder, database))
+
+
+@contextmanager
+def _serve(folder: Path, database: dict[str, str]) -> Iterator[str]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1",
            "LINKSVC_DEMO_FILE": str(ROOT / "fixtures" / "demo.json"), "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1",
            "LINKSVC_PUBLIC_URL": base, "LINKSVC_DELIVERY_MAX_TRIES": "1", "LINKSVC_CLICK_FLUSH_SECONDS": "0.2",
-           "LINKSVC_EXPORT_INTERVAL_SECONDS": "3600", "LINKSVC_LOG_FORMAT": "text"}
+           "LINKSVC_EXPORT_INTERVAL_SECONDS": "3600", "LINKSVC_LOG_FORMAT": "text", **database}
     log_path = folder / "service.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
