@@ -100,6 +100,8 @@ class Accounting:
     most_purchases: int  # of one customer
     most_lines: int  # wallet lines of one customer
     exit_code: int
+    committed: int = 0  # on PostgreSQL, transactions of the database committed ...
+    rolled_back: int = 0  # ... and rolled back (a serializable unit refused is run again)
 
     def verdict(self) -> str:
         if self.stored == self.answered and self.in_flight == 0:
@@ -205,7 +207,10 @@ def stored(db: Path, url: str | None = None) -> dict[str, int]:
                "most_purchases": most.format("events", "AND type = 'PURCHASE'"),
                "most_lines": most.format("wallet_lines", "")}
     if url:
-        return {name: postgres.count(url, sql.replace("?", "$1"), data.DEMO_ACCOUNT) for name, sql in queries.items()}
+        found = {name: postgres.count(url, sql.replace("?", "$1"), data.DEMO_ACCOUNT) for name, sql in queries.items()}
+        transactions = "SELECT xact_{} FROM pg_stat_database WHERE datname = current_database()"
+        return found | {"committed": postgres.count(url, transactions.format("commit")),
+                        "rolled_back": postgres.count(url, transactions.format("rollback"))}
     with data.readonly(db) as conn:
         return {name: data.count(conn, sql, data.DEMO_ACCOUNT) for name, sql in queries.items()}
 
@@ -322,9 +327,14 @@ def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, ar
     bare = next(row for row in rows if row.label.startswith("bare")).rps()
     table = [row.cells(bare) for row in rows]
     lines = goals(rows, bare)
+    lines += [f"{row.label}: **{sum(r.other for r in row.rounds):,} answers other than accepted** (the first of "
+              "each wrk thread and run are printed with the run's output)"
+              for row in rows if any(r.other for r in row.rounds)]
     lines += [f"{a.label}: {a.answered:,} events answered as accepted, {a.stored:,} stored ({a.verdict()}); "
               f"{a.purchases:,} purchases, {a.earned:,} events issued a reward ({a.issues:,} ledger issue entries); "
               f"at the end one customer had up to {a.most_purchases:,} purchases and {a.most_lines:,} wallet lines; "
+              + (f"PostgreSQL committed {a.committed:,} transactions and rolled back {a.rolled_back:,} (serializable "
+                 "units refused and run again, among others); " if a.committed else "") +
               f"exit code {a.exit_code}" for a in accounts]
     workers = " and ".join(str(w) for w in args.workers)
     text = "\n".join([

@@ -108,7 +108,7 @@ def copied(admin: str | None, db: Path) -> Iterator[Copy | None]:
         yield None
         return
     made = copy(admin, db)
-    print(f"copied {db.name} to PostgreSQL in {made.seconds:.1f} s")
+    print(f"copied {db.name} to PostgreSQL ({made.url.rsplit('/', 1)[1]}) in {made.seconds:.1f} s")
     try:
         yield made
     finally:
