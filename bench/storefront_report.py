@@ -10,7 +10,7 @@ from bench import data, load, plans, postgres
 from bench import storefront_docs as docs
 from bench.load import Result
 
-ROWS = (
+ROWS: tuple[tuple[str, str], ...] = (
     ("bare", "bare aiohttp handler, fixed JSON body (its own process)"),
     ("campaigns", f"GET /campaigns?from=0&to=49&store_id={docs.BENCH_STORE}, 1 worker (first round only)"),
     ("phone 1", "GET /customers?phone=..., 1 worker"),
