@@ -162,7 +162,11 @@ def build(path: Path, version: int, seed: int, document: dict[str, Any], cache_k
 
 def working_copy(source: Path) -> Path:
     """A copy of a cached database for one run: what the run writes never touches the cache."""
-    target = source.with_name(source.stem + ".run.db")
+    return copy_database(source, source.with_name(source.stem + ".run.db"))
+
+
+def copy_database(source: Path, target: Path) -> Path:
+    """``source`` copied to ``target`` (replaced) with SQLite's backup, in WAL mode: ``target``."""
     for stale in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
         stale.unlink(missing_ok=True)
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)

@@ -5,13 +5,16 @@ Accepted events per second of ``POST /api/storefront/v1/behavior/events`` (one P
 its active custom event type, the stores and products its BEHAVIOR campaigns name, so that purchases earn
 rewards), beside the bare aiohttp handler (``GET /bare`` of ``bench/baseline.py``) in the same run.
 
-Each service row is a fresh ``linksvc serve`` over an empty temporary database (the demo's resources load,
-without its week of activity and with its connections off: ingest is measured, not forwarding), with
-``LINKSVC_DB_SYNCHRONOUS=FULL``. Every order_id is new (run, wrk thread, per-thread counter). The Lua
-script (``bench/events_lua.py``) counts 202 answers and the ``accepted`` of bulk 200 answers; after the
-measured phase wrk sends nothing (``delay()``) for a tail, then each run is settled: one more event is
-posted and answered, so everything queued before it on the write queue is committed. After SIGTERM the
-rows of ``events`` are compared with the events answered as accepted. Rounds of A B (A: the bare handler, B:
+Each service row is a fresh ``linksvc serve`` over a fresh copy of a SQLite file seeded once per run with the
+demo's resources (``linksvc seed``; without its week of activity and with its connections off: ingest is
+measured, not forwarding), with ``LINKSVC_DB_SYNCHRONOUS=FULL``. With ``--postgresql ADMIN_URL`` every service
+row runs again on PostgreSQL: the seeded file's copy moved by ``linksvc db copy`` into a new database per
+service run (``bench/postgres.py``, a few seconds each, outside the measurement), dropped after it. Every
+order_id is new (run, wrk thread, per-thread counter). The Lua script (``bench/events_lua.py``) counts 202
+answers and the ``accepted`` of bulk 200 answers; after the measured phase wrk sends nothing (``delay()``)
+for a tail, then each run is settled: one more event is posted and answered, so everything queued before it
+on the write queue is committed. After SIGTERM the rows of ``events`` are compared with the events answered
+as accepted. Rounds of A B (A: the bare handler, B:
 each service row, with 1 and 2 workers by default), figures the medians of the rounds. Rewrites its section
 of docs/benchmarks.md unless ``--no-docs``.
 """
@@ -20,19 +23,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench import data, events_lua, load
+from bench import data, events_lua, load, postgres
+from linksvc.settings import REPO_ROOT
 
 COMMAND = ".venv/bin/python -m bench.events"
 API = load.API
-SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
+# Every service run starts from a copy of the seeded file (:func:`seeded`): nothing to load at start.
+SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 ORDER = "@ORDER@"  # where a body template's order_id goes
 SINGLE_SHARE = 0.25  # of the bare handler's requests/s, one PURCHASE per request
 BULK_GOAL = 17_000  # events/s
@@ -92,6 +100,8 @@ class Accounting:
     most_purchases: int  # of one customer
     most_lines: int  # wallet lines of one customer
     exit_code: int
+    committed: int = 0  # on PostgreSQL, transactions of the database committed ...
+    rolled_back: int = 0  # ... and rolled back (a serializable unit refused is run again)
 
     def verdict(self) -> str:
         if self.stored == self.answered and self.in_flight == 0:
@@ -154,6 +164,7 @@ class Runner:
     def __init__(self, directory: Path, settings: load.Load, tail: int) -> None:
         self.directory, self.load, self.tail, self.runs = directory, settings, tail, 0
         self.odd = directory / "odd.txt"
+        self.copies: list[postgres.Copy] = []  # the databases of the service runs on PostgreSQL
 
     def wrk(self, server: load.Server, s: Scenario, headers: dict[str, str], seconds: int) -> Result:
         self.runs += 1
@@ -178,28 +189,65 @@ class Runner:
         return made
 
 
-def stored(db: Path) -> dict[str, int]:
+# An event that issued a reward: a non-empty ``issued`` list in its effects (TEXT on SQLite, jsonb on PostgreSQL).
+ISSUED = {"sqlite": "json_array_length(effects, '$.issued') > 0",
+          "postgresql": "CASE jsonb_typeof(effects -> 'issued') WHEN 'array' "
+                        "THEN jsonb_array_length(effects -> 'issued') ELSE 0 END > 0"}
+
+
+def stored(db: Path, url: str | None = None) -> dict[str, int]:
     """Of the demo account: events, purchases, events that issued a reward, ledger issue entries, and the
-    most purchases and wallet lines one customer has."""
+    most purchases and wallet lines one customer has; in the SQLite file ``db``, or on PostgreSQL at ``url``."""
+    events = "SELECT count(*) FROM events WHERE account_id = ?"
+    most = ("SELECT max(n) FROM (SELECT count(*) AS n FROM {} WHERE account_id = ? {} GROUP BY customer_id) "
+            "AS per_customer")
+    queries = {"stored": events, "purchases": events + " AND type = 'PURCHASE'",
+               "earned": f"{events} AND {ISSUED['postgresql' if url else 'sqlite']}",
+               "issues": "SELECT count(*) FROM ledger_entries WHERE account_id = ? AND kind = 'issue'",
+               "most_purchases": most.format("events", "AND type = 'PURCHASE'"),
+               "most_lines": most.format("wallet_lines", "")}
+    if url:
+        found = {name: postgres.count(url, sql.replace("?", "$1"), data.DEMO_ACCOUNT) for name, sql in queries.items()}
+        transactions = "SELECT xact_{} FROM pg_stat_database WHERE datname = current_database()"
+        return found | {"committed": postgres.count(url, transactions.format("commit")),
+                        "rolled_back": postgres.count(url, transactions.format("rollback"))}
     with data.readonly(db) as conn:
-        events = "SELECT count(*) FROM events WHERE account_id = ?"
-        most = "SELECT max(n) FROM (SELECT count(*) AS n FROM {} WHERE account_id = ? {} GROUP BY customer_id)"
-        return {name: data.count(conn, sql, data.DEMO_ACCOUNT) for name, sql in (
-            ("stored", events), ("purchases", events + " AND type = 'PURCHASE'"),
-            ("earned", events + " AND json_array_length(effects, '$.issued') > 0"),
-            ("issues", "SELECT count(*) FROM ledger_entries WHERE account_id = ? AND kind = 'issue'"),
-            ("most_purchases", most.format("events", "AND type = 'PURCHASE'")),
-            ("most_lines", most.format("wallet_lines", "")))}
+        return {name: data.count(conn, sql, data.DEMO_ACCOUNT) for name, sql in queries.items()}
 
 
-def service_row(runner: Runner, s: Scenario, single: Scenario, workers: int = 1,
-                round_: int = 1) -> tuple[Result, Accounting]:
-    """A fresh service (``workers`` processes): a request of ``s`` checked, warm-up and measured runs each settled
+def seeded(directory: Path) -> Path:
+    """A SQLite file holding the demo's resources (``data.ingest_only_demo``, loaded by ``linksvc seed``): every
+    service run starts from a copy of it, on SQLite or on PostgreSQL."""
+    path = directory / "seeded.db"
+    done = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(data.ingest_only_demo(directory)), "--db",
+                           str(path)], cwd=REPO_ROOT, env={**os.environ, **load.QUIET}, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"linksvc seed failed: {done.stderr[-2000:]}")
+    return path
+
+
+def row_label(s: Scenario, workers: int, admin: str | None = None) -> str:
+    """The label of a service row, ``on PostgreSQL`` when measured there."""
+    label = f"{s.name}, {workers} worker{'s' if workers > 1 else ''}"
+    return postgres.label(label) if admin else label
+
+
+def service_row(runner: Runner, s: Scenario, single: Scenario, seed: Path, workers: int = 1, round_: int = 1,
+                admin: str | None = None) -> tuple[Result, Accounting]:
+    """A fresh service (``workers`` processes) on a fresh copy of ``seed`` (on PostgreSQL through ``admin``, when
+    given, in a database dropped afterwards): a request of ``s`` checked, warm-up and measured runs each settled
     by an event posted after it and awaited (the write queue is first in, first out: what was queued before is
     committed)."""
-    db = runner.directory / f"events-{s.name}-w{workers}-r{round_}.db"
+    db = data.copy_database(seed, runner.directory / f"events-{s.name}-w{workers}-r{round_}.db")
+    with postgres.copied(admin, db) as pg:
+        runner.copies += [pg] if pg else []
+        return _service_row(runner, s, single, db, workers, round_, pg.url if pg else None)
+
+
+def _service_row(runner: Runner, s: Scenario, single: Scenario, db: Path, workers: int, round_: int,
+                 url: str | None) -> tuple[Result, Accounting]:
     probes = 0
-    env = {**SERVICE_ENV, "LINKSVC_DEMO_FILE": str(data.ingest_only_demo(runner.directory))}
+    env = {**SERVICE_ENV, **postgres.environment(url)}
     with load.service(f"linksvc ({s.name})", db, env, "--workers", str(workers)) as service:
         token = load.authorize(service, data.DEMO_SERVER_KEY)
 
@@ -219,9 +267,9 @@ def service_row(runner: Runner, s: Scenario, single: Scenario, workers: int = 1,
                               settle=lambda server: probe(single, server))
         exit_code = load.stop(service)
     answered = s.per_request + (probes - 1) + sum(r.events for r in made)
-    label = f"{s.title}, {workers} worker{'s' if workers > 1 else ''}, round {round_}"
+    label = f"{s.title}, {row_label(s, workers, url)[len(s.name) + 2:]}, round {round_}"
     return made[-1], Accounting(label=label, answered=answered, in_flight=sum(r.sent - r.answered for r in made),
-                                per_request=s.per_request, exit_code=exit_code, **stored(db))
+                                per_request=s.per_request, exit_code=exit_code, **stored(db, url))
 
 
 def _n(x: float) -> str:
@@ -274,14 +322,19 @@ def goals(rows: list[Row], bare: float) -> list[str]:
 
 
 def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, args: argparse.Namespace,
-            custom: str) -> tuple[str, list[str]]:
-    """(the docs section, the summary lines)."""
+            custom: str, pg: postgres.Copy | None = None) -> tuple[str, list[str]]:
+    """(the docs section, the summary lines); ``pg``: a database of the rows on PostgreSQL, if any."""
     bare = next(row for row in rows if row.label.startswith("bare")).rps()
     table = [row.cells(bare) for row in rows]
     lines = goals(rows, bare)
+    lines += [f"{row.label}: **{sum(r.other for r in row.rounds):,} answers other than accepted** (the first of "
+              "each wrk thread and run are printed with the run's output)"
+              for row in rows if any(r.other for r in row.rounds)]
     lines += [f"{a.label}: {a.answered:,} events answered as accepted, {a.stored:,} stored ({a.verdict()}); "
               f"{a.purchases:,} purchases, {a.earned:,} events issued a reward ({a.issues:,} ledger issue entries); "
               f"at the end one customer had up to {a.most_purchases:,} purchases and {a.most_lines:,} wallet lines; "
+              + (f"PostgreSQL committed {a.committed:,} transactions and rolled back {a.rolled_back:,} (serializable "
+                 "units refused and run again, among others); " if a.committed else "") +
               f"exit code {a.exit_code}" for a in accounts]
     workers = " and ".join(str(w) for w in args.workers)
     text = "\n".join([
@@ -296,9 +349,10 @@ def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, ar
         "where wrk "
         "sends nothing (Lua `delay()`) so that what is in flight is answered and counted, then one more event is "
         "posted and awaited, so that the run's backlog is committed before the next. Each service run is a fresh "
-        f"`linksvc serve --workers N` (N = {workers}) over an empty temporary database where the demo "
-        "(`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING` and `LINKSVC_DB_SYNCHRONOUS=FULL` (the "
-        "default): every event is committed and synced to disk before its answer. Reference: the bare aiohttp "
+        f"`linksvc serve --workers N` (N = {workers}) over a fresh copy of a SQLite file where the demo's resources "
+        "(`fixtures/demo.json`) were loaded once for the run (`linksvc seed`), with `LINKSVC_LOG_LEVEL=WARNING` and "
+        "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default): every event is committed and synced to disk before its "
+        "answer. Reference: the bare aiohttp "
         "handler (`bench/baseline.py`, one process, no middleware), `GET /bare` answering a fixed small JSON body "
         "(the baseline has no POST route, so the reference is a GET without a body); share of bare = requests/s "
         "over the bare handler's median.", "",
@@ -315,6 +369,9 @@ def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, ar
         "request of its kind through the real server, checked (202, or 200 with every event accepted).", "",
         load.table(["row", "requests/s", "events/s", "events/s per round", "share of bare", "p50", "p99",
                     "server CPU per event", "timeouts"], table), "",
+        *([pg.note(" (a new database for each service run, as each SQLite row has a new copy of the seeded file); "
+                   "server CPU counts the service's processes only, not the PostgreSQL server's, which commits the "
+                   "events there."), ""] if pg else []),
         "Goals, and per service process the events answered as accepted (the Lua `response()` and the probes) "
         "against the rows of `events` counted after SIGTERM:", "", *[f"- {x}." for x in lines],
     ])
@@ -333,6 +390,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
                         help="worker counts of the service, a row each [1 2]")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of A B (bare, then the service rows) [2]")
+    postgres.add_argument(parser)
     load.output_options(parser, "1 s per row, 10 events per bulk request, one round, 1 worker")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -349,24 +407,27 @@ def main(argv: list[str] | None = None) -> int:
     load.wrk_binary()
     settings = load.Load(args.connections, args.threads, args.duration, args.warmup, args.timeout)
     bare, single, bulk, custom = scenarios(args.batch, args.bulk_connections)
-    labels = ["bare"] + [f"{s.name}, {w} worker{'s' if w > 1 else ''}" for w in args.workers for s in (single, bulk)]
+    stores = [None, args.postgresql] if args.postgresql else [None]
+    labels = ["bare"] + [row_label(s, w, admin) for w in args.workers for admin in stores for s in (single, bulk)]
     found: dict[str, list[Result]] = {label: [] for label in labels}
     accounts: list[Accounting] = []
     with tempfile.TemporaryDirectory(prefix="bench-events-") as tmp:
         runner = Runner(Path(tmp), settings, args.tail)
+        seed = seeded(runner.directory)
         for round_ in range(1, args.rounds + 1):
             with load.running("bare handler", load.BASELINE) as server:  # A
                 print(f"round {round_}: measuring the bare handler ...")
                 found["bare"].append(runner.measure(server, bare, {})[-1])
             for workers in args.workers:  # B
-                for s in (single, bulk):
-                    print(f"round {round_}: {workers} worker(s)")
-                    result, acc = service_row(runner, s, single, workers, round_)
-                    found[f"{s.name}, {workers} worker{'s' if workers > 1 else ''}"].append(result)
-                    accounts.append(acc)
+                for admin in stores:
+                    for s in (single, bulk):
+                        print(f"round {round_}: {workers} worker(s){postgres.SUFFIX if admin else ''}")
+                        result, acc = service_row(runner, s, single, seed, workers, round_, admin)
+                        found[row_label(s, workers, admin)].append(result)
+                        accounts.append(acc)
         odd = runner.odd.read_text().strip() if runner.odd.is_file() else ""
     rows = [Row(label, found[label]) for label in labels]
-    text, lines = section(rows, accounts, settings, args, custom)
+    text, lines = section(rows, accounts, settings, args, custom, runner.copies[0] if runner.copies else None)
     for row in rows:
         for n, r in enumerate(row.rounds, 1):
             print(f"  {row.label:18} r{n} {r.per_s(r.answered_window):9,.0f} req/s {r.per_s(r.events_window):9,.0f} "

@@ -30,11 +30,8 @@ import argparse
 import asyncio
 import http.client
 import json
-import secrets
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -42,9 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import asyncpg
-
-from bench import data, load, plans
+from bench import data, load, plans, postgres
 from bench.floor import ACCOUNT as FLOOR_ACCOUNT
 from bench.load import Profile
 from linksvc.settings import REPO_ROOT
@@ -364,6 +359,7 @@ class Run:
     cpu_us: dict[str, float]  # scenario -> event-loop CPU µs per request (for the profile's per-request costs)
     workers: list[int]  # worker counts measured, one service row each
     rounds: int = 1
+    postgresql: postgres.Copy | None = None  # the database of the rows on PostgreSQL, if any
 
     @property
     def labels(self) -> list[str]:
@@ -488,11 +484,9 @@ def section(run: Run) -> str:
                          str(sum(r.timeouts for r in run.results[(scenario, label)]))])
     out += [load.table(["scenario", "server", "redirects/s", "per round", "vs bare", "p50", "p99", "CPU/request",
                           "event loop", "other threads", "timeouts"], rows), ""]
-    if run.on_postgresql:
-        out += ["Rows \"on PostgreSQL\": the same service with `LINKSVC_DATABASE_URL` on the machine's PostgreSQL "
-                "15 (127.0.0.1:5432, a new database holding the same links, made with `linksvc db copy` and dropped "
-                "afterwards), the same scripts, in the same rounds; CPU counts the service's processes only, not "
-                "the PostgreSQL server's (which writes the click batches there).", ""]
+    if run.postgresql and run.on_postgresql:
+        out += [run.postgresql.note("; CPU counts the service's processes only, not the PostgreSQL server's (which "
+                                    "writes the click batches there)."), ""]
     verdicts = []
     for scenario, title in SCENARIOS.items():
         ratio = run.ratio(scenario)
@@ -550,9 +544,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="rounds of A B (the bare handler, then every service row), medians reported [2]")
     parser.add_argument("--workers", default="1,2",
                         help="worker process counts of the service, one service row each [1,2]")
-    parser.add_argument("--postgresql", metavar="ADMIN_URL", default=None,
-                        help="also run the service rows on PostgreSQL: a database made from ADMIN_URL (e.g. "
-                        "postgresql://postgres@127.0.0.1:5432/postgres) by linksvc db copy, dropped at the end")
+    postgres.add_argument(parser)
     parser.add_argument("--no-floor", dest="floor", action="store_false",
                         help="skip the floor rows (the bare handler that also stores its clicks)")
     load.output_options(parser, "2,000 links, 1 worker, 1 s per row, no profile")
@@ -581,46 +573,7 @@ def floor_args(db: Path, processes: int) -> list[str]:
 
 
 def pg_label(workers: int) -> str:
-    return service_label(workers) + " on PostgreSQL"
-
-
-def count_pg_clicks(url: str) -> int:
-    async def count() -> int:
-        conn = await asyncpg.connect(url)
-        try:
-            return int(await conn.fetchval("SELECT count(*) FROM clicks WHERE account_id <> $1", FLOOR_ACCOUNT))
-        finally:
-            await conn.close()
-    return asyncio.run(count())
-
-
-def postgresql_copy(admin: str, db: Path) -> str:
-    """A new PostgreSQL database holding the links of ``db`` (``linksvc db copy``): its URL."""
-    name = f"linksvc_bench_{secrets.token_hex(4)}"
-
-    async def create() -> None:
-        conn = await asyncpg.connect(admin)
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await conn.close()
-    asyncio.run(create())
-    url = admin.rsplit("/", 1)[0] + f"/{name}"
-    done = subprocess.run([sys.executable, "-m", "linksvc", "db", "copy", "--from", f"sqlite:///{db}", "--to", url],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        raise RuntimeError(f"linksvc db copy failed: {done.stderr[-2000:]}")
-    return url
-
-
-def drop_postgresql(admin: str, url: str) -> None:
-    async def drop() -> None:
-        conn = await asyncpg.connect(admin)
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-        finally:
-            await conn.close()
-    asyncio.run(drop())
+    return postgres.label(service_label(workers))
 
 
 def service_label(workers: int) -> str:
@@ -631,10 +584,11 @@ def _service_run(label: str, db: Path, scripts: Scripts, scenario: str, settings
                  out_dir: Path, workers: int, database_url: str | None = None
                  ) -> tuple[Result, Accounting, load.Profile]:
     def clicks() -> int:
-        return count_pg_clicks(database_url) if database_url else count_clicks(db)
+        return (postgres.count(database_url, "SELECT count(*) FROM clicks WHERE account_id <> $1", FLOOR_ACCOUNT)
+                if database_url else count_clicks(db))
     before = clicks()
     profile = load.Profile()
-    env = {**SERVICE_ENV, "LINKSVC_DATABASE_URL": database_url} if database_url else SERVICE_ENV
+    env = {**SERVICE_ENV, **postgres.environment(database_url)}
     with load.service(f"linksvc ({label})", db, env, "--workers", str(workers)) as service:
         print(f"measuring the service, {SCENARIOS[scenario]} ...")
         result, made = measure(service, scripts, scenario, settings)
@@ -662,84 +616,83 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rows identical to the save path's: {compared} links compared")
     db = data.working_copy(dataset.path)
     plan = lookup_plan(db, data.all_codes(db)[args.links // 2])
-    pg_url = postgresql_copy(args.postgresql, db) if args.postgresql else None
-    print("plan of the link lookup:\n  " + "\n  ".join(plan.plan))
-    results: dict[tuple[str, str], list[Result]] = {}
-    accounts: list[Accounting] = []
-    profiles: dict[str, Profile] = {}
-    cpu_us: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-redirects-") as tmp:
-        directory = Path(tmp)
-        scripts = Scripts(directory, directory / "codes.txt", directory / "agents.txt")
-        scripts.codes.write_text("\n".join(data.all_codes(db)) + "\n")
-        scripts.agents.write_text("\n".join(weighted_agents()) + "\n")
+    with postgres.copied(args.postgresql, db) as pg:  # dropped at the end, even when the run fails
+        pg_url = pg.url if pg else None
+        print("plan of the link lookup:\n  " + "\n  ".join(plan.plan))
+        results: dict[tuple[str, str], list[Result]] = {}
+        accounts: list[Accounting] = []
+        profiles: dict[str, Profile] = {}
+        cpu_us: dict[str, float] = {}
+        with tempfile.TemporaryDirectory(prefix="bench-redirects-") as tmp:
+            directory = Path(tmp)
+            scripts = Scripts(directory, directory / "codes.txt", directory / "agents.txt")
+            scripts.codes.write_text("\n".join(data.all_codes(db)) + "\n")
+            scripts.agents.write_text("\n".join(weighted_agents()) + "\n")
 
-        before = count_clicks(db)
-        with load.service("linksvc (verification)", db, SERVICE_ENV) as service:
-            checked, answered = verify(service, data.sample_links(db, 12))
-            exit_code = load.stop(service)
-        accounts.append(Accounting("verification", answered, answered, count_clicks(db) - before, exit_code))
-        print("verified through the real server:\n  " + "\n  ".join(checked))
+            before = count_clicks(db)
+            with load.service("linksvc (verification)", db, SERVICE_ENV) as service:
+                checked, answered = verify(service, data.sample_links(db, 12))
+                exit_code = load.stop(service)
+            accounts.append(Accounting("verification", answered, answered, count_clicks(db) - before, exit_code))
+            print("verified through the real server:\n  " + "\n  ".join(checked))
 
-        def bare(round_: int) -> None:
-            with load.running("bare 302 handler", load.BASELINE) as server:
-                print(f"measuring the bare 302 handler (round {round_}) ...")
-                for scenario in SCENARIOS:
-                    print(f"  {SCENARIOS[scenario]} ...")
-                    results.setdefault((scenario, BARE), []).append(measure(server, scripts, scenario, settings)[0])
-
-        def floor_rows(round_: int) -> None:
-            for processes in args.workers if args.floor else ():
-                label = floor_label(processes)
-                with load.running(label, floor_args(db, processes), stop=load.stop) as server:
+            def bare(round_: int) -> None:
+                with load.running("bare 302 handler", load.BASELINE) as server:
+                    print(f"measuring the bare 302 handler (round {round_}) ...")
                     for scenario in SCENARIOS:
-                        print(f"measuring the {label} (round {round_}), {SCENARIOS[scenario]} ...")
-                        results.setdefault((scenario, label), []).append(
-                            measure(server, scripts, scenario, settings)[0])
+                        print(f"  {SCENARIOS[scenario]} ...")
+                        results.setdefault((scenario, BARE), []).append(measure(server, scripts, scenario, settings)[0])
 
-        def service_rows(round_: int) -> None:
-            for workers in args.workers:
-                label = service_label(workers)
-                for scenario in SCENARIOS:
-                    # py-spy samples the single-process runs (one event loop to read), in the first round.
-                    profile_s = args.profile if workers == 1 and round_ == 1 else 0
-                    result, acc, profile = _service_run(f"{label}, {scenario}, round {round_}", db, scripts,
-                                                        scenario, settings, profile_s, directory, workers)
-                    results.setdefault((scenario, label), []).append(result)
-                    accounts.append(acc)
-                    if workers == 1 and round_ == 1:
-                        profiles[scenario] = profile
-                        cpu_us[scenario] = result.loop_us_per_request
-                if pg_url is None:
-                    continue
-                label = pg_label(workers)
-                for scenario in SCENARIOS:
-                    result, acc, _ = _service_run(f"{label}, {scenario}, round {round_}", db, scripts, scenario,
-                                                  settings, 0, directory, workers, pg_url)
-                    results.setdefault((scenario, label), []).append(result)
-                    accounts.append(acc)
+            def floor_rows(round_: int) -> None:
+                for processes in args.workers if args.floor else ():
+                    label = floor_label(processes)
+                    with load.running(label, floor_args(db, processes), stop=load.stop) as server:
+                        for scenario in SCENARIOS:
+                            print(f"measuring the {label} (round {round_}), {SCENARIOS[scenario]} ...")
+                            results.setdefault((scenario, label), []).append(
+                                measure(server, scripts, scenario, settings)[0])
 
-        for round_ in range(1, args.rounds + 1):  # A B A B: the bare handler, then the service's rows
-            bare(round_)
-            floor_rows(round_)
-            service_rows(round_)
-        for scenario in SCENARIOS:
-            raw = directory / f"profile-{scenario}.txt"
-            if raw.is_file():
-                shutil.copy(raw, REPO_ROOT / "data" / f"bench-redirects-profile-{scenario}.txt")
-    run = Run(machine=load.machine(), revision=load.revision(), load=settings, dataset=dataset, compared=compared,
-              checked=checked, results=results, accounts=accounts, plan=plan, profiles=profiles,
-              profile_s=args.profile, cpu_us=cpu_us, workers=args.workers, rounds=args.rounds)
-    print(summary(run))
-    for (scenario, label), runs in results.items():
-        for round_, r in enumerate(runs, 1):
-            print(f"  {scenario:7} {label:18} round {round_} {r.rps:8,.0f}/s p50 {_ms(r.p50_us)} p99 "
-                  f"{_ms(r.p99_us)} cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, "
-                  f"other {r.other_us_per_request:.0f}) timeouts {r.timeouts}")
-    load.publish("redirects", section(run), args)
-    if pg_url is not None:
-        drop_postgresql(args.postgresql, pg_url)
-    return 0 if all(a.equal for a in accounts) else 1
+            def service_rows(round_: int) -> None:
+                for workers in args.workers:
+                    label = service_label(workers)
+                    for scenario in SCENARIOS:
+                        # py-spy samples the single-process runs (one event loop to read), in the first round.
+                        profile_s = args.profile if workers == 1 and round_ == 1 else 0
+                        result, acc, profile = _service_run(f"{label}, {scenario}, round {round_}", db, scripts,
+                                                            scenario, settings, profile_s, directory, workers)
+                        results.setdefault((scenario, label), []).append(result)
+                        accounts.append(acc)
+                        if workers == 1 and round_ == 1:
+                            profiles[scenario] = profile
+                            cpu_us[scenario] = result.loop_us_per_request
+                    if pg_url is None:
+                        continue
+                    label = pg_label(workers)
+                    for scenario in SCENARIOS:
+                        result, acc, _ = _service_run(f"{label}, {scenario}, round {round_}", db, scripts, scenario,
+                                                      settings, 0, directory, workers, pg_url)
+                        results.setdefault((scenario, label), []).append(result)
+                        accounts.append(acc)
+
+            for round_ in range(1, args.rounds + 1):  # A B A B: the bare handler, then the service's rows
+                bare(round_)
+                floor_rows(round_)
+                service_rows(round_)
+            for scenario in SCENARIOS:
+                raw = directory / f"profile-{scenario}.txt"
+                if raw.is_file():
+                    shutil.copy(raw, REPO_ROOT / "data" / f"bench-redirects-profile-{scenario}.txt")
+        run = Run(machine=load.machine(), revision=load.revision(), load=settings, dataset=dataset, compared=compared,
+                  checked=checked, results=results, accounts=accounts, plan=plan, profiles=profiles,
+                  profile_s=args.profile, cpu_us=cpu_us, workers=args.workers, rounds=args.rounds, postgresql=pg)
+        print(summary(run))
+        for (scenario, label), runs in results.items():
+            for round_, r in enumerate(runs, 1):
+                print(f"  {scenario:7} {label:18} round {round_} {r.rps:8,.0f}/s p50 {_ms(r.p50_us)} p99 "
+                      f"{_ms(r.p99_us)} cpu {r.cpu_us_per_request:.0f} µs/req (loop {r.loop_us_per_request:.0f}, "
+                      f"other {r.other_us_per_request:.0f}) timeouts {r.timeouts}")
+        load.publish("redirects", section(run), args)
+        return 0 if all(a.equal for a in accounts) else 1
 
 
 if __name__ == "__main__":
