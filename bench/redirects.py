@@ -594,8 +594,9 @@ def count_pg_clicks(url: str) -> int:
     return asyncio.run(count())
 
 
-def postgresql_copy(admin: str, db: Path) -> str:
-    """A new PostgreSQL database holding the links of ``db`` (``linksvc db copy``): its URL."""
+def create_postgresql(admin: str) -> str:
+    """A new, empty PostgreSQL database of this run's own (``linksvc_bench_<hex>``), made through ``admin``:
+    its URL. Drop it with :func:`drop_postgresql`."""
     name = f"linksvc_bench_{secrets.token_hex(4)}"
 
     async def create() -> None:
@@ -605,7 +606,12 @@ def postgresql_copy(admin: str, db: Path) -> str:
         finally:
             await conn.close()
     asyncio.run(create())
-    url = admin.rsplit("/", 1)[0] + f"/{name}"
+    return admin.rsplit("/", 1)[0] + f"/{name}"
+
+
+def postgresql_copy(admin: str, db: Path) -> str:
+    """A new PostgreSQL database holding the links of ``db`` (``linksvc db copy``): its URL."""
+    url = create_postgresql(admin)
     done = subprocess.run([sys.executable, "-m", "linksvc", "db", "copy", "--from", f"sqlite:///{db}", "--to", url],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
