@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import time
@@ -438,7 +439,8 @@ def section(figures: list[Figures], args: argparse.Namespace, server: str) -> st
         + (f" --rounds {args.rounds}" if args.rounds != 3 else "") + "` (`bench/pgdriver.py`)",
         "",
         f"Measured on {load.machine().line()}; PostgreSQL {server} on 127.0.0.1; {_versions()}; "
-        f"{load.revision()}." + (f" {args.note}" if args.note else ""),
+        f"{load.revision()}. The machine's load average (1 min) was {args.load[0]:.1f} at the start and "
+        f"{args.load[1]:.1f} at the end ({load.machine().cores} cores)." + (f" {args.note}" if args.note else ""),
         "",
         f"The service's own repository code on either driver, in one asyncio process on uvloop (as the service "
         f"runs): {TASKS} tasks on a pool of "
@@ -484,7 +486,9 @@ def main(argv: list[str] | None = None) -> int:
     url = create_postgresql(args.admin_url)
     try:
         asyncio.run(prepare(url))
+        before = os.getloadavg()[0]
         figures = uvloop.run(run(url, args.rounds, args.seconds, warmup=1.0))  # the service's event loop
+        args.load = (before, os.getloadavg()[0])
         text = section(figures, args, asyncio.run(_server_version(url)))
     finally:
         drop_postgresql(args.admin_url, url)
