@@ -436,7 +436,7 @@ def section(figures: list[Figures], args: argparse.Namespace, server: str) -> st
         "## PostgreSQL drivers: asyncpg and psycopg 3",
         "",
         "`python -m bench.pgdriver" + (f" --seconds {args.seconds:g}" if args.seconds != 5 else "")
-        + (f" --rounds {args.rounds}" if args.rounds != 3 else "") + "` (`bench/pgdriver.py`)",
+        + (f" --rounds {args.rounds}" if args.rounds != 4 else "") + "` (`bench/pgdriver.py`)",
         "",
         f"Measured on {load.machine().line()}; PostgreSQL {server} on 127.0.0.1; {_versions()}; "
         f"{load.revision()}. The machine's load average (1 min) was {args.load[0]:.1f} at the start and "
@@ -468,7 +468,8 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres",
                         help="a database URL allowed to CREATE and DROP DATABASE [%(default)s]")
     parser.add_argument("--seconds", type=float, default=5, help="seconds per driver, operation and round [5]")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per operation [3]")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="rounds per operation, even so that each driver goes first as often [4]")
     parser.add_argument("--note", default="", help="a sentence added to the section (how busy the machine was)")
     load.output_options(parser, "rounds of 1 s")
     args = parser.parse_args(argv)
