@@ -58,11 +58,18 @@ _STORAGE_TROUBLE = ("database is locked", "database or disk is full", "disk i/o 
                     "attempt to write a readonly database")
 
 
+_PG_CONFLICT = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected: after every retry
 _PG_DISK_FULL = "53100"  # PostgreSQL's disk_full ("could not extend file ...: No space left on device")
 
 
 def from_unexpected(request: web.Request, request_id: str) -> web.Response:
     exc = sys.exc_info()[1]
+    if getattr(exc, "sqlstate", None) in _PG_CONFLICT:
+        # PostgreSQL refused the unit every time it was run again (docs/decisions.md, "Serializable writes"):
+        # requests at once kept changing the same rows. Nothing was stored; the client may send it again.
+        log.warning("store busy on %s %s: %s", request.method, request.path, exc)
+        return error_response(503, "Storage busy", "other requests kept changing the same data; nothing was "
+                              f"stored, retry (request {request_id})", {"Retry-After": "1"})
     disk_full = getattr(exc, "sqlstate", None) == _PG_DISK_FULL
     if isinstance(exc, StoreOperationalError) and (disk_full or any(t in str(exc).lower() for t in _STORAGE_TROUBLE)):
         # Not a bug and not the caller's fault: the store cannot take the write now. Nothing was half

@@ -42,6 +42,12 @@ class Store(Protocol):
         unit must wait for nothing but the store (its repository calls)."""
         ...
 
+    @property
+    def queued_writes(self) -> bool:
+        """Whether write units wait in one queue (SQLite's one writer), rather than each beginning at once on a
+        connection of its own (PostgreSQL)."""
+        ...
+
     def generation(self, model: str) -> int:
         """The generation of a read model (``links``, ``access``), shared by every process on the store: it moves
         after each committed change to what the model holds. One load from memory, no statement."""

@@ -137,6 +137,8 @@ MODEL_INDEX = {name: index for index, name in enumerate(MODELS)}
 class Database:
     """Owns the write queue and the read connections. Open with :meth:`open`, close with :meth:`close`."""
 
+    queued_writes = True  # units wait in one queue for the one writer: what arrives meanwhile can join them
+
     def __init__(self, path: str, synchronous: str = "FULL", cache_kib: int = CACHE_KIB) -> None:
         self.path = path
         self.synchronous = synchronous

@@ -56,6 +56,7 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations" / "postgresql"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6C696E6B  # the advisory lock key migrations are applied under ("link")
 RETRIES = 20  # a unit refused as not serializable is run again this many times at most
+BACKOFF_BASE, BACKOFF_CAP = 0.004, 0.25  # seconds: the pause before a unit runs again (see write())
 CHANNEL = "linksvc_generations"
 RETRYABLE = (asyncpg.SerializationError, asyncpg.DeadlockDetectedError)
 
@@ -225,6 +226,16 @@ def _integer(value: Any) -> str:
     return str(value)
 
 
+async def _reset_connection(conn: asyncpg.Connection) -> None:
+    """What the pool does with a connection given back: roll back a transaction left open (a unit cancelled
+    midway). asyncpg's default reset also unlocks advisory locks, closes cursors, stops listening and resets
+    settings, one more round trip after every statement the reader runs (bench.pgdriver); no pooled connection
+    holds any of those here: session locks and ``LISTEN`` have connections of their own, and settings are set
+    ``LOCAL`` to a transaction."""
+    if conn.is_in_transaction():
+        await conn.execute("ROLLBACK")
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
     for name in ("int2", "int4", "int8"):
         await conn.set_type_codec(name, schema="pg_catalog", encoder=_integer, decoder=int, format="text")
@@ -303,6 +314,8 @@ class PostgresDatabase:
         self._closing = False
         self.counters = WriteCounters()
 
+    queued_writes = False  # each unit begins at once, on a connection of its own (SQLite's wait in one queue)
+
     async def open(self, progress: Any = None) -> None:
         """Migrates (creating the database first when the server has none of that name, as SQLite makes its
         file), then opens the pool and the listening connection. A server that cannot be reached or refuses
@@ -313,6 +326,7 @@ class PostgresDatabase:
         with _unavailable(self.url):
             self._pool = await asyncpg.create_pool(
                 self.url, min_size=self.min_size, max_size=self.max_size, init=_init_connection,
+                reset=_reset_connection,
                 statement_cache_size=self.statement_cache,
                 server_settings={"timezone": "UTC", "application_name": "linksvc"})
         with _unavailable(self.listen_url):
@@ -456,7 +470,9 @@ class PostgresDatabase:
                 if attempt == RETRIES:
                     raise
                 self.counters.retries += 1
-                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+                # Full jitter over a doubling ceiling (4 ms, 8 ms, ... at most a quarter second): units that
+                # collided do not meet again at once, and 20 tries span a few seconds, not a few milliseconds.
+                await asyncio.sleep(random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt)))
                 continue
             self.counters.units += 1
             self.counters.groups += 1

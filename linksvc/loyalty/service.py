@@ -636,6 +636,10 @@ class _Coalescer:
         self._open: dict[str, _Gathering] = {}
         self._lock = threading.Lock()  # the loop joins, the writer's thread seals
         self.units = 0  # units queued (gatherings)
+        # A store whose units begin at once (PostgreSQL) would run an account's gatherings side by side, each
+        # touching the same customers, and have most refused as not serializable. One unit of an account at a
+        # time per process instead: requests arriving while it runs gather for the next, as in SQLite's queue.
+        self._turns: dict[str, asyncio.Lock] | None = None if store.queued_writes else {}
 
     async def apply(self, account_id: str, prepared: list[Prepared]) -> list[Result]:
         with self._lock:
@@ -651,8 +655,7 @@ class _Coalescer:
         if first:
             self.units += 1
             # A task of its own, so that a request that goes away does not take the others' write with it.
-            gathering.done = asyncio.ensure_future(
-                self._store.write(partial(self._unit, account_id, gathering)))
+            gathering.done = asyncio.ensure_future(self._write(account_id, gathering))
             # The unit may never run (the group failed to begin: the store is locked): forget it all the same.
             gathering.done.add_done_callback(partial(self._forget, account_id, gathering))
         assert gathering.done is not None
@@ -661,6 +664,14 @@ class _Coalescer:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+    async def _write(self, account_id: str, gathering: _Gathering) -> list[list[Result] | BaseException]:
+        unit = partial(self._unit, account_id, gathering)
+        if self._turns is None:
+            return await self._store.write(unit)
+        turn = self._turns.setdefault(account_id, asyncio.Lock())
+        async with turn:
+            return await self._store.write(unit)
 
     def _forget(self, account_id: str, gathering: _Gathering, _: object) -> None:
         with self._lock:
