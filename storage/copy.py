@@ -137,6 +137,9 @@ async def copy_sqlite_to_postgres(source: str, target_url: str, progress: Progre
             await _advance_identities(conn, tables)
             await _verify(lite, conn, tables, totals, report)
         lite.execute("COMMIT")
+        # Statistics for the planner now, rather than whenever autovacuum comes: the first requests on the
+        # moved install are planned with the tables' real sizes.
+        await conn.execute("ANALYZE")
     finally:
         lite.close()
         await conn.close()
