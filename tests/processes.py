@@ -91,7 +91,7 @@ async def _postgres_rows(url: str, sql: str, params: tuple[Any, ...]) -> list[tu
 
 def sqlite_only(reason: str) -> pytest.MarkDecorator:
     """Skips a test on PostgreSQL (``LINKSVC_TEST_DATABASE_URL`` set): its subject is SQLite's own."""
-    return pytest.mark.skipif(pgstore.admin_url() is not None, reason=f"about SQLite only: {reason}")
+    return pytest.mark.skipif(pgstore.admin_url() is not None, reason=f"SQLite only: {reason}")
 
 
 def serve_command(port: int, store: ServiceStore, *args: str) -> list[str]:
