@@ -16,8 +16,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, closing, contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,8 +26,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from storage.db import connect_reader
-from storage.postgres import PostgresDatabase, translate
+from storage.db import AnyDatabase, connect_reader, open_store
+from storage.postgres import translate
 from storage.wallet import ledger_mismatches
 from tests import pgstore
 from tests.factories import ADMIN_TOKEN, two_accounts
@@ -49,6 +49,16 @@ class ServiceStore:
     def env(self) -> dict[str, str]:
         """The store as ``LINKSVC_DB`` and, on PostgreSQL, ``LINKSVC_DATABASE_URL``."""
         return {"LINKSVC_DB": str(self.path), **({"LINKSVC_DATABASE_URL": self.url} if self.url else {})}
+
+    @asynccontextmanager
+    async def opened(self) -> AsyncIterator[AnyDatabase]:
+        """The store opened in the test's own process as a command opens it (migrated first), closed after."""
+        db = open_store(str(self.path), self.url, "NORMAL")
+        await db.open()
+        try:
+            yield db
+        finally:
+            await db.close()
 
     def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """The rows of one query (``?`` parameters; SQL both stores read alike), on a connection of its own."""
@@ -73,12 +83,8 @@ class ServiceStore:
         if self.url is None:
             with closing(connect_reader(str(self.path))) as reader:
                 return {account: await ledger_mismatches(reader, account) for account in accounts}
-        db = PostgresDatabase(self.url)
-        await db.open()
-        try:
+        async with self.opened() as db:
             return {account: await ledger_mismatches(db.reader, account) for account in accounts}
-        finally:
-            await db.close()
 
 
 async def _postgres_rows(url: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:

@@ -23,7 +23,7 @@ from linksvc.forwarding.export import ExportTarget, export_target, run_export
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from linksvc.store import in_one_unit
-from storage.db import AnyDatabase, Tx, open_store
+from storage.db import Tx
 from tests.factories import A, B, two_accounts
 from tests.processes import ServiceStore, free_port, stop
 
@@ -80,28 +80,18 @@ async def _objects(endpoint: str) -> dict[str, list[dict[str, Any]]]:
         return found
 
 
-async def _opened(store: ServiceStore) -> AnyDatabase:
-    db = open_store(str(store.path), store.url, "NORMAL")
-    await db.open()
-    return db
-
-
 async def _store(store: ServiceStore, account_id: str, *raws: dict[str, Any]) -> list[str]:
     """Events stored as the service stores them (one unit of work): their ids."""
     async def unit(tx: Tx) -> list[str]:
         return [(await events.apply(tx, account_id, events.prepare(raw, "SERVER", NOW), NOW))[0] for raw in raws]
 
-    db = await _opened(store)
-    try:
+    async with store.opened() as db:
         return await in_one_unit(db, unit)
-    finally:
-        await db.close()
 
 
 async def test_export_writes_each_event_once_to_s3(s3_endpoint: str, store: ServiceStore) -> None:
-    db = await _opened(store)
-    await load_seed(db, two_accounts(), allow_private=True)
-    await db.close()
+    async with store.opened() as db:
+        await load_seed(db, two_accounts(), allow_private=True)
     original = {"utm_source": "newsletter", "utm_content": "", "cost": 0.35, "extra": {"k": [1, None]}}
     purchase = {"type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": "o-1", "currency": "COP", "value": 1200,
                 "products": [{"sku": "S"}], "issued_at": "2024-05-01T10:00:00Z", "attribution": original}

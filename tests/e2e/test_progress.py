@@ -28,7 +28,7 @@ import pytest
 from linksvc.loyalty import service as events
 from linksvc.progress import PlainLines
 from linksvc.store import in_one_unit
-from storage.db import Database, Tx, fetch_all, migration_files, open_store
+from storage.db import Database, Tx, execute, fetch_all, migration_files
 from tests.factories import A, two_accounts
 from tests.processes import ServiceStore, service_store, sqlite_only
 
@@ -130,19 +130,15 @@ async def _store_events(store: ServiceStore) -> None:
         for day in (1, 2):
             raw = {"type": "page_view", "customer_id": "cust-" + A[:4], "issued_at": f"2024-05-0{day}T10:00:00Z"}
             await events.apply(tx, A, events.prepare(raw, "SERVER", NOW), NOW)
-        await tx.execute(
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+        await execute(
+            tx, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
             "INSERT INTO events (id, account_id, type, customer_id, order_id, payload_hash, issued_at, "
             "received_at, key_kind, body, effects) SELECT e.id || '-' || n.i, account_id, type, customer_id, "
             "order_id, payload_hash, issued_at, received_at, key_kind, body, effects FROM events e, n",
             ((EVENTS - 2) // 2,))
 
-    db = open_store(str(store.path), store.url, "NORMAL")
-    await db.open()
-    try:
+    async with store.opened() as db:
         await in_one_unit(db, unit)
-    finally:
-        await db.close()
 
 
 def exported_lines(folder: Path) -> int:
