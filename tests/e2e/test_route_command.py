@@ -97,6 +97,8 @@ def test_disabled_and_expired_say_410_and_why(db: list[str], code: str, why: str
 def test_an_unknown_code_exits_1(db: list[str]) -> None:
     run = linksvc("route", "nothere", *db)
     assert run.returncode == 1 and "no link has the code 'nothere'" in run.stderr and run.stdout == ""
+    named = db[-1].rsplit("/", 1)[-1]  # the file, or the PostgreSQL database (its URL's credentials masked)
+    assert f"{named} (the resolver answers 404)" in run.stderr
 
 
 @sqlite_only("a database file that is not there is not created")
