@@ -90,7 +90,9 @@ def _route_text(answer: dict[str, Any]) -> str:
 
 
 async def _route(settings: Settings, args: argparse.Namespace) -> int:
-    if settings.db_path != ":memory:" and not Path(settings.db_path).is_file():
+    on_postgres = is_postgres_url(settings.database_url)
+    where = mask_url_credentials(settings.database_url) if on_postgres else settings.db_path
+    if not on_postgres and settings.db_path != ":memory:" and not Path(settings.db_path).is_file():
         print(f"error: there is no database at {settings.db_path}", file=sys.stderr)
         return 1
     db = store_of(settings)
@@ -102,7 +104,7 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         await db.close()
     if answer is None:
-        print(f"error: no link has the code {args.code!r} in {settings.db_path} (the resolver answers 404)",
+        print(f"error: no link has the code {args.code!r} in {where} (the resolver answers 404)",
               file=sys.stderr)
         return 1
     print(json.dumps(answer, indent=2) if args.json else _route_text(answer))

@@ -1,25 +1,120 @@
-"""The real service in end-to-end tests: starting ``python -m linksvc serve`` on a free loopback port, calling it,
-finding its worker processes, stopping it (SIGTERM, then SIGKILL when it does not stop in time), and a local
-webhook receiver that records what the service forwards."""
+"""The real service in end-to-end tests: its store (a SQLite file, or with ``LINKSVC_TEST_DATABASE_URL`` set a
+fresh PostgreSQL database of the test's own) and what the test reads there, starting ``python -m linksvc serve``
+on a free loopback port, calling it, finding its worker processes, stopping it (SIGTERM, then SIGKILL when it
+does not stop in time), and a local webhook receiver that records what the service forwards."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, closing, contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import asyncpg
+import pytest
+
+from storage.db import AnyDatabase, connect_reader, open_store
+from storage.postgres import translate
+from storage.wallet import ledger_mismatches
+from tests import pgstore
 from tests.factories import ADMIN_TOKEN, two_accounts
+
+
+@dataclass(frozen=True)
+class ServiceStore:
+    """Where the service a test starts keeps its data: the SQLite file ``path``, or, given ``url``, that
+    PostgreSQL database (``path`` then only places the service's local files, such as click journals, in its
+    folder). The test's reads go to the same store."""
+
+    path: Path
+    url: str | None = None
+
+    def args(self) -> list[str]:
+        """The store on a ``linksvc`` command line: ``--db PATH``, and ``--database-url URL`` on PostgreSQL."""
+        return ["--db", str(self.path), *(["--database-url", self.url] if self.url else [])]
+
+    def env(self) -> dict[str, str]:
+        """The store as ``LINKSVC_DB`` and, on PostgreSQL, ``LINKSVC_DATABASE_URL``."""
+        return {"LINKSVC_DB": str(self.path), **({"LINKSVC_DATABASE_URL": self.url} if self.url else {})}
+
+    @asynccontextmanager
+    async def opened(self) -> AsyncIterator[AnyDatabase]:
+        """The store opened in the test's own process as a command opens it (migrated first), closed after."""
+        db = open_store(str(self.path), self.url, "NORMAL")
+        await db.open()
+        try:
+            yield db
+        finally:
+            await db.close()
+
+    def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """The rows of one query (``?`` parameters; SQL both stores read alike), on a connection of its own."""
+        if self.url is None:
+            with closing(sqlite3.connect(self.path)) as conn:
+                return conn.execute(sql, params).fetchall()
+        return asyncio.run(_postgres_rows(self.url, translate(sql)[0], params))
+
+    def count(self, table: str, where: str = "TRUE") -> int:
+        return int(self.rows(f"SELECT count(*) FROM {table} WHERE {where}")[0][0])
+
+    def integrity(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` of the file ("ok" when intact). A PostgreSQL server recovers its
+        own files after a crash of a client; there is nothing of the service's to check: "ok"."""
+        return "ok" if self.url else str(self.rows("PRAGMA integrity_check")[0][0])
+
+    def ledger_mismatches(self, *accounts: str) -> dict[str, list[dict[str, Any]]]:
+        """:func:`storage.wallet.ledger_mismatches` of each account, read from the store as it is."""
+        return asyncio.run(self._ledger_mismatches(accounts))
+
+    async def _ledger_mismatches(self, accounts: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+        if self.url is None:
+            with closing(connect_reader(str(self.path))) as reader:
+                return {account: await ledger_mismatches(reader, account) for account in accounts}
+        async with self.opened() as db:
+            return {account: await ledger_mismatches(db.reader, account) for account in accounts}
+
+
+async def _postgres_rows(url: str, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    conn = await asyncpg.connect(url)
+    try:
+        return [tuple(row) for row in await conn.fetch(sql, *params)]
+    finally:
+        await conn.close()
+
+
+def sqlite_only(reason: str) -> pytest.MarkDecorator:
+    """Skips a test on PostgreSQL (``LINKSVC_TEST_DATABASE_URL`` set): its subject is SQLite's own."""
+    return pytest.mark.skipif(pgstore.admin_url() is not None, reason=f"SQLite only: {reason}")
+
+
+def serve_command(port: int, store: ServiceStore, *args: str) -> list[str]:
+    """``python -m linksvc serve`` on ``port`` and ``store``, then ``args``."""
+    return [sys.executable, "-m", "linksvc", "serve", "--port", str(port), *store.args(), *args]
+
+
+@contextmanager
+def service_store(folder: Path, name: str = "svc.db") -> Iterator[ServiceStore]:
+    """The store of a service started in ``folder``: with ``LINKSVC_TEST_DATABASE_URL`` set, a fresh PostgreSQL
+    database (dropped at the end of the block), else the SQLite file ``folder/name``."""
+    admin = pgstore.admin_url()
+    if admin is None:
+        yield ServiceStore(folder / name)
+        return
+    with pgstore.fresh_database_sync(admin) as url:
+        yield ServiceStore(folder / name, url)
 
 
 def free_port() -> int:
@@ -90,9 +185,9 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def start_forwarding_service(folder: Path, port: int, workers: int = 1, database_url: str | None = None,
                              extra: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """``serve`` on ``folder/svc.db`` (or the PostgreSQL database ``database_url``) with
-    :func:`tests.factories.two_accounts` as the demo data, private destinations allowed and deliveries retried
-    quickly and (nearly) forever; its log in ``folder``."""
+    """``serve`` on ``folder/svc.db`` (or the PostgreSQL database ``database_url``, its local files in ``folder``)
+    with :func:`tests.factories.two_accounts` as the demo data, private destinations allowed and deliveries
+    retried quickly and (nearly) forever; its log in ``folder``."""
     demo = folder / "demo.json"
     demo.write_text(json.dumps(two_accounts()))
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),

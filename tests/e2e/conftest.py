@@ -1,12 +1,22 @@
-"""Fixtures of the end-to-end tests: a local webhook receiver (see :mod:`tests.processes`)."""
+"""Fixtures of the end-to-end tests: the store of the service a test starts (a SQLite file, or a fresh
+PostgreSQL database with ``LINKSVC_TEST_DATABASE_URL`` set) and a local webhook receiver (see
+:mod:`tests.processes`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.processes import WebhookRecorder, webhook_receiver
+from tests.processes import ServiceStore, WebhookRecorder, service_store, webhook_receiver
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ServiceStore]:
+    """The store of the test's service: ``tmp_path/svc.db``, or a PostgreSQL database of its own."""
+    with service_store(tmp_path) as found:
+        yield found
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """``kill -9`` of the whole service (supervisor and two workers) while purchases and redirects arrive, then a
-restart on the same database: the file is intact, every event answered 202 is stored once and reaches the
+restart on the same database: the store is intact, every event answered 202 is stored once and reaches the
 webhook, the ledger adds up. Clicks still in a worker's buffer at the kill are in its click journal
 (linksvc.links.click_journal): the restart stores them, so that every 302 answered has its click stored (and
 at most the redirects in flight at the kill besides), every row of a real link with a tracking id, and the
@@ -12,13 +12,11 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from contextlib import closing
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -26,11 +24,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from storage.db import connect_reader
-from storage.wallet import ledger_mismatches
 from tests.factories import ADMIN_TOKEN, KEYS, A, B
 from tests.processes import (
     NoRedirect,
+    ServiceStore,
     WebhookRecorder,
     call,
     children,
@@ -155,9 +152,9 @@ async def _run_load(base: str, tokens: dict[str, str], supervisor: subprocess.Po
     return load
 
 
-def _start(tmp_path: Path) -> tuple[str, subprocess.Popen[bytes]]:
+def _start(tmp_path: Path, store: ServiceStore) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
-    process = start_forwarding_service(tmp_path, port, workers=WORKERS)
+    process = start_forwarding_service(tmp_path, port, workers=WORKERS, database_url=store.url)
     base = f"http://127.0.0.1:{port}"
     if not ready(base) or not wait_for(lambda: len(children(process.pid)) == WORKERS):
         stop(process)
@@ -165,25 +162,22 @@ def _start(tmp_path: Path) -> tuple[str, subprocess.Popen[bytes]]:
     return base, process
 
 
-def _ledger_mismatches(db: Path) -> dict[str, list[dict[str, object]]]:
-    reader = connect_reader(str(db))
-    try:
-        return {account: asyncio.run(ledger_mismatches(reader, account)) for account in CUSTOMERS}
-    finally:
-        reader.close()
+STRAYS = ("clicks LEFT JOIN links ON links.id = clicks.link_id AND links.account_id = clicks.account_id",
+          "links.id IS NULL OR clicks.tracking_id = ''")  # clicks of no link, or without a tracking id
 
 
-def test_kill_9_under_mixed_load_then_restart(tmp_path: Path, receiver: tuple[str, type[WebhookRecorder]]) -> None:
+def test_kill_9_under_mixed_load_then_restart(tmp_path: Path, store: ServiceStore,
+                                              receiver: tuple[str, type[WebhookRecorder]]) -> None:
     # Account A's webhook is down until after the restart (everything of A waits in the outbox at the kill);
     # B's is up throughout (B's deliveries are being sent when the kill comes).
     with webhook_receiver() as live:
         live[1].up = True
-        _kill_9_then_restart(tmp_path, {A: receiver, B: live})
+        _kill_9_then_restart(tmp_path, store, {A: receiver, B: live})
 
 
-def _kill_9_then_restart(tmp_path: Path, receivers: dict[str, tuple[str, type[WebhookRecorder]]]) -> None:
-    db = tmp_path / "svc.db"
-    base, process = _start(tmp_path)
+def _kill_9_then_restart(tmp_path: Path, store: ServiceStore,
+                         receivers: dict[str, tuple[str, type[WebhookRecorder]]]) -> None:
+    base, process = _start(tmp_path, store)
     try:
         admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
         tokens = {}
@@ -204,16 +198,13 @@ def _kill_9_then_restart(tmp_path: Path, receivers: dict[str, tuple[str, type[We
     assert set(load.answers) <= {202, 302, 503}, load  # 503: the store busy past its timeout, by design
 
     # The store right after the crash, before the service opens it again.
-    with closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        stored = conn.execute("SELECT id, order_id, customer_id FROM events WHERE order_id LIKE 'mixed-%'").fetchall()
-        issued = conn.execute("SELECT event_id FROM wallet_lines WHERE event_id IS NOT NULL").fetchall()
-        totals = {row[0]: (row[1], Decimal(row[2])) for row in conn.execute(
-            "SELECT customer_id, purchase_count, purchase_total FROM customer_stats")}
-        clicks_before = conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
-        strays = conn.execute("SELECT count(*) FROM clicks LEFT JOIN links ON links.id = clicks.link_id "
-                              "AND links.account_id = clicks.account_id "
-                              "WHERE links.id IS NULL OR clicks.tracking_id = ''").fetchone()[0]
+    assert store.integrity() == "ok"
+    stored = store.rows("SELECT id, order_id, customer_id FROM events WHERE order_id LIKE 'mixed-%'")
+    issued = store.rows("SELECT event_id FROM wallet_lines WHERE event_id IS NOT NULL")
+    totals = {row[0]: (row[1], Decimal(row[2])) for row in store.rows(
+        "SELECT customer_id, purchase_count, purchase_total FROM customer_stats")}
+    clicks_before = store.count("clicks")
+    strays = store.count(*STRAYS)
     # Every event answered 202 is stored under the id it was answered with (ids and order ids are unique in
     # the schema, so that is once); events cut off by the kill may be stored or not.
     by_order = {order_id: event_id for event_id, order_id, _ in stored}
@@ -225,14 +216,14 @@ def _kill_9_then_restart(tmp_path: Path, receivers: dict[str, tuple[str, type[We
     for account, customer in CUSTOMERS.items():
         count = len(stored_of[account])
         assert totals.get(customer, (0, Decimal(0))) == (count, Decimal(VALUE * count)), account
-    assert _ledger_mismatches(db) == {A: [], B: []}
+    assert store.ledger_mismatches(*CUSTOMERS) == {A: [], B: []}
     # Clicks: those still buffered wait in the journals; none is invented or half written.
     assert clicks_before <= load.redirected
     assert strays == 0
     assert list(tmp_path.glob("*.journal")), "the killed workers left no click journal"
 
     receivers[A][1].up = True
-    base, process = _start(tmp_path)
+    base, process = _start(tmp_path, store)
     try:
         # Every stored event (each accepted one among them) reaches its account's webhook, at least once: a
         # delivery in flight at the kill is sent again once its lease has run out. Nothing else is forwarded.
@@ -253,14 +244,11 @@ def _kill_9_then_restart(tmp_path: Path, receivers: dict[str, tuple[str, type[We
     finally:
         stop(process, grace=30)
     assert process.returncode == 0
-    with closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        first_run = conn.execute("SELECT count(*) FROM clicks").fetchone()[0] - clicks_after
-        strays = conn.execute("SELECT count(*) FROM clicks LEFT JOIN links ON links.id = clicks.link_id "
-                              "AND links.account_id = clicks.account_id "
-                              "WHERE links.id IS NULL OR clicks.tracking_id = ''").fetchone()[0]
+    assert store.integrity() == "ok"
+    first_run = store.count("clicks") - clicks_after
+    strays = store.count(*STRAYS)
     # Every click answered before the kill is stored, with at most the redirects cut off by the kill besides.
     assert load.redirected <= first_run <= load.redirected + load.redirects_in_flight_at_kill, (first_run, load)
     assert strays == 0
     assert not list(tmp_path.glob("*.journal")) and not list(tmp_path.glob("*.spill.jsonl*"))
-    assert _ledger_mismatches(db) == {A: [], B: []}
+    assert store.ledger_mismatches(*CUSTOMERS) == {A: [], B: []}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.factories import ADMIN_TOKEN
-from tests.processes import call, free_port, ready, wait_for
+from tests.processes import ServiceStore, call, free_port, ready, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"
@@ -25,9 +24,9 @@ META = "3f6c1a52-0008-4000-8000-000000000003"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
-def _start(folder: Path, port: int) -> subprocess.Popen[bytes]:
+def _start(folder: Path, port: int, store: ServiceStore) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINKSVC_")}
-    env |= {"LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_PORT": str(port), "LINKSVC_DB": str(folder / "svc.db"),
+    env |= {"LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_PORT": str(port), **store.env(),
             "LINKSVC_DEMO_FILE": str(ROOT / "fixtures" / "demo.json"), "LINKSVC_LOG_FORMAT": "text"}
     with (folder / "server.log").open("ab") as log:
         return subprocess.Popen([sys.executable, "-m", "linksvc", "serve"], cwd=ROOT, env=env, stdout=log,
@@ -35,9 +34,9 @@ def _start(folder: Path, port: int) -> subprocess.Popen[bytes]:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def served(tmp_path: Path, store: ServiceStore) -> Iterator[tuple[str, Path]]:
     port = free_port()
-    process = _start(tmp_path, port)
+    process = _start(tmp_path, port, store)
     base = f"http://127.0.0.1:{port}"
     try:
         assert ready(base), (tmp_path / "server.log").read_text()
@@ -65,22 +64,20 @@ def test_first_start_delivers_to_itself_on_its_port(served: tuple[str, Path]) ->
     assert "demo activity added" in log and "this-service.invalid" not in log
 
 
-def _counts(db: Path) -> tuple[int, int]:
-    with sqlite3.connect(db) as conn:
-        return (conn.execute("SELECT count(*) FROM clicks").fetchone()[0],
-                conn.execute("SELECT count(*) FROM events").fetchone()[0])
+def _counts(store: ServiceStore) -> tuple[int, int]:
+    return store.count("clicks"), store.count("events")
 
 
-def test_a_restart_keeps_the_week_and_adds_none(tmp_path: Path) -> None:
+def test_a_restart_keeps_the_week_and_adds_none(tmp_path: Path, store: ServiceStore) -> None:
     for start in range(2):
         port = free_port()
-        process = _start(tmp_path, port)
+        process = _start(tmp_path, port, store)
         try:
             assert ready(f"http://127.0.0.1:{port}"), (tmp_path / "server.log").read_text()
         finally:
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=15) == 0
         if start == 0:
-            first = _counts(tmp_path / "svc.db")
+            first = _counts(store)
             assert first[0] > 500 and first[1] > 20
-    assert _counts(tmp_path / "svc.db") == first
+    assert _counts(store) == first

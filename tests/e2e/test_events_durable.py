@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
-import sqlite3
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from storage.db import connect_reader
-from storage.wallet import ledger_mismatches
 from tests.e2e.test_serve import server  # noqa: F401  (the fixture)
 from tests.factories import KEYS, A
-from tests.processes import call
+from tests.processes import ServiceStore, call
 
 
-def test_every_accepted_event_survives_kill_9(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:  # noqa: F811
-    base, process, log_path = server
+def test_every_accepted_event_survives_kill_9(server: tuple[str, subprocess.Popen[bytes], Path],  # noqa: F811
+                                              store: ServiceStore) -> None:
+    base, process, _ = server
     status, body, _ = call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
     assert status == 200
     headers = {"Authorization": f"Bearer {body['data']}", "Content-Type": "application/json"}
@@ -36,15 +33,9 @@ def test_every_accepted_event_survives_kill_9(server: tuple[str, subprocess.Pope
     process.wait(timeout=10)
     assert [status for status, _ in answers] == [202] * 64, answers
     accepted = {event_id for _, event_id in answers}
-    db = log_path.parent / "svc.db"
-    with sqlite3.connect(db) as conn:
-        stored = {row[0]: json.loads(row[1]) for row in conn.execute("SELECT id, body FROM events")}
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    stored = {row[0]: json.loads(row[1]) for row in store.rows("SELECT id, body FROM events")}
+    assert store.integrity() == "ok"
     assert accepted <= set(stored)
     assert all(stored[i]["attribution_original"] == {"utm_source": "kill", "utm_term": ""} for i in accepted)
     # The ledger adds up after the crash.
-    reader = connect_reader(str(db))
-    try:
-        assert asyncio.run(ledger_mismatches(reader, A)) == []
-    finally:
-        reader.close()
+    assert store.ledger_mismatches(A) == {A: []}

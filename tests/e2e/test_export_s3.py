@@ -22,9 +22,10 @@ from aiobotocore.session import get_session
 from linksvc.forwarding.export import ExportTarget, export_target, run_export
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
-from storage.db import Database
+from linksvc.store import in_one_unit
+from storage.db import Tx
 from tests.factories import A, B, two_accounts
-from tests.processes import free_port, stop
+from tests.processes import ServiceStore, free_port, stop
 
 NOW = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)
 BUCKET = "linksvc-exports"
@@ -79,27 +80,23 @@ async def _objects(endpoint: str) -> dict[str, list[dict[str, Any]]]:
         return found
 
 
-async def _store(db_path: str, account_id: str, *raws: dict[str, Any]) -> list[str]:
-    db = Database(db_path, "NORMAL")
-    await db.open()
-    try:
-        async with db.transaction() as tx:
-            return [(await events.apply(tx, account_id, events.prepare(raw, "SERVER", NOW), NOW))[0] for raw in raws]
-    finally:
-        await db.close()
+async def _store(store: ServiceStore, account_id: str, *raws: dict[str, Any]) -> list[str]:
+    """Events stored as the service stores them (one unit of work): their ids."""
+    async def unit(tx: Tx) -> list[str]:
+        return [(await events.apply(tx, account_id, events.prepare(raw, "SERVER", NOW), NOW))[0] for raw in raws]
+
+    async with store.opened() as db:
+        return await in_one_unit(db, unit)
 
 
-async def test_export_writes_each_event_once_to_s3(s3_endpoint: str, tmp_path: Path) -> None:
-    db_path = str(tmp_path / "svc.db")
-    db = Database(db_path, "NORMAL")
-    await db.open()
-    await load_seed(db, two_accounts(), allow_private=True)
-    await db.close()
+async def test_export_writes_each_event_once_to_s3(s3_endpoint: str, store: ServiceStore) -> None:
+    async with store.opened() as db:
+        await load_seed(db, two_accounts(), allow_private=True)
     original = {"utm_source": "newsletter", "utm_content": "", "cost": 0.35, "extra": {"k": [1, None]}}
     purchase = {"type": "PURCHASE", "customer_id": "cust-aaaa", "order_id": "o-1", "currency": "COP", "value": 1200,
                 "products": [{"sku": "S"}], "issued_at": "2024-05-01T10:00:00Z", "attribution": original}
-    stored = await _store(db_path, A, purchase, {"type": "page_view", "issued_at": "2024-05-02T07:00:00Z"})
-    stored += await _store(db_path, B, {"type": "page_view", "issued_at": "2024-05-01T10:00:00Z"})
+    stored = await _store(store, A, purchase, {"type": "page_view", "issued_at": "2024-05-02T07:00:00Z"})
+    stored += await _store(store, B, {"type": "page_view", "issued_at": "2024-05-01T10:00:00Z"})
     async with _client(s3_endpoint) as s3:
         await s3.create_bucket(Bucket=BUCKET)
     target = export_target("", s3_bucket=BUCKET, s3_endpoint=s3_endpoint, s3_prefix="exports/v1",
@@ -107,7 +104,7 @@ async def test_export_writes_each_event_once_to_s3(s3_endpoint: str, tmp_path: P
     assert target == ExportTarget("s3", prefix="exports/v1", bucket=BUCKET, endpoint_url=s3_endpoint,
                                   region="us-east-1", access_key_id=KEY_ID, secret_access_key=SECRET)
 
-    result = await run_export(db_path, target)
+    result = await run_export(str(store.path), target, database_url=store.url)
 
     objects = await _objects(s3_endpoint)
     assert (result.files, result.events) == (3, 3)
@@ -121,9 +118,9 @@ async def test_export_writes_each_event_once_to_s3(s3_endpoint: str, tmp_path: P
     assert lines[stored[0]]["attribution_resolved"]["utm_source"] == "newsletter"
     assert (lines[stored[0]]["order_id"], lines[stored[0]]["value"]) == ("o-1", 1200)
 
-    assert (await run_export(db_path, target)).files == 0
-    later = await _store(db_path, B, {"type": "page_view", "issued_at": "2024-05-01T11:00:00Z"})
-    next_run = await run_export(db_path, target)
+    assert (await run_export(str(store.path), target, database_url=store.url)).files == 0
+    later = await _store(store, B, {"type": "page_view", "issued_at": "2024-05-01T11:00:00Z"})
+    next_run = await run_export(str(store.path), target, database_url=store.url)
 
     objects = await _objects(s3_endpoint)
     assert (next_run.files, next_run.events) == (1, 1)

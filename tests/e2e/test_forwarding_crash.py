@@ -9,15 +9,15 @@ import time
 from pathlib import Path
 
 from tests.factories import ADMIN_TOKEN, KEYS, A
-from tests.processes import WebhookRecorder, call, free_port, ready, start_forwarding_service
+from tests.processes import ServiceStore, WebhookRecorder, call, free_port, ready, start_forwarding_service
 
 
 def test_accepted_events_are_delivered_after_kill_9_and_restart(
-    tmp_path: Path, receiver: tuple[str, type[WebhookRecorder]],
+    tmp_path: Path, store: ServiceStore, receiver: tuple[str, type[WebhookRecorder]],
 ) -> None:
     url, handler = receiver
     port = free_port()
-    process = start_forwarding_service(tmp_path, port)
+    process = start_forwarding_service(tmp_path, port, database_url=store.url)
     try:
         base = f"http://127.0.0.1:{port}"
         assert ready(base)
@@ -44,7 +44,7 @@ def test_accepted_events_are_delivered_after_kill_9_and_restart(
             process.kill()
     handler.up = True
     port = free_port()
-    again = start_forwarding_service(tmp_path, port)
+    again = start_forwarding_service(tmp_path, port, database_url=store.url)
     try:
         assert ready(f"http://127.0.0.1:{port}")
         deadline = time.monotonic() + 30

@@ -13,9 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.factories import ADMIN_TOKEN, KEYS, A, B, ids, two_accounts
-from tests.processes import call, free_port, ready, stop, wait_for
+from tests.processes import ServiceStore, call, free_port, ready, serve_command, service_store, stop, wait_for
 from tests.rawhttp import Reply, exchange
 
 URL_PASSWORD = "pa55-in-the-url-9f8e7d"
@@ -36,7 +34,7 @@ UUID_NOWHERE = "00000000-0000-4000-8000-00000000dead"
 @dataclass
 class Service:
     port: int
-    db: Path
+    store: ServiceStore
     log: Path
     process: subprocess.Popen[bytes]
     token: str = ""
@@ -62,6 +60,11 @@ def seed() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     folder = tmp_path_factory.mktemp("hostile")
+    with service_store(folder) as store:
+        yield from _serve(folder, store)
+
+
+def _serve(folder: Path, store: ServiceStore) -> Iterator[Service]:
     (folder / "demo.json").write_text(json.dumps(seed()))
     port = free_port()
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(folder / "demo.json"),
@@ -72,9 +75,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
            "LINKSVC_AUTH_FAILURE_LIMIT": "1000000"}
     log = folder / "server.log"
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
-                                    "--db", str(folder / "svc.db")], env=env, stdout=out, stderr=subprocess.STDOUT)
-    svc = Service(port, folder / "svc.db", log, process)
+        process = subprocess.Popen(serve_command(port, store), env=env, stdout=out, stderr=subprocess.STDOUT)
+    svc = Service(port, store, log, process)
     try:
         assert ready(svc.base), log.read_text()
         status, body, _ = call(svc.base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
@@ -346,16 +348,14 @@ def test_clicks_and_events_still_recorded_for_every_account(service: Service) ->
         assert status == 202, body
 
     def stored() -> bool:
-        with sqlite3.connect(service.db) as conn:
-            clicks = dict(conn.execute("SELECT account_id, count(*) FROM clicks WHERE user_agent = 'UA \ufffd after' "
-                                       "GROUP BY account_id").fetchall())
+        clicks = dict(service.store.rows("SELECT account_id, count(*) FROM clicks WHERE user_agent = ? "
+                                         "GROUP BY account_id", "UA \ufffd after"))
         return clicks.get(A) == 1 and clicks.get(B) == 1
 
     assert wait_for(stored, 10)
     stop(service.process)
     assert service.process.returncode == 0
-    with sqlite3.connect(service.db) as conn:
-        assert conn.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 0
-        events = dict(conn.execute("SELECT account_id, count(*) FROM events GROUP BY account_id").fetchall())
-        assert events.get(A, 0) >= 1 and events.get(B, 0) >= 1
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert service.store.count("dead_letters") == 0
+    events = dict(service.store.rows("SELECT account_id, count(*) FROM events GROUP BY account_id"))
+    assert events.get(A, 0) >= 1 and events.get(B, 0) >= 1
+    assert service.store.integrity() == "ok"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
-from pathlib import Path
 
 from tests.e2e.test_workers import _call, supervisor  # noqa: F401 (the fixture)
+from tests.processes import ServiceStore
 
 API = "/api/storefront/v1"
 DOCUMENT = "1020304050"  # the demo's Ana
@@ -27,7 +27,7 @@ def _lookups(conn: http.client.HTTPConnection, token: str, count: int = 3) -> li
 
 
 def test_a_change_through_one_worker_is_seen_by_both_lanes_at_once(
-    supervisor: tuple[int, subprocess.Popen[bytes], Path],  # noqa: F811
+    supervisor: tuple[int, subprocess.Popen[bytes], ServiceStore],  # noqa: F811
 ) -> None:
     port, _, _ = supervisor
     status, answer = _call(port, "GET", f"{API}/auth/authorize", headers={"x-api-key": SERVER_KEY})

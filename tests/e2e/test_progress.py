@@ -13,11 +13,12 @@ import json
 import os
 import pty
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,10 @@ import pytest
 
 from linksvc.loyalty import service as events
 from linksvc.progress import PlainLines
-from storage.db import Database, fetch_all, migration_files
+from linksvc.store import in_one_unit
+from storage.db import Database, Tx, execute, fetch_all, migration_files
 from tests.factories import A, two_accounts
+from tests.processes import ServiceStore, service_store, sqlite_only
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKS = 1500
@@ -85,14 +88,22 @@ def progress_lines(stderr: str, pattern: str) -> list[str]:
     return [line for line in stderr.splitlines() if re.fullmatch(pattern, line)]
 
 
-def links_of(db_path: Path) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(db_path) as conn:
-        return conn.execute("SELECT id, account_id, code FROM links ORDER BY id").fetchall()
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[dict[str, ServiceStore]]:
+    """Two stores, ``piped`` and ``terminal``: the files ``piped.db`` and ``terminal.db``, or two PostgreSQL
+    databases."""
+    with ExitStack() as stack:
+        yield {name: stack.enter_context(service_store(tmp_path, f"{name}.db")) for name in ("piped", "terminal")}
 
 
-def test_seed_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
+def links_of(store: ServiceStore) -> list[tuple[Any, ...]]:
+    return store.rows("SELECT id, account_id, code FROM links ORDER BY id")
+
+
+def test_seed_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_terminal(
+        tmp_path: Path, stores: dict[str, ServiceStore]) -> None:
     seed = big_seed(tmp_path)
-    result = piped("seed", str(seed), "--db", str(tmp_path / "piped.db"))
+    result = piped("seed", str(seed), *stores["piped"].args())
     assert result.returncode == 0, result.stderr
     periodic = progress_lines(result.stderr, rf"seed: loading: [\d,]+ of {OBJECTS:,} objects \(\d+%\), \d+ s")
     assert periodic, result.stderr
@@ -103,47 +114,46 @@ def test_seed_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_terminal(tmp_
     report = json.loads(result.stdout)
     assert report["changed"]["links"] == LINKS + 2
 
-    code, out, terminal = on_terminal("seed", str(seed), "--db", str(tmp_path / "terminal.db"))
+    code, out, terminal = on_terminal("seed", str(seed), *stores["terminal"].args())
     assert code == 0, terminal
     assert "━" in terminal and f"{OBJECTS}/{OBJECTS}" in terminal and "100%" in terminal, terminal
     assert "\r" in terminal  # redrawn in place
     assert not progress_lines(terminal, r".*of [\d,]+ objects \(\d+%\), \d+ s.*")
     assert out == result.stdout  # the same result, whatever stderr is
-    assert links_of(tmp_path / "terminal.db") == links_of(tmp_path / "piped.db")
+    assert links_of(stores["terminal"]) == links_of(stores["piped"])
 
 
-async def _store_events(db_path: Path) -> None:
+async def _store_events(store: ServiceStore) -> None:
     """Two events stored as the service stores them, then copied (new ids, two days) up to :data:`EVENTS`:
     enough for the export to take a moment."""
-    db = Database(str(db_path), "NORMAL")
-    await db.open()
-    try:
-        async with db.transaction() as tx:
-            for day in (1, 2):
-                raw = {"type": "page_view", "customer_id": "cust-" + A[:4], "issued_at": f"2024-05-0{day}T10:00:00Z"}
-                await events.apply(tx, A, events.prepare(raw, "SERVER", NOW), NOW)
-            await tx.execute(
-                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
-                "INSERT INTO events (id, account_id, type, customer_id, order_id, payload_hash, issued_at, "
-                "received_at, key_kind, body, effects) SELECT e.id || '-' || n.i, account_id, type, customer_id, "
-                "order_id, payload_hash, issued_at, received_at, key_kind, body, effects FROM events e, n",
-                ((EVENTS - 2) // 2,))
-    finally:
-        await db.close()
+    async def unit(tx: Tx) -> None:
+        for day in (1, 2):
+            raw = {"type": "page_view", "customer_id": "cust-" + A[:4], "issued_at": f"2024-05-0{day}T10:00:00Z"}
+            await events.apply(tx, A, events.prepare(raw, "SERVER", NOW), NOW)
+        await execute(
+            tx, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO events (id, account_id, type, customer_id, order_id, payload_hash, issued_at, "
+            "received_at, key_kind, body, effects) SELECT e.id || '-' || n.i, account_id, type, customer_id, "
+            "order_id, payload_hash, issued_at, received_at, key_kind, body, effects FROM events e, n",
+            ((EVENTS - 2) // 2,))
+
+    async with store.opened() as db:
+        await in_one_unit(db, unit)
 
 
 def exported_lines(folder: Path) -> int:
     return sum(len(gzip.decompress(path.read_bytes()).splitlines()) for path in folder.rglob("*.jsonl.gz"))
 
 
-async def test_export_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
+async def test_export_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_terminal(
+        tmp_path: Path, stores: dict[str, ServiceStore]) -> None:
     seed = tmp_path / "seed.json"
     seed.write_text(json.dumps(two_accounts()), encoding="utf-8")
-    assert piped("seed", str(seed), "--db", str(tmp_path / "piped.db")).returncode == 0
-    await _store_events(tmp_path / "piped.db")
-    shutil.copyfile(tmp_path / "piped.db", tmp_path / "terminal.db")  # closed cleanly: no WAL left beside it
+    for store in stores.values():  # the same events in both
+        assert piped("seed", str(seed), *store.args()).returncode == 0
+        await _store_events(store)
 
-    result = piped("export", "--db", str(tmp_path / "piped.db"), "--dir", str(tmp_path / "out-piped"))
+    result = piped("export", *stores["piped"].args(), "--dir", str(tmp_path / "out-piped"))
     assert result.returncode == 0, result.stderr
     target = "export to local"
     assert progress_lines(result.stderr, rf"{target}: [\d,]+ of {EVENTS:,} events \(\d+%\), \d+ s"), result.stderr
@@ -151,8 +161,7 @@ async def test_export_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_termi
     assert json.loads(result.stdout)["events"] == EVENTS
     assert exported_lines(tmp_path / "out-piped") == EVENTS
 
-    code, out, terminal = on_terminal("export", "--db", str(tmp_path / "terminal.db"),
-                                      "--dir", str(tmp_path / "out-terminal"))
+    code, out, terminal = on_terminal("export", *stores["terminal"].args(), "--dir", str(tmp_path / "out-terminal"))
     assert code == 0, terminal
     assert "━" in terminal and f"{EVENTS}/{EVENTS}" in terminal, terminal
     assert json.loads(out)["events"] == json.loads(result.stdout)["events"]
@@ -179,6 +188,7 @@ class Recorded:
         self.calls.append(("advance", amount))
 
 
+@sqlite_only("the migrations of an older SQLite file")
 async def test_migrations_of_an_older_database_are_counted_and_logged(tmp_path: Path,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     newest = len(migration_files())
@@ -204,6 +214,7 @@ async def test_migrations_of_an_older_database_are_counted_and_logged(tmp_path: 
     assert fresh.calls == []
 
 
+@sqlite_only("the migrations of an older SQLite file")
 def test_a_migration_draws_a_bar_on_a_terminal_and_nothing_on_a_quick_pipe(tmp_path: Path) -> None:
     newest = len(migration_files())
     for name in ("terminal", "piped"):

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import free_port, ready
+from tests.processes import free_port, ready, sqlite_only
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -262,6 +262,9 @@ def test_the_walkthrough_calls_only_the_local_service() -> None:
             assert url.startswith(f"http://{README_ADDRESS}/") or "example.com" in url, (example.name, url)
 
 
+@sqlite_only("the README's outputs show the keys of JSON answers in the order the service gives them on "
+             "SQLite; on PostgreSQL, bodies kept as jsonb come back in jsonb's key order (shortest key first), which "
+             "two examples' expected outputs do not match (a link, a webhook connection)")
 @pytest.mark.parametrize(
     "example",
     [pytest.param(e, id=e.name, marks=[pytest.mark.xfail(reason=EXPECTED_TO_FAIL[e.name], strict=True)]

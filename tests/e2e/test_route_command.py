@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.factories import A, two_accounts
+from tests.processes import ServiceStore, service_store, sqlite_only
 
 CHROME_ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/116.0.0.0 "
                   "Mobile Safari/537.36")
@@ -23,8 +25,16 @@ def linksvc(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """The store's command-line arguments, seeded with :func:`tests.factories.two_accounts` and three links
+    more (an app link, a disabled one, an expired one)."""
     folder = tmp_path_factory.mktemp("route")
+    with service_store(folder) as store:
+        _seed(folder, store)
+        yield store.args()
+
+
+def _seed(folder: Path, store: ServiceStore) -> None:
     seed = two_accounts()
     account = next(a for a in seed["accounts"] if a["id"] == A)
     base: dict[str, Any] = account["links"][0]
@@ -36,14 +46,12 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
          "expires_at": "2020-01-01T00:00:00Z"},
     ]
     (folder / "seed.json").write_text(json.dumps(seed))
-    path = str(folder / "svc.db")
-    loaded = linksvc("seed", str(folder / "seed.json"), "--db", path)
+    loaded = linksvc("seed", str(folder / "seed.json"), *store.args())
     assert loaded.returncode == 0, loaded.stderr
-    return path
 
 
-def test_android_chrome_gets_an_intent_url_and_the_reasons(db: str) -> None:
-    run = linksvc("route", "appaaaa", "--user-agent", CHROME_ANDROID, "--query", "utm_source=newsletter", "--db", db)
+def test_android_chrome_gets_an_intent_url_and_the_reasons(db: list[str]) -> None:
+    run = linksvc("route", "appaaaa", "--user-agent", CHROME_ANDROID, "--query", "utm_source=newsletter", *db)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "302 Found"
@@ -57,8 +65,8 @@ def test_android_chrome_gets_an_intent_url_and_the_reasons(db: str) -> None:
     assert "tracking_id: new (none in the query)" in lines
 
 
-def test_a_bot_gets_the_destination(db: str) -> None:
-    run = linksvc("route", "appaaaa", "--user-agent", GOOGLEBOT, "--query", "tracking_id=t-1", "--db", db)
+def test_a_bot_gets_the_destination(db: list[str]) -> None:
+    run = linksvc("route", "appaaaa", "--user-agent", GOOGLEBOT, "--query", "tracking_id=t-1", *db)
     lines = run.stdout.splitlines()
     assert lines[:2] == ["302 Found", "Location: https://shop.example/p?x=1&utm_source=linksvc&utm_medium=email"
                                       "&tracking_id=t-1#top"]
@@ -66,8 +74,8 @@ def test_a_bot_gets_the_destination(db: str) -> None:
     assert "tracking_id: kept from the query" in lines
 
 
-def test_json_output(db: str) -> None:
-    run = linksvc("route", "appaaaa", "--user-agent", CHROME_ANDROID, "--json", "--db", db)
+def test_json_output(db: list[str]) -> None:
+    run = linksvc("route", "appaaaa", "--user-agent", CHROME_ANDROID, "--json", *db)
     answer = json.loads(run.stdout)
     assert answer["status"] == 302 and answer["answer"] == "intent"
     assert answer["location"].startswith("intent://menu?")
@@ -79,16 +87,22 @@ def test_json_output(db: str) -> None:
 
 @pytest.mark.parametrize(("code", "why"), [("offaaaa", "the link is disabled"),
                                            ("oldaaaa", "the link is expired at 2020-01-01")])
-def test_disabled_and_expired_say_410_and_why(db: str, code: str, why: str) -> None:
-    run = linksvc("route", code, "--user-agent", CHROME_ANDROID, "--db", db)
+def test_disabled_and_expired_say_410_and_why(db: list[str], code: str, why: str) -> None:
+    run = linksvc("route", code, "--user-agent", CHROME_ANDROID, *db)
     assert run.returncode == 0
     assert run.stdout.splitlines()[0] == "410 Gone"
     assert why in run.stdout
 
 
-def test_an_unknown_code_exits_1(db: str, tmp_path: Path) -> None:
-    run = linksvc("route", "nothere", "--db", db)
+def test_an_unknown_code_exits_1(db: list[str]) -> None:
+    run = linksvc("route", "nothere", *db)
     assert run.returncode == 1 and "no link has the code 'nothere'" in run.stderr and run.stdout == ""
+    named = db[-1].rsplit("/", 1)[-1]  # the file, or the PostgreSQL database (its URL's credentials masked)
+    assert f"{named} (the resolver answers 404)" in run.stderr
+
+
+@sqlite_only("a database file that is not there is not created")
+def test_no_database_file_exits_1(tmp_path: Path) -> None:
     missing = linksvc("route", "nothere", "--db", str(tmp_path / "none.db"))
     assert missing.returncode == 1 and "no database" in missing.stderr
     assert not (tmp_path / "none.db").exists()

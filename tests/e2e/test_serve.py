@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import urllib.error
@@ -16,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.factories import ADMIN_TOKEN, KEYS, A, two_accounts
-from tests.processes import NoRedirect, call, free_port, ready
+from tests.processes import NoRedirect, ServiceStore, call, free_port, ready, serve_command
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+def server(tmp_path: Path, store: ServiceStore) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     demo = tmp_path / "demo.json"
     demo.write_text(json.dumps(two_accounts()))
     port = free_port()
@@ -28,10 +27,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
            "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_FORMAT": "json"}
     with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(tmp_path / "svc.db")],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
+        process = subprocess.Popen(serve_command(port, store), env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     if not ready(base):
         process.kill()
@@ -70,7 +66,7 @@ def test_serve_loads_the_demo_and_answers(server: tuple[str, subprocess.Popen[by
 
 
 def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subprocess.Popen[bytes], Path],
-                                                         tmp_path: Path) -> None:
+                                                         tmp_path: Path, store: ServiceStore) -> None:
     base, process, _ = server
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
     status, _, _ = call(base + f"/api/admin/v1/accounts/{A}/brands", headers, "POST",
@@ -80,9 +76,8 @@ def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subp
     assert process.wait(timeout=15) == 0
     port = free_port()
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(tmp_path / "demo.json")}
-    again = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port),
-                              "--db", str(tmp_path / "svc.db")], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    again = subprocess.Popen(serve_command(port, store), env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
         assert ready(base)
@@ -94,23 +89,24 @@ def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subp
         again.wait(timeout=15)
 
 
-def test_seed_command_reports_and_refuses(tmp_path: Path) -> None:
+def _seed(path: Path, store: ServiceStore) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "linksvc", "seed", str(path), *store.args()],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_seed_command_reports_and_refuses(tmp_path: Path, store: ServiceStore) -> None:
     good = tmp_path / "seed.json"
     good.write_text(json.dumps(two_accounts()))
-    db = str(tmp_path / "seed.db")
-    first = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(good), "--db", db],
-                           capture_output=True, text=True, timeout=60)
+    first = _seed(good, store)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["changed"]["accounts"] == 2
-    second = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(good), "--db", db],
-                            capture_output=True, text=True, timeout=60)
+    second = _seed(good, store)
     assert set(json.loads(second.stdout)["changed"].values()) == {0}
     bad_doc = two_accounts()
     bad_doc["accounts"][1]["campaigns"][0]["stores"] = "everywhere"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(bad_doc))
-    refused = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(bad), "--db", db],
-                             capture_output=True, text=True, timeout=60)
+    refused = _seed(bad, store)
     assert refused.returncode == 1
     assert "accounts[1].campaigns[0].stores" in refused.stderr
 
@@ -123,15 +119,14 @@ def test_bad_setting_names_the_variable(tmp_path: Path) -> None:
     assert "LINKSVC_TOKEN_TTL_SECONDS" in result.stderr
 
 
-def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
+def test_sigterm_writes_every_buffered_click(tmp_path: Path, store: ServiceStore) -> None:
     demo = tmp_path / "demo.json"
     demo.write_text(json.dumps(two_accounts()))
     port = free_port()
-    db_path = tmp_path / "clicks.db"
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo),
            "LINKSVC_CLICK_FLUSH_SECONDS": "3600"}  # nothing is written before the shutdown
-    process = subprocess.Popen([sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(db_path)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(serve_command(port, store), env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
         assert ready(base)
@@ -144,11 +139,10 @@ def test_sigterm_writes_every_buffered_click(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 40
+    assert store.count("clicks") == 40
 
 
-def test_a_second_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+def test_a_second_serve_on_a_port_in_use_says_so_in_one_line(store: ServiceStore) -> None:
     """The README's old walkthrough started a second ``serve`` beside the first: that must be a clear error,
     not a traceback."""
     import socket
@@ -158,10 +152,7 @@ def test_a_second_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> 
         holder.listen()
         port = holder.getsockname()[1]
         env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "0"}
-        done = subprocess.run(
-            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(tmp_path / "svc.db")],
-            env=env, capture_output=True, timeout=60,
-        )
+        done = subprocess.run(serve_command(port, store), env=env, capture_output=True, timeout=60)
     err = done.stderr.decode()
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{port}: address already in use" in err

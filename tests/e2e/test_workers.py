@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import ADMIN_TOKEN
-from tests.processes import children, free_port, ready, wait_for
+from tests.processes import ServiceStore, children, free_port, ready, serve_command, wait_for
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
@@ -32,29 +31,26 @@ def _get(port: int, path: str) -> tuple[int, str]:
 
 
 @pytest.fixture
-def supervisor(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes], Path]]:
+def supervisor(tmp_path: Path, store: ServiceStore) -> Iterator[tuple[int, subprocess.Popen[bytes], ServiceStore]]:
     port = free_port()
-    db = tmp_path / "svc.db"
     env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING"}
     log_path = tmp_path / "server.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(db), "--workers", "2"],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
+        process = subprocess.Popen(serve_command(port, store, "--workers", "2"), env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
     if not ready(f"http://127.0.0.1:{port}") or not wait_for(lambda: len(children(process.pid)) == 2):
         process.kill()
         raise AssertionError("workers did not start: " + log_path.read_text())
-    yield port, process, db
+    yield port, process, store
     if process.poll() is None:
         process.kill()
         process.wait()
 
 
 def test_two_workers_share_the_port_the_store_and_the_metrics(
-    supervisor: tuple[int, subprocess.Popen[bytes], Path],
+    supervisor: tuple[int, subprocess.Popen[bytes], ServiceStore],
 ) -> None:
-    port, process, db = supervisor
+    port, process, store = supervisor
     # A worker that dies is started again.
     first, second = children(process.pid)
     os.kill(first, signal.SIGKILL)
@@ -62,7 +58,7 @@ def test_two_workers_share_the_port_the_store_and_the_metrics(
     assert second in children(process.pid)
     assert ready(f"http://127.0.0.1:{port}")
 
-    demo_week = _welcome_clicks(db)  # the demo's own week of clicks, there before the workers start
+    demo_week = _welcome_clicks(store)  # the demo's own week of clicks, there before the workers start
     clicks = 120
     answers = [_get(port, "/welcome")[0] for _ in range(clicks)]
     assert answers == [302] * clicks
@@ -80,14 +76,11 @@ def test_two_workers_share_the_port_the_store_and_the_metrics(
     for pid in workers:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
     # A clean stop writes every worker's buffered clicks.
-    assert _welcome_clicks(db) == demo_week + clicks
+    assert _welcome_clicks(store) == demo_week + clicks
 
 
-def _welcome_clicks(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute(
-            "SELECT count(*) FROM clicks JOIN links ON links.id = clicks.link_id WHERE links.code = 'welcome'"
-        ).fetchone()[0])
+def _welcome_clicks(store: ServiceStore) -> int:
+    return store.count("clicks JOIN links ON links.id = clicks.link_id", "links.code = 'welcome'")
 
 
 def test_several_workers_need_a_fixed_port(tmp_path: Path) -> None:
@@ -115,14 +108,14 @@ def _redirects(port: int, path: str, count: int) -> list[tuple[int, str]]:
 
 
 def test_a_changed_link_is_seen_at_once_by_every_worker(
-    supervisor: tuple[int, subprocess.Popen[bytes], Path],
+    supervisor: tuple[int, subprocess.Popen[bytes], ServiceStore],
 ) -> None:
     """Each worker holds links in memory; a change answered by one is what the next click gets from either."""
-    port, _, db = supervisor
-    with sqlite3.connect(db) as conn:
-        account_id, link_id, code = conn.execute(
-            "SELECT account_id, id, code FROM links WHERE json_extract(body, '$.disabled') IS NOT 1 "
-            "AND json_extract(body, '$.expires_at') IS NULL ORDER BY code LIMIT 1").fetchone()
+    port, _, store = supervisor
+    account_id, link_id, code = next(
+        (account_id, link_id, code) for account_id, link_id, code, body
+        in store.rows("SELECT account_id, id, code, body FROM links ORDER BY code")
+        if not json.loads(body).get("disabled") and json.loads(body).get("expires_at") is None)
     path = f"/api/admin/v1/accounts/{account_id}/links/{link_id}"
     for version in range(12):
         destination = f"https://shop.example/read-your-writes-{version}"
@@ -152,17 +145,16 @@ def _call(port: int, method: str, path: str, body: object | None = None,
 
 
 def test_a_changed_catalog_is_seen_at_once_by_every_worker(
-    supervisor: tuple[int, subprocess.Popen[bytes], Path],
+    supervisor: tuple[int, subprocess.Popen[bytes], ServiceStore],
 ) -> None:
     """Each worker holds the account's catalog (tiers, campaigns, custom event types, ...) in memory; a change
     answered by one is what the next request to either lists, and what its next event is checked against."""
-    port, _, db = supervisor
-    with sqlite3.connect(db) as conn:
-        account_id, type_id, kind = conn.execute(
-            "SELECT account_id, id, name FROM custom_event_types WHERE active = 1 ORDER BY name LIMIT 1").fetchone()
-        tier_id, customer_id = conn.execute(
-            "SELECT t.id, c.id FROM tiers t JOIN customers c ON c.account_id = t.account_id "
-            "WHERE t.account_id = ? ORDER BY t.id, c.id LIMIT 1", (account_id,)).fetchone()
+    port, _, store = supervisor
+    account_id, type_id, kind = store.rows(
+        "SELECT account_id, id, name FROM custom_event_types WHERE active = 1 ORDER BY name LIMIT 1")[0]
+    tier_id, customer_id = store.rows(
+        "SELECT t.id, c.id FROM tiers t JOIN customers c ON c.account_id = t.account_id "
+        "WHERE t.account_id = ? ORDER BY t.id, c.id LIMIT 1", account_id)[0]
     status, answer = _call(port, "GET", "/api/storefront/v1/auth/authorize",
                            headers={"x-api-key": "lk_demo_server_4f8a2c9e7b1d3a5f6c8e0b2d"})
     assert status == 200, answer

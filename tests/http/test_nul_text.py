@@ -1,7 +1,7 @@
 """U+0000 in any text the service is given (a body's strings and keys, a query's values) is a 400 naming the
 field, on either store: PostgreSQL's text and jsonb cannot hold the character, and the same input gets the same
 answer from both. A part judged item by item (a migrated customer, a bulk request's event) fails alone. This
-file runs on both stores in CI (tests/on_postgresql.txt)."""
+file runs on both stores in CI."""
 
 from __future__ import annotations
 
