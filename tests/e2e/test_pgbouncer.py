@@ -5,8 +5,8 @@ session of their own). Over HTTP: events sent to both nodes are delivered to a l
 link changed on one node redirects to its new destination on the other (the read model follows through the
 ``LISTEN`` connection); the customer migration's rate limit holds across both. Once with asyncpg's prepared
 statement cache off (``LINKSVC_DATABASE_STATEMENT_CACHE=0``), once with it on, which PgBouncer supports from
-1.21 (``max_prepared_statements``); with an older PgBouncer (Debian 12 has 1.18) a node with the cache on is
-seen to refuse to start instead, with asyncpg's note naming the remedies."""
+1.21 (``max_prepared_statements``); with an older PgBouncer (Debian 12 has 1.18) that case is skipped: asyncpg's
+cache cannot work there, and docs/operations.md says to turn it off."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import pytest
 from tests.e2e.multinode import ADMIN, delivered_once, migrations, nodes, rows, storefront
 from tests.factories import A, ids
 from tests.pgstore import ensure_server, fresh_database_sync, with_database
-from tests.processes import NoRedirect, WebhookRecorder, call, free_port, start_forwarding_service, stop
+from tests.processes import NoRedirect, WebhookRecorder, call, free_port, stop
 
 PREPARED_STATEMENTS = (1, 21)  # the first PgBouncer that keeps prepared statements in transaction mode
 
@@ -93,15 +93,13 @@ def running_pgbouncer(folder: Path, database_url: str, prepared_statements: int)
 def test_two_nodes_behind_pgbouncer_in_transaction_mode(tmp_path: Path, receiver: tuple[str, type[WebhookRecorder]],
                                                         statement_cache: int) -> None:
     _, version = pgbouncer()
-    supported = version >= PREPARED_STATEMENTS
+    if statement_cache and version < PREPARED_STATEMENTS:
+        pytest.skip(f"PgBouncer {'.'.join(map(str, version))} keeps no prepared statements in transaction mode "
+                    "(1.21 does): behind it, LINKSVC_DATABASE_STATEMENT_CACHE=0, as docs/operations.md says")
     url, handler = receiver
     handler.up = True
-    with (fresh_database_sync() as direct,
-          running_pgbouncer(tmp_path, direct, statement_cache if supported else 0) as pooled):
+    with fresh_database_sync() as direct, running_pgbouncer(tmp_path, direct, statement_cache) as pooled:
         env = {"LINKSVC_DATABASE_LISTEN_URL": direct, "LINKSVC_DATABASE_STATEMENT_CACHE": str(statement_cache)}
-        if statement_cache and not supported:
-            _refused(tmp_path, pooled, env)
-            return
         with nodes(tmp_path, 2, pooled, env) as started:
             bases = started.bases
             headers = storefront(bases, url)
@@ -127,24 +125,6 @@ def test_two_nodes_behind_pgbouncer_in_transaction_mode(tmp_path: Path, receiver
 
             logs = "".join(p.read_text() for p in tmp_path.glob("node*/server-*.log"))
             assert "prepared statement" not in logs, logs[-3000:]
-
-
-def _refused(tmp_path: Path, pooled: str, env: dict[str, str]) -> None:
-    """Behind a PgBouncer older than 1.21 (no ``max_prepared_statements``) with the statement cache on, a node
-    does not start: its first queries meet another client's prepared statement on a shared server connection
-    (``prepared statement "__asyncpg_stmt_1__" already exists``) and it exits with asyncpg's note that names
-    the two remedies, which docs/operations.md gives."""
-    folder = tmp_path / "refused"
-    folder.mkdir()
-    port = free_port()
-    process = start_forwarding_service(folder, port, database_url=pooled, extra=env)
-    try:
-        code = process.wait(timeout=60)
-    finally:
-        if process.poll() is None:
-            stop(process)
-    log = (folder / f"server-{port}.log").read_text()
-    assert code != 0 and "does not support prepared statements properly" in log, log[-3000:]
 
 
 def _location(base: str, code: str) -> str:
