@@ -16,8 +16,8 @@ from storage.db import Conn, Database, StoreConstraintError, StoreError, StoreOp
 from storage.postgres import PostgresDatabase
 
 # The store's failures, for the layers that do not import the driver (a full disk, the lock held elsewhere).
-__all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError", "WouldWait", "at_once",
-           "in_one_unit", "store_of"]
+__all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError", "WouldWait", "account_turn",
+           "at_once", "in_one_unit", "store_of"]
 
 T = TypeVar("T")
 
@@ -37,9 +37,10 @@ class Store(Protocol):
         """One write unit of work: committed on success, rolled back on any exception."""
         ...
 
-    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]], serial_key: str | None = None) -> T:
         """Runs ``unit`` in the next group commit of the write queue; returns its result once committed. The
-        unit must wait for nothing but the store (its repository calls)."""
+        unit must wait for nothing but the store (its repository calls). Units given the same ``serial_key``
+        (:func:`account_turn`) never run at once, on any node."""
         ...
 
     @property
@@ -58,13 +59,20 @@ class Store(Protocol):
         ...
 
 
-async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+def account_turn(account_id: str) -> str:
+    """The ``serial_key`` of the writes to an account's customers and wallets (events, reversals, migration,
+    the admin API's changes): they take turns per account, on every node."""
+    return f"account:{account_id}"
+
+
+async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]], serial_key: str | None = None) -> T:
     """``unit`` in one transaction, committed on success and rolled back on any exception. On SQLite, the one
     writer's interactive transaction (nothing changes under it); on PostgreSQL, which runs every write
     serializable and may refuse a commit when requests at once touched the same rows, a write unit of the store,
-    run again whole when refused. The unit must wait for nothing but the store."""
+    run again whole when refused (or, with ``serial_key``, in turn with the others of that key). The unit must
+    wait for nothing but the store."""
     if isinstance(db, PostgresDatabase):
-        return await db.write(unit)
+        return await db.write(unit, serial_key)
     async with db.transaction() as tx:
         return await unit(tx)
 

@@ -242,8 +242,9 @@ class Database:
         async with self.writer.session() as tx:
             yield tx
 
-    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]], serial_key: str | None = None) -> T:
         """Runs ``unit`` on the writer's thread in the next group commit; returns its result once committed.
+        (``serial_key`` names units that must take turns; the one writer already runs every unit in turn.)
 
         ``unit`` is async service code whose repository calls, on the writer's plain sqlite3 connection, never
         suspend; it must wait for nothing else. Raising, it is rolled back alone; a failure of the store fails

@@ -458,12 +458,22 @@ class PostgresDatabase:
             self.counters.sessions += 1
             self._changed(noted)
 
-    async def write(self, unit: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
+    async def write(self, unit: Callable[[Any], Coroutine[Any, Any, T]], serial_key: str | None = None) -> T:
         """Runs ``unit`` in a serializable transaction; again, whole, when PostgreSQL refuses to commit it as
-        not serializable (up to :data:`RETRIES` times)."""
+        not serializable (up to :data:`RETRIES` times).
+
+        With ``serial_key``, the units of that key (an account's writes to its customers and wallets) take
+        turns instead, on every node: each first waits for a transaction-level advisory lock on the key, then
+        runs at ``READ COMMITTED``, so that every statement after the wait sees what the previous holder
+        committed. ``SERIALIZABLE`` would keep the snapshot taken when the wait began, and a unit that waited
+        would be refused as soon as it touched what the holder changed, again and again while the holder's
+        node keeps writing (docs/decisions.md, "Contention")."""
+        isolation = "serializable" if serial_key is None else "read_committed"
         for attempt in range(RETRIES + 1):
             try:
-                async with self.pool.acquire() as conn, conn.transaction(isolation="serializable"):
+                async with self.pool.acquire() as conn, conn.transaction(isolation=isolation):
+                    if serial_key is not None:
+                        await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", serial_key)
                     result = await unit(PgConnection(conn))
                     noted = await conn.fetchval("SELECT current_setting('linksvc.changed', true)")
             except RETRYABLE:

@@ -123,24 +123,6 @@ async def fresh_database(admin: str = DEFAULT_ADMIN) -> AsyncIterator[str]:
         await conn.close()
 
 
-@contextlib.contextmanager
-def fresh_database_sync(admin: str = DEFAULT_ADMIN) -> Iterator[str]:
-    """:func:`fresh_database` for code that does not run on an event loop (a test's service processes): created
-    and dropped on an event loop of its own."""
-    manager = fresh_database(admin)
-    loop = asyncio.new_event_loop()
-    try:
-        url = loop.run_until_complete(manager.__aenter__())
-    except BaseException:
-        loop.close()
-        raise
-    try:
-        yield url
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
-
-
 async def open_empty_store(pg: TestDatabase | None) -> Database | PostgresDatabase:
     """An empty, opened store: SQLite in memory, or this process's PostgreSQL database emptied."""
     if pg is None:

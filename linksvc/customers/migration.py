@@ -15,7 +15,7 @@ from linksvc.customers import ratelimit
 from linksvc.errors import InvalidField, Issue, ServiceError
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.service import save
-from linksvc.store import Store, in_one_unit
+from linksvc.store import Store, account_turn, in_one_unit
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 from storage import customers as repo
 from storage.db import Tx, savepoint
@@ -76,4 +76,4 @@ async def migrate(db: Store, account_id: str, customers: list[Any]) -> dict[str,
                 result[outcome] += 1
         return result
 
-    return await in_one_unit(db, unit)
+    return await in_one_unit(db, unit, account_turn(account_id))

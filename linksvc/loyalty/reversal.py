@@ -17,7 +17,7 @@ from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import rules
 from linksvc.loyalty.models import PURCHASE
-from linksvc.store import Store
+from linksvc.store import Store, account_turn
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
 from storage import documents
@@ -108,4 +108,4 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
 async def reverse_event(store: Store, account_id: str, event_id: str, reason: str,
                         now: datetime) -> dict[str, Any]:
     """A reversal as the endpoint asks for it: :func:`reverse` in one unit of work on the store's write queue."""
-    return await store.write(lambda tx: reverse(tx, account_id, event_id, reason, now))
+    return await store.write(lambda tx: reverse(tx, account_id, event_id, reason, now), account_turn(account_id))

@@ -37,7 +37,7 @@ from linksvc.loyalty.ids import uuid7 as new_id
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
-from linksvc.store import Store, StoreConstraintError, StoreError
+from linksvc.store import Store, StoreConstraintError, StoreError, account_turn
 from linksvc.untrusted import MAX_JSON_DEPTH
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
@@ -668,10 +668,10 @@ class _Coalescer:
     async def _write(self, account_id: str, gathering: _Gathering) -> list[list[Result] | BaseException]:
         unit = partial(self._unit, account_id, gathering)
         if self._turns is None:
-            return await self._store.write(unit)
+            return await self._store.write(unit, account_turn(account_id))
         turn = self._turns.setdefault(account_id, asyncio.Lock())
         async with turn:
-            return await self._store.write(unit)
+            return await self._store.write(unit, account_turn(account_id))
 
     def _forget(self, account_id: str, gathering: _Gathering, _: object) -> None:
         with self._lock:

@@ -16,7 +16,7 @@ from linksvc.forwarding import webhook_secrets
 from linksvc.jsoncodec import dumps
 from linksvc.resources.kinds import KINDS, Kind, SaveContext, parse
 from linksvc.resources.validation import nul_issues
-from linksvc.store import in_one_unit
+from linksvc.store import account_turn, in_one_unit
 from storage import documents
 from storage.db import AnyDatabase, Conn, Tx, dialect
 from storage.documents import Document
@@ -101,7 +101,7 @@ class Resources:
             doc_id, _ = await save(tx, kind, account_id, data, allow_private=self.allow_private, must_exist=False)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
 
-        created = await in_one_unit(self.db, unit)
+        created = await in_one_unit(self.db, unit, account_turn(account_id))
         for key, value in shown_once.items():
             both_objects = isinstance(value, dict) and isinstance(created.get(key), dict)
             created[key] = {**created[key], **value} if both_objects else value
@@ -141,7 +141,7 @@ class Resources:
                        issues_found=fixed_id)
             return await view(tx, kind, account_id, await self._get_row(tx, kind, account_id, doc_id))
 
-        return await in_one_unit(self.db, unit)
+        return await in_one_unit(self.db, unit, account_turn(account_id))
 
     async def rotate_webhook_secret(self, account_id: str, doc_id: str) -> dict[str, Any]:
         """Give a webhook connection a new signing secret; the one it replaces signs beside it for 24 hours.
@@ -158,7 +158,7 @@ class Resources:
                        must_exist=True)
             return config
 
-        config = await in_one_unit(self.db, unit)
+        config = await in_one_unit(self.db, unit, account_turn(account_id))
         return {"secret": config[webhook_secrets.SECRET],
                 "previous_secret_expires_at": config.get(webhook_secrets.PREVIOUS_EXPIRES)}
 
@@ -173,4 +173,4 @@ class Resources:
                 raise Conflict(f"{kind.label.capitalize()} in use", f"{names} still refer to this {kind.label}")
             await documents.delete(tx, kind.name, account_id, doc_id)
 
-        await in_one_unit(self.db, unit)
+        await in_one_unit(self.db, unit, account_turn(account_id))

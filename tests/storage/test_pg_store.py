@@ -68,6 +68,35 @@ async def test_a_unit_refused_as_not_serializable_runs_again(url: str, tmp_path:
         await b.close()
 
 
+async def test_units_of_one_serial_key_take_turns_on_every_node(url: str, tmp_path: Any) -> None:
+    """The same twenty read-then-write units, given one ``serial_key`` (an account's turn): they wait for each
+    other across the two nodes instead of colliding, so each sees its predecessor and none is refused."""
+    a, b = await _opened(url, tmp_path), await _opened(url, tmp_path)
+    try:
+        await a.pool.execute("CREATE TABLE counter (k integer PRIMARY KEY, n integer NOT NULL)")
+        await a.pool.execute("INSERT INTO counter VALUES (1, 0)")
+        inside = 0
+
+        async def bump(tx: Any) -> int:
+            nonlocal inside
+            inside += 1
+            assert inside == 1, "two units of one key ran at once"
+            row = await fetch_one(tx, "SELECT n FROM counter WHERE k = ?", (1,))
+            assert row is not None
+            await asyncio.sleep(0.005)
+            await execute(tx, "UPDATE counter SET n = ? WHERE k = ?", (row[0] + 1, 1))
+            inside -= 1
+            return int(row[0])
+
+        seen = await asyncio.gather(*((a if i % 2 else b).write(bump, "account:x") for i in range(20)))
+        assert sorted(seen) == list(range(20))
+        assert await a.pool.fetchval("SELECT n FROM counter WHERE k = 1") == 20
+        assert a.counters.retries + b.counters.retries == 0
+    finally:
+        await a.close()
+        await b.close()
+
+
 async def _wait_for(check: Any, seconds: float = 5.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
