@@ -183,26 +183,54 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow]) -> None:
 
 # --- the report's reads ----------------------------------------------------------------------------------
 
-async def clicks_in_range(conn: Conn, account_id: str, first: str, last: str) -> list[Row]:
-    """(day, link_id, utm_source, utm_medium, utm_campaign, platform, human, bot, visitors, web, app, store)
-    of the account's days ``first`` to ``last`` (inclusive)."""
+DIMENSIONS = ("day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
+_WHERE = "WHERE account_id = ? AND day >= ? AND day <= ?"
+
+
+def _grouping(columns: Sequence[str]) -> str:
+    unknown = set(columns) - set(DIMENSIONS)
+    if unknown or not columns:
+        raise ValueError(f"not rollup dimensions: {sorted(unknown)}")
+    return ", ".join(columns)
+
+
+async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[Row]:
+    """(*columns, human, bot, visitors, web, app, store) summed per distinct ``columns`` (of
+    :data:`DIMENSIONS`) over the account's days ``first`` to ``last`` (inclusive)."""
+    group = _grouping(columns)
     return await fetch_all(
-        conn, "SELECT day, link_id, utm_source, utm_medium, utm_campaign, platform, human, bot, visitors, web, app, "
-              "store FROM conversion_clicks WHERE account_id = ? AND day >= ? AND day <= ?",
+        conn, f"SELECT {group}, sum(human), sum(bot), sum(visitors), sum(web), sum(app), sum(store) "
+              f"FROM conversion_clicks {_WHERE} GROUP BY {group}", (account_id, first, last))
+
+
+async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[Row]:
+    """(*columns, type, events) summed per distinct ``columns`` and type; link_id '' holds the unattributed."""
+    group = _grouping(columns)
+    return await fetch_all(
+        conn, f"SELECT {group}, type, sum(events) FROM conversion_events {_WHERE} GROUP BY {group}, type",
         (account_id, first, last))
 
 
-async def events_in_range(conn: Conn, account_id: str, first: str, last: str) -> list[Row]:
-    """(day, link_id, utm_source, utm_medium, utm_campaign, platform, type, events); link_id '' = unattributed."""
+async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[Row]:
+    """(*columns, currency, purchases, revenue, *the 14 bucket counts) per distinct ``columns`` and currency.
+    Revenue is the exact sum as decimal text on PostgreSQL; on SQLite (decimal text, which SQL would add as
+    REAL) the row's amounts joined by ``,``, for the caller to add with Decimal."""
+    group = _grouping(columns)
+    if dialect(conn) == "postgresql":
+        revenue = "sum(revenue)::text"
+        buckets = ", ".join(f"sum((delays ->> {i})::bigint)" for i in range(len(BUCKETS)))
+    else:
+        revenue = "group_concat(revenue, ',')"
+        buckets = ", ".join(f"sum(json_extract(delays, '$[{i}]'))" for i in range(len(BUCKETS)))
     return await fetch_all(
-        conn, "SELECT day, link_id, utm_source, utm_medium, utm_campaign, platform, type, events "
-              "FROM conversion_events WHERE account_id = ? AND day >= ? AND day <= ?",
-        (account_id, first, last))
+        conn, f"SELECT {group}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_revenue {_WHERE} "
+              f"GROUP BY {group}, currency", (account_id, first, last))
 
 
-async def revenue_in_range(conn: Conn, account_id: str, first: str, last: str) -> list[Row]:
-    """(day, link_id, utm_source, utm_medium, utm_campaign, platform, currency, purchases, revenue, delays)."""
-    return await fetch_all(
-        conn, "SELECT day, link_id, utm_source, utm_medium, utm_campaign, platform, currency, purchases, "
-              "revenue, delays FROM conversion_revenue WHERE account_id = ? AND day >= ? AND day <= ?",
-        (account_id, first, last))
+async def link_labels(conn: Conn, account_id: str) -> dict[str, tuple[str, str, str | None]]:
+    """Each link of the account: (code, its current campaign id or '', that campaign's name or None)."""
+    name = ("c.body ->> 'name'" if dialect(conn) == "postgresql" else "json_extract(c.body, '$.name')")
+    rows = await fetch_all(
+        conn, f"SELECT l.id, l.code, l.campaign_id, {name} FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id "
+              "WHERE l.account_id = ?", (account_id,))
+    return {row[0]: (row[1], row[2] or "", row[3]) for row in rows}

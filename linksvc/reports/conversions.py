@@ -1,0 +1,253 @@
+"""The conversion report (docs/decisions.md, "Conversion report and attribution lineage"): for an account and a
+range of days, clicks (people and bots apart), unique visitors, routes, attributed events by type, purchases,
+revenue per currency, conversion rate and time from click to purchase, grouped by one or two dimensions.
+
+It reads the rollups only (``storage.conversions``), summed by the store per the dimensions asked (a campaign is
+the link's current campaign: the rollups are summed per link and the links' campaigns added here), plus the
+account's links for their codes and campaigns. Revenue is added with Decimal, exactly; median and p90 of the
+time from click to purchase are the upper bounds of the buckets holding those ranks (nearest rank).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from linksvc.accounts.service import get_account
+from linksvc.clock import utcnow
+from linksvc.errors import Issues
+from storage import conversions as repo
+from storage.db import Conn
+
+GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day")
+MAX_DAYS = 366
+DEFAULT_DAYS = 7
+_COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
+           "utm_campaign": "utm_campaign", "platform": "platform", "day": "day"}
+RATE = Decimal("0.0001")
+
+
+@dataclass(frozen=True)
+class ReportQuery:
+    first: date
+    last: date
+    group_by: tuple[str, ...]
+
+
+def report_query(first: str | None, last: str | None, group_by: str | None, today: date | None = None) -> ReportQuery:
+    """The query's parameters checked: every problem named at once (400)."""
+    issues = Issues()
+    today = today or utcnow().date()
+    dates: dict[str, date | None] = {}
+    for name, text in (("from", first), ("to", last)):
+        dates[name] = None
+        if text is None or text == "":
+            continue
+        try:
+            if len(text) != 10:
+                raise ValueError(text)
+            dates[name] = date.fromisoformat(text)
+        except ValueError:
+            issues.add(name, "must be a date as YYYY-MM-DD", "format")
+    groups: tuple[str, ...] = ("day",)
+    if group_by is not None:
+        groups = tuple(part.strip() for part in group_by.split(","))
+        if not 1 <= len(groups) <= 2:
+            issues.add("group_by", "names one or two dimensions, separated by a comma", "count")
+        elif len(set(groups)) != len(groups):
+            issues.add("group_by", "names a dimension twice", "duplicate")
+        elif any(g not in GROUPS for g in groups):
+            issues.add("group_by", f"must be among {', '.join(GROUPS)}", "enum", GROUPS)
+    issues.raise_if_any("Invalid query")
+    last_day = dates["to"] or (today if dates["from"] is None else None)
+    first_day = dates["from"] or ((last_day or today) - timedelta(days=DEFAULT_DAYS - 1))
+    if last_day is None:  # only from: a week from it, not past today... nor before from
+        last_day = max(first_day, min(today, first_day + timedelta(days=DEFAULT_DAYS - 1)))
+    if last_day < first_day:
+        issues.add("to", "must not be before from", "range")
+    elif (last_day - first_day).days + 1 > MAX_DAYS:
+        issues.add("to", f"the range holds at most {MAX_DAYS} days", "range")
+    issues.raise_if_any("Invalid query")
+    return ReportQuery(first_day, last_day, groups)
+
+
+@dataclass
+class Figures:
+    """What a row (or the totals) adds up."""
+
+    human: int = 0
+    bot: int = 0
+    visitors: int = 0
+    web: int = 0
+    app: int = 0
+    store: int = 0
+    events: dict[str, int] = field(default_factory=dict)
+    purchases: int = 0
+    revenue: dict[str, Decimal] = field(default_factory=dict)
+    delays: list[int] = field(default_factory=lambda: [0] * len(repo.BUCKETS))
+
+    def add(self, other: Figures) -> None:
+        self.human += other.human
+        self.bot += other.bot
+        self.visitors += other.visitors
+        self.web += other.web
+        self.app += other.app
+        self.store += other.store
+        for kind, n in other.events.items():
+            self.events[kind] = self.events.get(kind, 0) + n
+        self.purchases += other.purchases
+        for currency, amount in other.revenue.items():
+            self.revenue[currency] = self.revenue.get(currency, Decimal(0)) + amount
+        self.delays = [a + b for a, b in zip(self.delays, other.delays, strict=True)]
+
+    def view(self) -> dict[str, Any]:
+        rate = None
+        if self.human:
+            rate = str((Decimal(self.purchases) / Decimal(self.human)).quantize(RATE, ROUND_HALF_UP))
+        return {
+            "clicks": {"human": self.human, "bot": self.bot},
+            "visitors": self.visitors,
+            "routes": {"web": self.web, "app": self.app, "store": self.store},
+            "events": {kind: n for kind, n in sorted(self.events.items()) if n},
+            "purchases": self.purchases,
+            "revenue": {currency: str(amount) for currency, amount in sorted(self.revenue.items())},
+            "conversion_rate": rate,
+            "click_to_purchase": {"median_seconds": rank_bound(self.delays, 0.5),
+                                  "p90_seconds": rank_bound(self.delays, 0.9)},
+        }
+
+
+def rank_bound(counts: Sequence[int], q: float) -> int | None:
+    """The upper bound (seconds) of the bucket holding rank ceil(q * n) of the ``n`` counted delays; None when
+    nothing is counted, or when that bucket is the last one, which has no bound (over 30 days)."""
+    n = sum(counts)
+    if n <= 0:
+        return None
+    rank = max(1, math.ceil(q * n))
+    seen = 0
+    for i, count in enumerate(counts):
+        seen += count
+        if seen >= rank:
+            bound = repo.BUCKETS[i]
+            return None if math.isinf(bound) else int(bound)
+    return None
+
+
+def _decimal_sum(text: Any) -> Decimal:
+    """An exact sum: PostgreSQL's numeric text, or SQLite's amounts joined by commas."""
+    if text is None:
+        return Decimal(0)
+    return sum((Decimal(part) for part in str(text).split(",") if part), Decimal(0))
+
+
+Key = tuple[str, ...]
+
+
+async def conversion_report(conn: Conn, account_id: str, query: ReportQuery) -> dict[str, Any]:
+    """The report as the admin API answers it (``data``)."""
+    await get_account(conn, account_id)  # 404 for an unknown account
+    first, last = query.first.isoformat(), query.last.isoformat()
+    columns = list(dict.fromkeys(_COLUMN[g] for g in query.group_by))
+    labels = await repo.link_labels(conn, account_id)
+
+    def key_of(values: Sequence[Any]) -> Key:
+        found = dict(zip(columns, values, strict=False))
+        return tuple(labels.get(found["link_id"], ("", "", None))[1] if g == "campaign" else str(found[_COLUMN[g]])
+                     for g in query.group_by)
+
+    rows: dict[Key, Figures] = {}
+    unattributed = Figures()
+    width = len(columns)
+    for row in await repo.clicks_by(conn, account_id, first, last, columns):
+        figures = rows.setdefault(key_of(row[:width]), Figures())
+        figures.human += int(row[width])
+        figures.bot += int(row[width + 1])
+        figures.visitors += int(row[width + 2])
+        figures.web += int(row[width + 3])
+        figures.app += int(row[width + 4])
+        figures.store += int(row[width + 5])
+    for row in await repo.events_by(conn, account_id, first, last, [*columns, "link_id"]
+                                    if "link_id" not in columns else columns):
+        extra = Figures(events={row[-2]: int(row[-1])})
+        target = unattributed if _unattributed(columns, row) else rows.setdefault(key_of(row[:width]), Figures())
+        target.add(extra)
+    for row in await repo.revenue_by(conn, account_id, first, last, [*columns, "link_id"]
+                                     if "link_id" not in columns else columns):
+        at = len(row) - len(repo.BUCKETS) - 3
+        extra = Figures(purchases=int(row[at + 1]), revenue={row[at]: _decimal_sum(row[at + 2])},
+                        delays=[int(n or 0) for n in row[at + 3:]])
+        target = unattributed if _unattributed(columns, row) else rows.setdefault(key_of(row[:width]), Figures())
+        target.add(extra)
+    totals = Figures()
+    for figures in rows.values():
+        totals.add(figures)
+    names = {campaign: name for _, campaign, name in labels.values() if campaign}
+    ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].human, item[0]))
+    return {
+        "from": first, "to": last, "group_by": list(query.group_by),
+        "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
+        "totals": totals.view(),
+        "unattributed": {"events": sum(unattributed.events.values()), "purchases": unattributed.purchases,
+                         "revenue": {c: str(a) for c, a in sorted(unattributed.revenue.items())}},
+    }
+
+
+def _unattributed(columns: Sequence[str], row: Sequence[Any]) -> bool:
+    """Whether an events or revenue row is of events with no click behind them (link '')."""
+    link_at = columns.index("link_id") if "link_id" in columns else len(columns)
+    return row[link_at] == ""
+
+
+def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, tuple[str, str, str | None]],
+              names: Mapping[str, str | None]) -> dict[str, Any]:
+    view: dict[str, Any] = {}
+    for name, value in zip(group_by, key, strict=True):
+        view[name] = value
+        if name == "link":
+            view["link_code"] = labels[value][0] if value in labels else None
+        elif name == "campaign":
+            view["campaign_name"] = names.get(value) if value else None
+    return view
+
+
+CSV_FIGURES = ("clicks_human", "clicks_bot", "visitors", "routes_web", "routes_app", "routes_store", "events",
+               "purchases", "revenue", "conversion_rate", "median_seconds", "p90_seconds")
+
+
+def report_csv(report: Mapping[str, Any]) -> str:
+    """The report's rows as CSV: one column per key member, then the figures; events and revenue as
+    ``type=n`` and ``CUR=amount`` joined by ``; `` (they have a member per type or currency)."""
+    rows = report["rows"]
+    keys: list[str] = []
+    for name in report["group_by"]:
+        keys.append(name)
+        if name == "link":
+            keys.append("link_code")
+        elif name == "campaign":
+            keys.append("campaign_name")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow([*keys, *CSV_FIGURES])
+    for row in rows:
+        writer.writerow([_cell(row["key"].get(k)) for k in keys] + _figure_cells(row))
+    return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text  # not a formula in a spreadsheet
+
+
+def _figure_cells(row: Mapping[str, Any]) -> list[str]:
+    delays = row["click_to_purchase"]
+    return [_cell(v) for v in (
+        row["clicks"]["human"], row["clicks"]["bot"], row["visitors"], row["routes"]["web"], row["routes"]["app"],
+        row["routes"]["store"], "; ".join(f"{k}={n}" for k, n in row["events"].items()), row["purchases"],
+        "; ".join(f"{c}={a}" for c, a in row["revenue"].items()), row["conversion_rate"],
+        delays["median_seconds"], delays["p90_seconds"])]
