@@ -42,8 +42,8 @@ from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, 
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
 from linksvc.links.clicks import ClickRecorder
-from linksvc.links.visitors import Visitors
 from linksvc.links.service import hold_links
+from linksvc.links.visitors import Visitors
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings

@@ -154,7 +154,7 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow]) -> None:
                 tx, f"INSERT INTO conversion_revenue ({', '.join(KEY)}, currency, purchases, revenue, delays) "
                     f"VALUES {_marks(11, len(chunk))} ON CONFLICT ({', '.join(KEY)}, currency) DO UPDATE SET "
                     f"{_added('conversion_revenue', ['purchases', 'revenue'])}, delays = {_PG_DELAYS}",
-                [v for k in chunk for v in (*k, sums[k][0], str(sums[k][1]), json.dumps(sums[k][2]))])
+                [v for k in chunk for v in (*k, sums[k][0], format(sums[k][1], "f"), json.dumps(sums[k][2]))])
         return
     # SQLite: one writer, inside its transaction: read the rows the batch touches, add in Python, write back.
     stored: dict[tuple[str, ...], Row] = {}
@@ -173,7 +173,7 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow]) -> None:
                 purchases += int(old[8])
                 revenue += Decimal(old[9])
                 delays = [a + b for a, b in zip(delays, json.loads(old[10]), strict=False)]
-            values += [*k, purchases, str(revenue), json.dumps(delays)]
+            values += [*k, purchases, format(revenue, "f"), json.dumps(delays)]
         await execute(
             tx, f"INSERT INTO conversion_revenue ({', '.join(KEY)}, currency, purchases, revenue, delays) "
                 f"VALUES {_marks(11, len(chunk))} ON CONFLICT ({', '.join(KEY)}, currency) DO UPDATE SET "

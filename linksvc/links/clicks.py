@@ -38,8 +38,8 @@ from typing import Any, NamedTuple
 from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.links import click_journal, click_spill
-from linksvc.links.visitors import Visitors
 from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
+from linksvc.links.visitors import Visitors
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters

@@ -116,7 +116,7 @@ class Figures:
             "routes": {"web": self.web, "app": self.app, "store": self.store},
             "events": {kind: n for kind, n in sorted(self.events.items()) if n},
             "purchases": self.purchases,
-            "revenue": {currency: str(amount) for currency, amount in sorted(self.revenue.items())},
+            "revenue": {currency: format(amount, "f") for currency, amount in sorted(self.revenue.items())},
             "conversion_rate": rate,
             "click_to_purchase": {"median_seconds": rank_bound(self.delays, 0.5),
                                   "p90_seconds": rank_bound(self.delays, 0.9)},
@@ -194,7 +194,7 @@ async def conversion_report(conn: Conn, account_id: str, query: ReportQuery) -> 
         "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
         "totals": totals.view(),
         "unattributed": {"events": sum(unattributed.events.values()), "purchases": unattributed.purchases,
-                         "revenue": {c: str(a) for c, a in sorted(unattributed.revenue.items())}},
+                         "revenue": {c: format(a, "f") for c, a in sorted(unattributed.revenue.items())}},
     }
 
 
