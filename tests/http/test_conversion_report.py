@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -40,8 +41,8 @@ REPORT = f"/api/admin/v1/accounts/{A}/reports/conversions"
 async def service(aiohttp_client: Any, settings: Settings) -> TestClient:
     """The service behind a trusted proxy (the test client), with the two accounts and an app link of A's
     campaign whose destination carries utm_source=newsletter."""
-    settings.trusted_proxies = "127.0.0.1"
-    client: TestClient = await aiohttp_client(service_server(create_app(settings)))
+    client: TestClient = await aiohttp_client(service_server(create_app(replace(settings,
+                                                                                trusted_proxies="127.0.0.1"))))
     await load_seed(client.app[DB], two_accounts(), allow_private=True)
     response = await client.post(f"/api/admin/v1/accounts/{A}/links", headers=ADMIN, json={
         "code": APP_CODE, "kind": "external", "campaign_id": ids(A)["campaigns"],

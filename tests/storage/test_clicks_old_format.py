@@ -4,6 +4,7 @@ conversion rollups; new-format files load with both, on either store."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -45,8 +46,12 @@ async def test_old_journals_and_spill_files_load_with_null_visitor_and_origin(se
         click_spill.spill(db.path, [_old(1), _old(2), new])
         journal = _dead_journal(db.path, [_old(3), _old(4)])
         recorder = ClickRecorder(db, interval=3600)
-        recorder.start()
-        await recorder.stop()  # the start takes what earlier runs left; the stop writes it
+        recorder.start()  # takes what earlier runs left, in the background, and writes it
+        for _ in range(400):
+            if recorder.written == 5:
+                break
+            await asyncio.sleep(0.05)
+        await recorder.stop()
         assert not journal.exists()
         rows = await fetch_all(db.reader, "SELECT tracking_id, visitor, utm_origin, answer FROM clicks "
                                           "ORDER BY tracking_id")
