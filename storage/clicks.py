@@ -77,7 +77,9 @@ def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str
             utm = {}
         if not isinstance(utm, dict):
             utm = {}
-        found = parsed[text] = tuple(str(utm.get(f) or "") for f in ("utm_source", "utm_medium", "utm_campaign"))
+        found = (str(utm.get("utm_source") or ""), str(utm.get("utm_medium") or ""),
+                 str(utm.get("utm_campaign") or ""))
+        parsed[text] = found
     return found
 
 
