@@ -77,28 +77,22 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
     return ReportQuery(first_day, last_day, groups)
 
 
+COUNTS = ("human", "bot", "visitors", "web", "app", "store")  # of clicks, in the rollup's column order
+
+
 @dataclass
 class Figures:
-    """What a row (or the totals) adds up."""
+    """What a row (or the totals) adds up: the click counts of :data:`COUNTS`, events by type, purchases,
+    revenue by currency and the click-to-purchase histogram."""
 
-    human: int = 0
-    bot: int = 0
-    visitors: int = 0
-    web: int = 0
-    app: int = 0
-    store: int = 0
+    counts: list[int] = field(default_factory=lambda: [0] * len(COUNTS))
     events: dict[str, int] = field(default_factory=dict)
     purchases: int = 0
     revenue: dict[str, Decimal] = field(default_factory=dict)
     delays: list[int] = field(default_factory=lambda: [0] * len(repo.BUCKETS))
 
     def add(self, other: Figures) -> None:
-        self.human += other.human
-        self.bot += other.bot
-        self.visitors += other.visitors
-        self.web += other.web
-        self.app += other.app
-        self.store += other.store
+        self.counts = [a + b for a, b in zip(self.counts, other.counts, strict=True)]
         for kind, n in other.events.items():
             self.events[kind] = self.events.get(kind, 0) + n
         self.purchases += other.purchases
@@ -107,13 +101,14 @@ class Figures:
         self.delays = [a + b for a, b in zip(self.delays, other.delays, strict=True)]
 
     def view(self) -> dict[str, Any]:
+        human, bot, visitors, web, app, store = self.counts
         rate = None
-        if self.human:
-            rate = str((Decimal(self.purchases) / Decimal(self.human)).quantize(RATE, ROUND_HALF_UP))
+        if human:
+            rate = str((Decimal(self.purchases) / Decimal(human)).quantize(RATE, ROUND_HALF_UP))
         return {
-            "clicks": {"human": self.human, "bot": self.bot},
-            "visitors": self.visitors,
-            "routes": {"web": self.web, "app": self.app, "store": self.store},
+            "clicks": {"human": human, "bot": bot},
+            "visitors": visitors,
+            "routes": {"web": web, "app": app, "store": store},
             "events": {kind: n for kind, n in sorted(self.events.items()) if n},
             "purchases": self.purchases,
             "revenue": {currency: format(amount, "f") for currency, amount in sorted(self.revenue.items())},
@@ -165,13 +160,7 @@ async def conversion_report(conn: Conn, account_id: str, query: ReportQuery) -> 
     unattributed = Figures()
     width = len(columns)
     for row in await repo.clicks_by(conn, account_id, first, last, columns):
-        figures = rows.setdefault(key_of(row[:width]), Figures())
-        figures.human += int(row[width])
-        figures.bot += int(row[width + 1])
-        figures.visitors += int(row[width + 2])
-        figures.web += int(row[width + 3])
-        figures.app += int(row[width + 4])
-        figures.store += int(row[width + 5])
+        rows.setdefault(key_of(row[:width]), Figures()).add(Figures(counts=[int(n) for n in row[width:]]))
     for row in await repo.events_by(conn, account_id, first, last, [*columns, "link_id"]
                                     if "link_id" not in columns else columns):
         extra = Figures(events={row[-2]: int(row[-1])})
@@ -188,7 +177,7 @@ async def conversion_report(conn: Conn, account_id: str, query: ReportQuery) -> 
     for figures in rows.values():
         totals.add(figures)
     names = {campaign: name for _, campaign, name in labels.values() if campaign}
-    ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].human, item[0]))
+    ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].counts[0], item[0]))
     return {
         "from": first, "to": last, "group_by": list(query.group_by),
         "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
