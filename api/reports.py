@@ -75,8 +75,7 @@ class ConversionReport(BaseModel):
 
 async def conversions(request: web.Request, query: ConversionQuery) -> web.Response:
     checked = report_query(query.from_, query.to, query.group_by)
-    await request.app[CLICKS].flush_before_counting()  # the clicks answered so far are in the report
-    report = await conversion_report(request.app[DB].background, request.match_info["account_id"], checked)
+    report = await conversion_report(request.app[DB], request.app[CLICKS], request.match_info["account_id"], checked)
     if query.format == "csv":
         name = f"conversions-{report['from']}-{report['to']}.csv"
         return web.Response(text=report_csv(report), content_type="text/csv", charset="utf-8",

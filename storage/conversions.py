@@ -15,6 +15,7 @@ import bisect
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -194,27 +195,61 @@ def _grouping(columns: Sequence[str]) -> str:
     return ", ".join(columns)
 
 
-async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[Row]:
-    """(*columns, human, bot, visitors, web, app, store) summed per distinct ``columns`` (of
-    :data:`DIMENSIONS`) over the account's days ``first`` to ``last`` (inclusive)."""
+@dataclass(frozen=True, slots=True)
+class ClickSum:
+    dims: tuple[str, ...]  # the values of the columns asked, in their order
+    counts: tuple[int, ...]  # human, bot, visitors, web, app, store
+
+
+@dataclass(frozen=True, slots=True)
+class EventSum:
+    dims: tuple[str, ...]
+    type: str
+    events: int
+
+
+@dataclass(frozen=True, slots=True)
+class RevenueSum:
+    dims: tuple[str, ...]
+    currency: str
+    purchases: int
+    revenue: Decimal
+    delays: tuple[int, ...]  # per bucket of BUCKETS
+
+
+@dataclass(frozen=True, slots=True)
+class LinkLabel:
+    code: str
+    campaign_id: str  # '' when none
+    campaign_name: str | None
+
+
+async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[ClickSum]:
+    """Click counts summed per distinct ``columns`` (of :data:`DIMENSIONS`) over the account's days ``first``
+    to ``last`` (inclusive)."""
     group = _grouping(columns)
-    return await fetch_all(
+    rows = await fetch_all(
         conn, f"SELECT {group}, sum(human), sum(bot), sum(visitors), sum(web), sum(app), sum(store) "
               f"FROM conversion_clicks {_WHERE} GROUP BY {group}", (account_id, first, last))
+    width = len(columns)
+    return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows]
 
 
-async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[Row]:
-    """(*columns, type, events) summed per distinct ``columns`` and type; link_id '' holds the unattributed."""
+async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[EventSum]:
+    """Events summed per distinct ``columns`` and type; link_id '' holds the unattributed."""
     group = _grouping(columns)
-    return await fetch_all(
+    rows = await fetch_all(
         conn, f"SELECT {group}, type, sum(events) FROM conversion_events {_WHERE} GROUP BY {group}, type",
         (account_id, first, last))
+    width = len(columns)
+    return [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
 
 
-async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[Row]:
-    """(*columns, currency, purchases, revenue, *the 14 bucket counts) per distinct ``columns`` and currency.
-    Revenue is the exact sum as decimal text on PostgreSQL; on SQLite (decimal text, which SQL would add as
-    REAL) the row's amounts joined by ``,``, for the caller to add with Decimal."""
+async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]
+                     ) -> list[RevenueSum]:
+    """Purchases, revenue and the delay histogram per distinct ``columns`` and currency. Revenue is added
+    exactly: by PostgreSQL (numeric), or here with Decimal from SQLite's decimal text (which SQL would add as
+    REAL), the amounts of a group joined by commas."""
     group = _grouping(columns)
     if dialect(conn) == "postgresql":
         revenue = "sum(revenue)::text"
@@ -222,15 +257,24 @@ async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns
     else:
         revenue = "group_concat(revenue, ',')"
         buckets = ", ".join(f"sum(json_extract(delays, '$[{i}]'))" for i in range(len(BUCKETS)))
-    return await fetch_all(
+    rows = await fetch_all(
         conn, f"SELECT {group}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_revenue {_WHERE} "
               f"GROUP BY {group}, currency", (account_id, first, last))
+    width = len(columns)
+    return [RevenueSum(tuple(row[:width]), row[width], int(row[width + 1]), _exact_sum(row[width + 2]),
+                       tuple(int(n or 0) for n in tuple(row)[width + 3:])) for row in rows]
 
 
-async def link_labels(conn: Conn, account_id: str) -> dict[str, tuple[str, str, str | None]]:
+def _exact_sum(text: Any) -> Decimal:
+    if text is None:
+        return Decimal(0)
+    return sum((Decimal(part) for part in str(text).split(",") if part), Decimal(0))
+
+
+async def link_labels(conn: Conn, account_id: str) -> dict[str, LinkLabel]:
     """Each link of the account: (code, its current campaign id or '', that campaign's name or None)."""
     name = ("c.body ->> 'name'" if dialect(conn) == "postgresql" else "json_extract(c.body, '$.name')")
     rows = await fetch_all(
         conn, f"SELECT l.id, l.code, l.campaign_id, {name} FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id "
               "WHERE l.account_id = ?", (account_id,))
-    return {row[0]: (row[1], row[2] or "", row[3]) for row in rows}
+    return {row[0]: LinkLabel(row[1], row[2] or "", row[3]) for row in rows}

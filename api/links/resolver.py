@@ -19,12 +19,11 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
-from multidict import CIMultiDictProxy
 
 from api.accounts.throttle import FORWARDED_FOR
 from api.appkeys import CLICKS, DB, SETTINGS
@@ -87,7 +86,14 @@ def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: M
     )
 
 
-def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: CIMultiDictProxy[str],
+class Headers(Protocol):
+    """A request's headers (aiohttp's on the handler, the parser's on the fast lane)."""
+
+    def get(self, key: str, default: str) -> str: ...
+    def getall(self, key: str, default: tuple[()]) -> list[str] | tuple[()]: ...
+
+
+def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
            visitors: Visitors, peer: str | None) -> Click:
     agent = headers.get("User-Agent", "")
     forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""

@@ -22,6 +22,8 @@ from typing import Any
 from linksvc.accounts.service import get_account
 from linksvc.clock import utcnow
 from linksvc.errors import Issues
+from linksvc.links.clicks import ClickRecorder
+from linksvc.store import Store
 from storage import conversions as repo
 from storage.db import Conn
 
@@ -134,49 +136,48 @@ def rank_bound(counts: Sequence[int], q: float) -> int | None:
     return None
 
 
-def _decimal_sum(text: Any) -> Decimal:
-    """An exact sum: PostgreSQL's numeric text, or SQLite's amounts joined by commas."""
-    if text is None:
-        return Decimal(0)
-    return sum((Decimal(part) for part in str(text).split(",") if part), Decimal(0))
-
-
 Key = tuple[str, ...]
 
 
-async def conversion_report(conn: Conn, account_id: str, query: ReportQuery) -> dict[str, Any]:
-    """The report as the admin API answers it (``data``)."""
+async def conversion_report(db: Store, clicks: ClickRecorder, account_id: str, query: ReportQuery
+                            ) -> dict[str, Any]:
+    """The report as the admin API answers it (``data``); the clicks the recorder still buffers are written
+    first, so that every click answered before is in it. Read on the store's background connection."""
+    await clicks.flush_before_counting()
+    return await report_from(db.background, account_id, query)
+
+
+async def report_from(conn: Conn, account_id: str, query: ReportQuery) -> dict[str, Any]:
     await get_account(conn, account_id)  # 404 for an unknown account
     first, last = query.first.isoformat(), query.last.isoformat()
     columns = list(dict.fromkeys(_COLUMN[g] for g in query.group_by))
+    with_link = columns if "link_id" in columns else [*columns, "link_id"]  # events: '' is unattributed
+    link_at = with_link.index("link_id")
     labels = await repo.link_labels(conn, account_id)
+    no_label = repo.LinkLabel("", "", None)
 
-    def key_of(values: Sequence[Any]) -> Key:
-        found = dict(zip(columns, values, strict=False))
-        return tuple(labels.get(found["link_id"], ("", "", None))[1] if g == "campaign" else str(found[_COLUMN[g]])
-                     for g in query.group_by)
+    def key_of(dims: Sequence[str]) -> Key:
+        found = dict(zip(with_link, dims, strict=False))
+        return tuple(labels.get(found["link_id"], no_label).campaign_id if g == "campaign"
+                     else str(found[_COLUMN[g]]) for g in query.group_by)
 
     rows: dict[Key, Figures] = {}
     unattributed = Figures()
-    width = len(columns)
-    for row in await repo.clicks_by(conn, account_id, first, last, columns):
-        rows.setdefault(key_of(row[:width]), Figures()).add(Figures(counts=[int(n) for n in row[width:]]))
-    for row in await repo.events_by(conn, account_id, first, last, [*columns, "link_id"]
-                                    if "link_id" not in columns else columns):
-        extra = Figures(events={row[-2]: int(row[-1])})
-        target = unattributed if _unattributed(columns, row) else rows.setdefault(key_of(row[:width]), Figures())
-        target.add(extra)
-    for row in await repo.revenue_by(conn, account_id, first, last, [*columns, "link_id"]
-                                     if "link_id" not in columns else columns):
-        at = len(row) - len(repo.BUCKETS) - 3
-        extra = Figures(purchases=int(row[at + 1]), revenue={row[at]: _decimal_sum(row[at + 2])},
-                        delays=[int(n or 0) for n in row[at + 3:]])
-        target = unattributed if _unattributed(columns, row) else rows.setdefault(key_of(row[:width]), Figures())
-        target.add(extra)
+
+    def target(dims: Sequence[str]) -> Figures:
+        return unattributed if dims[link_at] == "" else rows.setdefault(key_of(dims), Figures())
+
+    for sums in await repo.clicks_by(conn, account_id, first, last, columns):
+        rows.setdefault(key_of(sums.dims), Figures()).add(Figures(counts=list(sums.counts)))
+    for events in await repo.events_by(conn, account_id, first, last, with_link):
+        target(events.dims).add(Figures(events={events.type: events.events}))
+    for revenue in await repo.revenue_by(conn, account_id, first, last, with_link):
+        target(revenue.dims).add(Figures(purchases=revenue.purchases, revenue={revenue.currency: revenue.revenue},
+                                         delays=list(revenue.delays)))
     totals = Figures()
     for figures in rows.values():
         totals.add(figures)
-    names = {campaign: name for _, campaign, name in labels.values() if campaign}
+    names = {label.campaign_id: label.campaign_name for label in labels.values() if label.campaign_id}
     ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].counts[0], item[0]))
     return {
         "from": first, "to": last, "group_by": list(query.group_by),
@@ -187,19 +188,13 @@ async def conversion_report(conn: Conn, account_id: str, query: ReportQuery) -> 
     }
 
 
-def _unattributed(columns: Sequence[str], row: Sequence[Any]) -> bool:
-    """Whether an events or revenue row is of events with no click behind them (link '')."""
-    link_at = columns.index("link_id") if "link_id" in columns else len(columns)
-    return row[link_at] == ""
-
-
-def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, tuple[str, str, str | None]],
+def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, repo.LinkLabel],
               names: Mapping[str, str | None]) -> dict[str, Any]:
     view: dict[str, Any] = {}
     for name, value in zip(group_by, key, strict=True):
         view[name] = value
         if name == "link":
-            view["link_code"] = labels[value][0] if value in labels else None
+            view["link_code"] = labels[value].code if value in labels else None
         elif name == "campaign":
             view["campaign_name"] = names.get(value) if value else None
     return view

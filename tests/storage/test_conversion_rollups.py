@@ -10,7 +10,7 @@ from decimal import Decimal
 from functools import partial
 
 from linksvc.jsoncodec import loads
-from linksvc.reports.conversions import ReportQuery, conversion_report
+from linksvc.reports.conversions import ReportQuery, report_from
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from linksvc.store import store_of
@@ -50,7 +50,7 @@ async def test_event_rollups_add_up_exactly_and_reversals_take_purchases_out(set
         assert usd[:2] == (2, Decimal("431.60"))
         assert usd[2][conversions.bucket_of(30)] == 1 and usd[2][conversions.bucket_of(100_000)] == 1
         assert sum(usd[2]) == 2
-        report = await conversion_report(db.reader, A, ReportQuery(date(2026, 11, 14), date(2026, 11, 20), ("link",)))
+        report = await report_from(db.reader, A, ReportQuery(date(2026, 11, 14), date(2026, 11, 20), ("link",)))
         row = report["rows"][0]
         assert row["key"]["link"] == link
         assert row["events"] == {"PURCHASE": 4, "app_open": 1}
