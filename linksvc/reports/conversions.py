@@ -67,10 +67,19 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
         elif any(g not in GROUPS for g in groups):
             issues.add("group_by", f"must be among {', '.join(GROUPS)}", "enum", GROUPS)
     issues.raise_if_any("Invalid query")
+    week = timedelta(days=DEFAULT_DAYS - 1)
     last_day = dates["to"] or (today if dates["from"] is None else None)
-    first_day = dates["from"] or ((last_day or today) - timedelta(days=DEFAULT_DAYS - 1))
-    if last_day is None:  # only from: a week from it, not past today... nor before from
-        last_day = max(first_day, min(today, first_day + timedelta(days=DEFAULT_DAYS - 1)))
+    first_day = dates["from"] or (last_day or today)
+    try:
+        if dates["from"] is None:  # the week ending at to
+            first_day -= week
+        if last_day is None:  # only from: a week from it, not past today, nor before from
+            last_day = max(first_day, min(today, first_day + week))
+    except OverflowError:  # a week before year 1 or after 9999
+        issues.add("to" if dates["from"] is None else "from", "the default range would leave the calendar",
+                   "range")
+        issues.raise_if_any("Invalid query")
+    assert last_day is not None
     if last_day < first_day:
         issues.add("to", "must not be before from", "range")
     elif (last_day - first_day).days + 1 > MAX_DAYS:

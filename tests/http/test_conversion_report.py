@@ -178,3 +178,11 @@ async def test_another_account_sees_none_of_these_clicks_and_an_unknown_one_is_4
     assert set(await response.json()) == {"error", "details"}
     response = await service.get(REPORT)
     assert response.status == 401
+
+
+@pytest.mark.parametrize("query", ["?to=0001-01-03", "?from=9999-12-30", "?from=0001-01-01&to=0001-01-01",
+                                   "?group_by=", "?group_by=,", "?from=2026-02-30", "?from=%EF%BC%92"])
+async def test_edges_of_the_calendar_and_empty_values_never_fail(service: TestClient, query: str) -> None:
+    response = await service.get(f"{REPORT}{query}", headers=ADMIN)
+    assert response.status in (200, 400), await response.text()
+    assert set(await response.json()) == ({"data"} if response.status == 200 else {"error", "details"})
