@@ -167,6 +167,8 @@ def ensure(clicks: int, events: int, rebuild: bool) -> Path:
     print(f"building {clicks:,} clicks and {events:,} events over {DAYS} days ...")
     asyncio.run(_build(partial_path, clicks, events))
     partial_path.rename(path)
+    for leftover in directory.glob(f"{partial_path.name}-*"):  # the store's side files of the partial name
+        leftover.unlink()
     return path
 
 
