@@ -13,6 +13,7 @@ from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
 from api.openapi import openapi_document
+from api.reports import ENDPOINTS as REPORT_ENDPOINTS
 from api.resources import resource_endpoints
 from api.routing import Endpoint, add_endpoints, json_response
 from linksvc.resources.kinds import KINDS
@@ -35,6 +36,7 @@ ENDPOINTS = [
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
     *link_endpoints(),
     *FORWARDING_ENDPOINTS,
+    *REPORT_ENDPOINTS,
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

@@ -82,8 +82,9 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             op["requestBody"] = {"required": True, "content": {
                 "application/json": {"schema": refs[(endpoint.body, "validation")]}}}
         success: dict[str, Any] = {"description": _STATUS_TEXT.get(endpoint.status, "OK")}
-        if endpoint.response is not None:
-            success["content"] = {"application/json": {"schema": refs[(endpoint.response, "serialization")]}}
+        if endpoint.response is not None:  # and other media types when a query asks for them (CSV)
+            success["content"] = {"application/json": {"schema": refs[(endpoint.response, "serialization")]},
+                                  **{media_type: {} for media_type in endpoint.media_types}}
         elif endpoint.media_types:
             success["content"] = {media_type: {} for media_type in endpoint.media_types}
         elif endpoint.status != 204:

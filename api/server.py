@@ -179,6 +179,22 @@ def fast_lane_of(app: web.Application) -> FastLane | None:
     return lanes
 
 
+_LANE_PEER: list[str | None] = [None]  # the peer of the connection whose requests a lane is being asked about
+
+
+def lane_peer() -> str | None:
+    """The TCP peer's address (as ``request.remote`` gives it) of the request a fast lane is answering: lanes
+    are called on the event loop one at a time, and the parser sets it before it asks them."""
+    return _LANE_PEER[0]
+
+
+def _peer_of(transport: asyncio.BaseTransport | None) -> str | None:
+    peer = None if transport is None else transport.get_extra_info("peername")
+    if isinstance(peer, list | tuple) and peer:
+        return str(peer[0])
+    return None if peer is None else str(peer)
+
+
 class _FastLaneParser:
     """aiohttp's request parser, whose parsed requests pass the fast lane first: those at the head of what one
     read parsed that the lane answers are taken out (and their parser slots freed); the rest go on as usual."""
@@ -187,6 +203,7 @@ class _FastLaneParser:
         self._parser = parser
         self._handler = handler
         self._lane = lane
+        self._peer: str | None = None  # the connection's peer, read at its first request
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)
@@ -196,6 +213,9 @@ class _FastLaneParser:
         if messages and not upgraded and self._handler._idle():
             answered = 0
             lane = self._lane
+            if self._peer is None:
+                self._peer = _peer_of(self._handler.transport)
+            _LANE_PEER[0] = self._peer
             for message, payload in messages:
                 if (payload is not EMPTY_PAYLOAD or not isinstance(message, RawRequestMessage)
                         or "Expect" in message.headers):

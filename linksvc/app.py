@@ -43,6 +43,7 @@ from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.service import hold_links
+from linksvc.links.visitors import Visitors
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
@@ -134,6 +135,7 @@ async def _auth_throttle(app: web.Application) -> AsyncIterator[None]:
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
+    await recorder.load_salts()  # before the first click: the request path never reads them from the store
     recorder.start()
     yield
     await recorder.stop()
@@ -175,7 +177,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[AUTH_THROTTLE] = AuthThrottle(db, settings.auth_failure_limit, settings.auth_failure_window_seconds,
                                       parse_networks(settings.trusted_proxies),
                                       observe=lambda event, kind: metrics.count(f"linksvc_auth_{event}", kind))
-    app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds)
+    app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds,
+                                visitors=Visitors(parse_networks(settings.trusted_proxies)))
     app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,

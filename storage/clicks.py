@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from storage import conversions
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 
 OWNS = ("clicks", "click_journals")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
-           "device_brand", "device_model")
+           "device_brand", "device_model", "visitor", "utm_origin")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,7 @@ class TrackedClick:
     destination_url: str | None
 
 
-ROWS_PER_STATEMENT = 1000  # 17,000 parameters: under SQLite's limit of 32,766
+ROWS_PER_STATEMENT = 1000  # 19,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
@@ -50,17 +52,43 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
     Not ``executemany``: it hands the GIL back and forth once per row, and while the event loop is busy
     each hand-back can wait for Python's switch interval (5 ms), so a batch of 500 clicks took seconds
     and stalled the redirects it competed with. One statement binds its parameters in one call and then
-    runs inside SQLite with the GIL released."""
+    runs inside SQLite with the GIL released.
+
+    The conversion rollups count the same clicks in the same transaction (:func:`conversions.add_clicks`)."""
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[start:start + ROWS_PER_STATEMENT]
         sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
         await execute(tx, sql, [value for row in chunk for value in row])
+    await conversions.add_clicks(tx, rollup_keys(rows))
     if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
         # PostgreSQL names the larger of two values greatest() and wants the target's column qualified.
         larger = ("greatest(click_journals.stored, excluded.stored)" if dialect(tx) == "postgresql"
                   else "max(stored, excluded.stored)")
         await execute(tx, "INSERT INTO click_journals (name, stored) VALUES (?, ?) "
                           f"ON CONFLICT (name) DO UPDATE SET stored = {larger}", journal)
+
+
+def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str, str, str]:
+    found = parsed.get(text)
+    if found is None:
+        try:
+            utm = json.loads(text) if isinstance(text, str | bytes) else {}
+        except ValueError:
+            utm = {}
+        if not isinstance(utm, dict):
+            utm = {}
+        found = (str(utm.get("utm_source") or ""), str(utm.get("utm_medium") or ""),
+                 str(utm.get("utm_campaign") or ""))
+        parsed[text] = found
+    return found
+
+
+def rollup_keys(rows: Sequence[Sequence[Any]]) -> list[tuple[conversions.Key, bool, str, str | None]]:
+    """(rollup key, bot, answer, visitor) of stored click rows (``COLUMNS``); the UTM text is parsed once per
+    distinct text of the batch."""
+    parsed: dict[Any, tuple[str, str, str]] = {}
+    return [((row[0], str(row[3])[:10], row[1], *_utm_fields(row[9], parsed), row[4] or ""), bool(row[5]),
+             row[6], row[17]) for row in rows]
 
 
 async def journal_marks(conn: Conn) -> dict[str, int]:

@@ -19,21 +19,23 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
 
+from api.accounts.throttle import FORWARDED_FOR
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
-from api.server import FAST_LANE, HttpDate, plain_get
+from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
 from linksvc.jsoncodec import dumpb
 from linksvc.links import service
 from linksvc.links.clicks import Click
 from linksvc.links.decide import Decision, decide, unavailable
 from linksvc.links.devices import Device, classify
+from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
 from linksvc.settings import Settings
 
@@ -67,7 +69,8 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     if decision.answer == "broken":
         return _page(502, "Link cannot be opened", "This link points to an address that is not valid.")
     if request.method == "GET":
-        request.app[CLICKS].record(_click(stored, decision, now, device, headers))
+        clicks = request.app[CLICKS]
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote))
     if decision.status == 302 and decision.location is not None:
         return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})
     return web.Response(status=decision.status, body=dumpb(decision.body), content_type="application/json",
@@ -83,10 +86,20 @@ def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: M
     )
 
 
-def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Mapping[str, str]
-           ) -> Click:
+class Headers(Protocol):
+    """A request's headers (aiohttp's on the handler, the parser's on the fast lane)."""
+
+    def get(self, key: str, default: str) -> str: ...
+    def getall(self, key: str, default: tuple[()]) -> list[str] | tuple[()]: ...
+
+
+def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
+           visitors: Visitors, peer: str | None) -> Click:
+    agent = headers.get("User-Agent", "")
+    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
     return Click(stored.account_id, stored.id, decision.tracking_id, now, device.platform, device.bot,
-                 decision.answer, headers.get("User-Agent", ""), headers.get("Referer", ""), decision.utm)
+                 decision.answer, agent, headers.get("Referer", ""), decision.utm,
+                 visitors.of(now, peer, forwarded, agent), decision.utm_origin)
 
 
 class FastRedirects:
@@ -143,7 +156,8 @@ class FastRedirects:
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
                   f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
-        app[CLICKS].record(_click(stored, decision, now, device, headers))
+        clicks = app[CLICKS]
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, lane_peer()))
         app[METRICS_KEY].observe("GET", self._route, 302, time.perf_counter() - started)
         self.answered += 1
         return answer

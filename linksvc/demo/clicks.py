@@ -32,6 +32,7 @@ from typing import Any
 from linksvc.links.clicks import Click
 from linksvc.links.decide import decide, unavailable
 from linksvc.links.devices import classify
+from linksvc.links.visitors import visitor_hash
 
 WEEK = timedelta(days=7)
 LOCAL_OFFSET_HOURS = -5  # Bogotá
@@ -170,8 +171,10 @@ def demo_clicks(account_id: str, links: Sequence[Mapping[str, Any]], agents: Seq
             if decision.answer == "broken":
                 continue
             moment = _moment(rng, now, sent)
+            # a demo person is one user agent a day (no address): the same salted hash as a real click's
+            visitor = visitor_hash(f"demo-{seed}-{moment.date()}", "", agent)
             clicks.append(Click(account_id, str(link["id"]), decision.tracking_id, moment.timestamp(),
                                 device.platform, device.bot, decision.answer, agent,
-                                _referer(rng, kind, query, agent), decision.utm))
+                                _referer(rng, kind, query, agent), decision.utm, visitor, decision.utm_origin))
     clicks.sort(key=lambda click: click.clicked_at)
     return clicks

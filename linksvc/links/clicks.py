@@ -39,6 +39,7 @@ from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.links import click_journal, click_spill
 from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
+from linksvc.links.visitors import Visitors
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters
@@ -71,16 +72,25 @@ class Click(NamedTuple):
     user_agent: str
     referer: str
     utm: dict[str, str]
+    # Added with the conversion report; clicks of journals and spill files written before have neither (None).
+    visitor: str | None = None  # linksvc.links.visitors: a daily salted hash of the address and user agent
+    utm_origin: dict[str, str] | None = None  # UTM field -> the source it came from (linksvc.links.utm)
+
+
+OLD_FIELDS = len(Click._fields) - 2  # a click tuple as journals and spill files held it before visitor, utm_origin
 
 
 def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:
     """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
-    then the user agent's details (NULL where unknown)."""
+    then the user agent's details (NULL where unknown), the visitor and the UTM origins (NULL for a click
+    recorded before they were)."""
     utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
     return (
         click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
         click.platform, int(click.bot), click.answer, stored_user_agent(click.user_agent),
         safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"), *details,
+        click.visitor if isinstance(click.visitor, str) else None,
+        dumps(click.utm_origin) if isinstance(click.utm_origin, dict) else None,
     )
 
 
@@ -99,8 +109,9 @@ def dead_letter_payload(click: Click) -> str:
 
 class ClickRecorder:
     def __init__(self, db: AnyDatabase, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000,
-                 details: DetailsCache | None = None) -> None:
+                 details: DetailsCache | None = None, visitors: Visitors | None = None) -> None:
         self.db = db
+        self.visitors = visitors if visitors is not None else Visitors()  # the request path hashes with it
         self.details = details if details is not None else DetailsCache()
         self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
         self._spilled_left = 0
@@ -195,6 +206,17 @@ class ClickRecorder:
         except StoreError as exc:
             log.warning("counting without %d buffered clicks: %s", self.pending, exc)
 
+    async def load_salts(self) -> None:
+        """The visitor salts of today and tomorrow, read (or stored) when not held yet; a store that cannot
+        be written now is tried again at the next turn (meanwhile clicks of a day without salt get no visitor)."""
+        now = time.time()
+        if not self.visitors.missing(now):
+            return
+        try:
+            await self.visitors.load(self.db, now)
+        except StoreError:
+            log.warning("the visitor salts could not be read; clicks get no visitor until they are")
+
     async def _run(self) -> None:
         adopted = time.monotonic()
         if self.db.path != ":memory:":
@@ -205,6 +227,7 @@ class ClickRecorder:
             self._wake.clear()
             if self._stopping.is_set():
                 return
+            await self.load_salts()
             if self.db.path != ":memory:" and time.monotonic() - adopted >= ADOPT_SECONDS:
                 adopted = time.monotonic()
                 await self._adopt()
@@ -230,7 +253,7 @@ class ClickRecorder:
 
     def _take_spilled(self) -> None:
         paths, rows = click_spill.claim(self.db.path)
-        clicks = [Click(*row) for row in rows if len(row) == len(Click._fields)]
+        clicks = [Click(*row) for row in rows if OLD_FIELDS <= len(row) <= len(Click._fields)]
         if clicks:
             self._buffer.extendleft(reversed(clicks))
             self._spilled += paths

@@ -55,6 +55,7 @@ class Decision:
     utm: dict[str, str]
     tracking_id: str
     skipped: tuple[str, ...] = ()  # stored URLs the link rules refuse, as "field: problem"
+    utm_origin: dict[str, str] = field(default_factory=dict)  # field -> a name of utm.UTM_SOURCES, for the click
 
 
 @dataclass
@@ -115,7 +116,7 @@ def decide(
         skipped.append("location: is not an RFC 3986 URL")
         if trace is not None:
             trace.route = "broken"
-        return Decision(502, None, None, "broken", decision.utm, tracking_id, tuple(skipped))
+        return Decision(502, None, None, "broken", decision.utm, tracking_id, tuple(skipped), decision.utm_origin)
     return replace(decision, skipped=tuple(skipped)) if skipped else decision
 
 
@@ -125,8 +126,8 @@ def _decide(
 ) -> Decision:
     fallback_kind, fallback, fallback_from = _fallback_for(link, device)
     defaults = default_utm(link["kind"], service_label, link.get("campaign_id"), link.get("template_id"))
-    utm = resolve_utm(query, link["destination_url"], fallback, defaults,
-                      None if trace is None else trace.utm_from)
+    origins: dict[str, str] = {} if trace is None else trace.utm_from  # recorded with the click
+    utm = resolve_utm(query, link["destination_url"], fallback, defaults, origins)
     if trace is not None:  # a generated fallback is named by its kind
         trace.fallback_from = fallback_from or (None if fallback_kind == "fallback" else fallback_kind)
     carried = {**utm, "tracking_id": tracking_id}
@@ -138,7 +139,7 @@ def _decide(
     def redirect(location: str, answer: str, route: str) -> Decision:
         if trace is not None:
             trace.route = route
-        return Decision(302, location, None, answer, utm, tracking_id)
+        return Decision(302, location, None, answer, utm, tracking_id, utm_origin=origins)
 
     if query.get("$app-found") == "true" and not device.bot:
         destination = tagged(link["destination_url"])
@@ -148,7 +149,7 @@ def _decide(
                     "link_id": link["id"], "campaign_id": link.get("campaign_id")}
             if trace is not None:
                 trace.route = "app_found_json"
-            return Decision(200, None, {"data": body}, "deeplink", utm, tracking_id)
+            return Decision(200, None, {"data": body}, "deeplink", utm, tracking_id, utm_origin=origins)
         if deeplink:
             return redirect(deeplink, "deeplink", "app_found")
         return redirect(destination, "destination", "app_found_no_deeplink")

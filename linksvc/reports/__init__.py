@@ -1,0 +1,1 @@
+"""Reports read from the rollups kept as clicks and events are written."""

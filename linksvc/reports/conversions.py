@@ -1,0 +1,246 @@
+"""The conversion report (docs/decisions.md, "Conversion report and attribution lineage"): for an account and a
+range of days, clicks (people and bots apart), unique visitors, routes, attributed events by type, purchases,
+revenue per currency, conversion rate and time from click to purchase, grouped by one or two dimensions.
+
+It reads the rollups only (``storage.conversions``), summed by the store per the dimensions asked (a campaign is
+the link's current campaign: the rollups are summed per link and the links' campaigns added here), plus the
+account's links for their codes and campaigns. Revenue is added with Decimal, exactly; median and p90 of the
+time from click to purchase are the upper bounds of the buckets holding those ranks (nearest rank).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from linksvc.accounts.service import get_account
+from linksvc.clock import utcnow
+from linksvc.errors import Issues
+from linksvc.links.clicks import ClickRecorder
+from linksvc.store import Store
+from storage import conversions as repo
+from storage.db import Conn
+
+GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day")
+MAX_DAYS = 366
+DEFAULT_DAYS = 7
+_COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
+           "utm_campaign": "utm_campaign", "platform": "platform", "day": "day"}
+RATE = Decimal("0.0001")
+
+
+@dataclass(frozen=True)
+class ReportQuery:
+    first: date
+    last: date
+    group_by: tuple[str, ...]
+
+
+def report_query(first: str | None, last: str | None, group_by: str | None, today: date | None = None) -> ReportQuery:
+    """The query's parameters checked: every problem named at once (400)."""
+    issues = Issues()
+    today = today or utcnow().date()
+    dates: dict[str, date | None] = {}
+    for name, text in (("from", first), ("to", last)):
+        dates[name] = None
+        if text is None or text == "":
+            continue
+        try:
+            if len(text) != 10:
+                raise ValueError(text)
+            dates[name] = date.fromisoformat(text)
+        except ValueError:
+            issues.add(name, "must be a date as YYYY-MM-DD", "format")
+    groups: tuple[str, ...] = ("day",)
+    if group_by is not None:
+        groups = tuple(part.strip() for part in group_by.split(","))
+        if not 1 <= len(groups) <= 2:
+            issues.add("group_by", "names one or two dimensions, separated by a comma", "count")
+        elif len(set(groups)) != len(groups):
+            issues.add("group_by", "names a dimension twice", "duplicate")
+        elif any(g not in GROUPS for g in groups):
+            issues.add("group_by", f"must be among {', '.join(GROUPS)}", "enum", GROUPS)
+    issues.raise_if_any("Invalid query")
+    week = timedelta(days=DEFAULT_DAYS - 1)
+    last_day = dates["to"] or (today if dates["from"] is None else None)
+    first_day = dates["from"] or (last_day or today)
+    try:
+        if dates["from"] is None:  # the week ending at to
+            first_day -= week
+        if last_day is None:  # only from: a week from it, not past today, nor before from
+            last_day = max(first_day, min(today, first_day + week))
+    except OverflowError:  # a week before year 1 or after 9999
+        issues.add("to" if dates["from"] is None else "from", "the default range would leave the calendar",
+                   "range")
+        issues.raise_if_any("Invalid query")
+    assert last_day is not None
+    if last_day < first_day:
+        issues.add("to", "must not be before from", "range")
+    elif (last_day - first_day).days + 1 > MAX_DAYS:
+        issues.add("to", f"the range holds at most {MAX_DAYS} days", "range")
+    issues.raise_if_any("Invalid query")
+    return ReportQuery(first_day, last_day, groups)
+
+
+COUNTS = ("human", "bot", "visitors", "web", "app", "store")  # of clicks, in the rollup's column order
+
+
+@dataclass
+class Figures:
+    """What a row (or the totals) adds up: the click counts of :data:`COUNTS`, events by type, purchases,
+    revenue by currency and the click-to-purchase histogram."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * len(COUNTS))
+    events: dict[str, int] = field(default_factory=dict)
+    purchases: int = 0
+    revenue: dict[str, Decimal] = field(default_factory=dict)
+    delays: list[int] = field(default_factory=lambda: [0] * len(repo.BUCKETS))
+
+    def add(self, other: Figures) -> None:
+        self.counts = [a + b for a, b in zip(self.counts, other.counts, strict=True)]
+        for kind, n in other.events.items():
+            self.events[kind] = self.events.get(kind, 0) + n
+        self.purchases += other.purchases
+        for currency, amount in other.revenue.items():
+            self.revenue[currency] = self.revenue.get(currency, Decimal(0)) + amount
+        self.delays = [a + b for a, b in zip(self.delays, other.delays, strict=True)]
+
+    def view(self) -> dict[str, Any]:
+        human, bot, visitors, web, app, store = self.counts
+        rate = None
+        if human:
+            rate = str((Decimal(self.purchases) / Decimal(human)).quantize(RATE, ROUND_HALF_UP))
+        return {
+            "clicks": {"human": human, "bot": bot},
+            "visitors": visitors,
+            "routes": {"web": web, "app": app, "store": store},
+            "events": {kind: n for kind, n in sorted(self.events.items()) if n},
+            "purchases": self.purchases,
+            "revenue": {currency: format(amount, "f") for currency, amount in sorted(self.revenue.items())},
+            "conversion_rate": rate,
+            "click_to_purchase": {"median_seconds": rank_bound(self.delays, 0.5),
+                                  "p90_seconds": rank_bound(self.delays, 0.9)},
+        }
+
+
+def rank_bound(counts: Sequence[int], q: float) -> int | None:
+    """The upper bound (seconds) of the bucket holding rank ceil(q * n) of the ``n`` counted delays; None when
+    nothing is counted, or when that bucket is the last one, which has no bound (over 30 days)."""
+    n = sum(counts)
+    if n <= 0:
+        return None
+    rank = max(1, math.ceil(q * n))
+    seen = 0
+    for i, count in enumerate(counts):
+        seen += count
+        if seen >= rank:
+            bound = repo.BUCKETS[i]
+            return None if math.isinf(bound) else int(bound)
+    return None
+
+
+Key = tuple[str, ...]
+
+
+async def conversion_report(db: Store, clicks: ClickRecorder, account_id: str, query: ReportQuery
+                            ) -> dict[str, Any]:
+    """The report as the admin API answers it (``data``); the clicks the recorder still buffers are written
+    first, so that every click answered before is in it. Read on the store's background connection."""
+    await clicks.flush_before_counting()
+    return await report_from(db.background, account_id, query)
+
+
+async def report_from(conn: Conn, account_id: str, query: ReportQuery) -> dict[str, Any]:
+    await get_account(conn, account_id)  # 404 for an unknown account
+    first, last = query.first.isoformat(), query.last.isoformat()
+    columns = list(dict.fromkeys(_COLUMN[g] for g in query.group_by))
+    with_link = columns if "link_id" in columns else [*columns, "link_id"]  # events: '' is unattributed
+    link_at = with_link.index("link_id")
+    labels = await repo.link_labels(conn, account_id)
+    no_label = repo.LinkLabel("", "", None)
+
+    def key_of(dims: Sequence[str]) -> Key:
+        found = dict(zip(with_link, dims, strict=False))
+        return tuple(labels.get(found["link_id"], no_label).campaign_id if g == "campaign"
+                     else str(found[_COLUMN[g]]) for g in query.group_by)
+
+    rows: dict[Key, Figures] = {}
+    unattributed = Figures()
+
+    def target(dims: Sequence[str]) -> Figures:
+        return unattributed if dims[link_at] == "" else rows.setdefault(key_of(dims), Figures())
+
+    for sums in await repo.clicks_by(conn, account_id, first, last, columns):
+        rows.setdefault(key_of(sums.dims), Figures()).add(Figures(counts=list(sums.counts)))
+    for events in await repo.events_by(conn, account_id, first, last, with_link):
+        target(events.dims).add(Figures(events={events.type: events.events}))
+    for revenue in await repo.revenue_by(conn, account_id, first, last, with_link):
+        target(revenue.dims).add(Figures(purchases=revenue.purchases, revenue={revenue.currency: revenue.revenue},
+                                         delays=list(revenue.delays)))
+    totals = Figures()
+    for figures in rows.values():
+        totals.add(figures)
+    names = {label.campaign_id: label.campaign_name for label in labels.values() if label.campaign_id}
+    ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].counts[0], item[0]))
+    return {
+        "from": first, "to": last, "group_by": list(query.group_by),
+        "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
+        "totals": totals.view(),
+        "unattributed": {"events": sum(unattributed.events.values()), "purchases": unattributed.purchases,
+                         "revenue": {c: format(a, "f") for c, a in sorted(unattributed.revenue.items())}},
+    }
+
+
+def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, repo.LinkLabel],
+              names: Mapping[str, str | None]) -> dict[str, Any]:
+    view: dict[str, Any] = {}
+    for name, value in zip(group_by, key, strict=True):
+        view[name] = value
+        if name == "link":
+            view["link_code"] = labels[value].code if value in labels else None
+        elif name == "campaign":
+            view["campaign_name"] = names.get(value) if value else None
+    return view
+
+
+CSV_FIGURES = ("clicks_human", "clicks_bot", "visitors", "routes_web", "routes_app", "routes_store", "events",
+               "purchases", "revenue", "conversion_rate", "median_seconds", "p90_seconds")
+
+
+def report_csv(report: Mapping[str, Any]) -> str:
+    """The report's rows as CSV: one column per key member, then the figures; events and revenue as
+    ``type=n`` and ``CUR=amount`` joined by ``; `` (they have a member per type or currency)."""
+    rows = report["rows"]
+    keys: list[str] = []
+    for name in report["group_by"]:
+        keys.append(name)
+        if name == "link":
+            keys.append("link_code")
+        elif name == "campaign":
+            keys.append("campaign_name")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow([*keys, *CSV_FIGURES])
+    for row in rows:
+        writer.writerow([_cell(row["key"].get(k)) for k in keys] + _figure_cells(row))
+    return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text  # not a formula in a spreadsheet
+
+
+def _figure_cells(row: Mapping[str, Any]) -> list[str]:
+    delays = row["click_to_purchase"]
+    return [_cell(v) for v in (
+        row["clicks"]["human"], row["clicks"]["bot"], row["visitors"], row["routes"]["web"], row["routes"]["app"],
+        row["routes"]["store"], "; ".join(f"{k}={n}" for k, n in row["events"].items()), row["purchases"],
+        "; ".join(f"{c}={a}" for c, a in row["revenue"].items()), row["conversion_rate"],
+        delays["median_seconds"], delays["p90_seconds"])]
