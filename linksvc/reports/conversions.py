@@ -181,6 +181,8 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery) -> dict[s
     for events in await repo.events_by(conn, account_id, first, last, with_link):
         target(events.dims).add(Figures(events={events.type: events.events}))
     for revenue in await repo.revenue_by(conn, account_id, first, last, with_link):
+        if not revenue.purchases:  # every purchase of that currency was reversed: no revenue to show in it
+            continue
         target(revenue.dims).add(Figures(purchases=revenue.purchases, revenue={revenue.currency: revenue.revenue},
                                          delays=list(revenue.delays)))
     totals = Figures()

@@ -4,8 +4,8 @@ with the report, which reads only the rollups, for several groupings, on both st
 
 Clicks span several days and links, people and bots, repeated visitors, every route; some are recorded
 through the resolver, most straight into the click recorder (their times in the past). The event half of the
-rebuild reads ``events.lineage``: it counts whatever events carry lineage (none until the event batch writes
-it), so it holds as soon as events do."""
+rebuild reads ``events.lineage`` (the click each event found when it was written); the events are purchases in
+two currencies, custom events and reversals sent through the storefront API, some naming no stored click."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import math
 import random
 import time
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -25,7 +25,7 @@ from linksvc.jsoncodec import loads
 from linksvc.links.clicks import Click
 from storage.conversions import BUCKETS, bucket_of
 from storage.db import fetch_all
-from tests.conftest import ADMIN
+from tests.conftest import ADMIN, bearer, token_for
 from tests.factories import A, B, ids
 
 DAY = 86400
@@ -57,6 +57,40 @@ async def make_clicks(client: TestClient) -> None:
                                     allow_redirects=False)
         assert response.status == 302
     await recorder.flush()
+
+
+async def make_events(client: TestClient) -> None:
+    """Events of account A through the storefront API: purchases in two currencies and custom events after
+    stored clicks (their tracking_ids, at times after the click up to days later), some with UTM of their own,
+    some naming no stored click; then a few purchases reversed."""
+    rng = random.Random(22)
+    headers = bearer(await token_for(client, A))
+    clicks = await fetch_all(client.app[DB].reader, "SELECT tracking_id, clicked_at FROM clicks "
+                                                    "WHERE account_id = ? ORDER BY id", (A,))
+    now = time.time()
+    purchases = []
+    for n in range(60):
+        tracking, clicked_at = rng.choice(clicks) if n % 6 else (f"nobody-{n}", None)
+        start = (datetime.fromisoformat(clicked_at.replace("Z", "+00:00")).timestamp() if clicked_at
+                 else now - rng.uniform(0, 8 * DAY))
+        issued = min(now - 60, start + rng.choice([30, 200, 4000, 50000, 2 * DAY, 9 * DAY]))
+        event: dict[str, Any] = {"customer_id": ids(A)["customers"], "tracking_id": tracking,
+                                 "issued_at": datetime.fromtimestamp(issued, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        if rng.random() < 0.5:
+            event["utm_source"] = rng.choice(["email", "ig", "partner"])
+        if n % 3:
+            event |= {"type": "PURCHASE", "order_id": f"rec-{n}", "currency": rng.choice(["COP", "USD"]),
+                      "value": str(Decimal(rng.randrange(100, 99999)) / 100), "products": [{"sku": "LATTE-12"}]}
+        else:
+            event["type"] = "page_view"
+        response = await client.post("/api/storefront/v1/behavior/events", json=event, headers=headers)
+        assert response.status == 202, await response.text()
+        if event["type"] == "PURCHASE":
+            purchases.append((await response.json())["data"]["id"])
+    for event_id in purchases[::7]:
+        response = await client.post(f"/api/storefront/v1/behavior/events/{event_id}/reverse",
+                                     json={"reason": "returned"}, headers=headers)
+        assert response.status == 200, await response.text()
 
 
 async def rebuild(client: TestClient, account: str, first: str, last: str, group_by: list[str]) -> dict[Any, Any]:
@@ -143,6 +177,7 @@ def view(f: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("group_by", GROUPS)
 async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestClient, group_by: str) -> None:
     await make_clicks(seeded)
+    await make_events(seeded)
     for account in (A, B):
         response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
                                     "&from=2020-01-01&to=2030-01-01", headers=ADMIN)
@@ -160,3 +195,7 @@ async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestC
         assert got == expected["rows"]
         assert data["unattributed"] == expected["unattributed"]
         assert data["totals"]["clicks"]["human"] == sum(r["clicks"]["human"] for r in got.values()) > 0
+        if account == A:  # the event half is not empty: purchases, revenue, delays and the unattributed
+            assert data["totals"]["purchases"] > 0 and data["totals"]["revenue"]
+            assert data["totals"]["click_to_purchase"]["median_seconds"] is not None
+            assert data["unattributed"]["events"] > 0

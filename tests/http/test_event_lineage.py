@@ -88,17 +88,16 @@ async def test_each_field_says_where_it_came_from_beside_the_clicks_value(seeded
     assert lineage["utm_source"]["rule"] == ("the event's top level wins over its attribution object and its "
                                              "properties")
     assert lineage["tracking_id"]["click"]["origin"] is None
-    # A click stored without its UTM origins: where the click got a value is unknown; no value, no origin.
-    assert lineage["utm_medium"]["click"] == {"value": "email", "origin": "unknown", "rule": lineage["utm_medium"][
-        "click"]["rule"]}
+    # Where the click got each value, as it recorded at click time: the email link's channel default, the
+    # click's own query; no value, no origin.
+    assert lineage["utm_medium"]["click"]["value"] == "email"
+    assert lineage["utm_medium"]["click"]["origin"] == "defaults"
+    assert lineage["utm_campaign"]["click"]["origin"] == "query"
     assert lineage["utm_term"]["click"]["value"] is None and lineage["utm_term"]["click"]["origin"] is None
 
 
 async def test_the_clicks_recorded_origins_are_shown(seeded: TestClient) -> None:
     await click(seeded, "?tracking_id=trk-2&utm_campaign=spring")
-    async with seeded.app[DB].transaction() as tx:
-        await execute(tx, "UPDATE clicks SET utm_origin = ? WHERE tracking_id = ?",
-                      ('{"utm_source": "defaults", "utm_medium": "defaults", "utm_campaign": "query"}', "trk-2"))
     event_id = await send(seeded, {"type": "page_view", "customer_id": CUSTOMER,
                                    "attribution": {"tracking_id": "trk-2", "utm_campaign": "autumn"}})
     lineage = (await detail(seeded, event_id))["data"]["lineage"]
@@ -108,6 +107,17 @@ async def test_the_clicks_recorded_origins_are_shown(seeded: TestClient) -> None
     assert lineage["utm_campaign"]["agrees"] is False
     assert lineage["utm_medium"]["click"]["origin"] == "defaults"
     assert lineage["utm_medium"]["value"] is None and lineage["utm_medium"]["agrees"] is False
+
+
+async def test_a_click_stored_before_origins_were_recorded_says_unknown(seeded: TestClient) -> None:
+    await click(seeded, "?tracking_id=trk-3")
+    async with seeded.app[DB].transaction() as tx:  # as a click stored before migration 0019 reads
+        await execute(tx, "UPDATE clicks SET utm_origin = NULL WHERE tracking_id = ?", ("trk-3",))
+    event_id = await send(seeded, {"type": "page_view", "customer_id": CUSTOMER, "tracking_id": "trk-3"})
+    lineage = (await detail(seeded, event_id))["data"]["lineage"]
+    assert lineage["utm_medium"]["click"]["value"] == "email"
+    assert lineage["utm_medium"]["click"]["origin"] == "unknown"
+    assert lineage["utm_term"]["click"]["value"] is None and lineage["utm_term"]["click"]["origin"] is None
 
 
 async def test_an_event_without_a_click_has_no_click_in_its_lineage(seeded: TestClient) -> None:
