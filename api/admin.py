@@ -1,6 +1,7 @@
 """The admin API, ``/api/admin/v1``, behind the admin token: the endpoints of each domain put together in one
 document. Accounts and keys (``api.accounts.admin``), the link and campaign pages the dashboard needs
-(``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``).
+(``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``), events
+with their lineage and customers' paths (``api.loyalty.admin``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from api.campaigns.admin import overview_endpoints as campaign_overview_endpoint
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
+from api.loyalty.admin import ENDPOINTS as EVENT_ENDPOINTS
 from api.openapi import openapi_document
 from api.resources import resource_endpoints
 from api.routing import Endpoint, add_endpoints, json_response
@@ -35,6 +37,7 @@ ENDPOINTS = [
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
     *link_endpoints(),
     *FORWARDING_ENDPOINTS,
+    *EVENT_ENDPOINTS,
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

@@ -259,3 +259,14 @@ async def campaign_page(conn: Conn, q: CampaignQuery, offset: int, limit: int) -
         {**params, "limit": limit, "offset": offset},
     )
     return [CampaignRecord(r[0], r[1], orjson.loads(r[2])) for r in rows]
+
+
+async def names_of(conn: Conn, account_id: str, campaign_ids: Iterable[str]) -> dict[str, str | None]:
+    """The names of these campaigns of the account, by id (one statement; unknown ids are left out)."""
+    wanted = sorted(set(campaign_ids))
+    if not wanted:
+        return {}
+    name = "body ->> 'name'" if dialect(conn) == "postgresql" else "json_extract(body, '$.name')"
+    rows = await fetch_all(conn, f"SELECT id, {name} AS name FROM campaigns WHERE account_id = ? "
+                                 f"AND id IN ({', '.join('?' for _ in wanted)})", (account_id, *wanted))
+    return {row[0]: row[1] for row in rows}

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 
 OWNS = ("clicks", "click_journals")
@@ -38,6 +40,23 @@ class TrackedClick:
     link_id: str | None
     code: str | None
     destination_url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttributedClick:
+    """The latest click of an account that carried a tracking_id: what an event's lineage and the conversion
+    rollups take from it. ``utm_origin`` is None for clicks stored before clicks recorded it."""
+
+    tracking_id: str
+    link_id: str
+    code: str | None
+    campaign_id: str | None
+    clicked_at: str
+    platform: str
+    bot: int
+    answer: str
+    utm: dict[str, str]
+    utm_origin: dict[str, str] | None
 
 
 ROWS_PER_STATEMENT = 1000  # 17,000 parameters: under SQLite's limit of 32,766
@@ -128,3 +147,27 @@ async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) ->
         (tracking_id, account_id),
     )
     return None if row is None else TrackedClick(*row)
+
+
+async def clicks_for_tracking_ids(conn: Conn, account_id: str,
+                                  tracking_ids: Sequence[str]) -> dict[str, AttributedClick]:
+    """The latest click of the account behind each of ``tracking_ids`` (those that have one), with its link's
+    code and campaign: one statement whatever their number."""
+    wanted = sorted(set(tracking_ids))
+    if not wanted:
+        return {}
+    marks = ", ".join("?" for _ in wanted)
+    rows = await fetch_all(
+        conn,
+        "SELECT c.tracking_id, c.link_id, l.code, l.campaign_id, c.clicked_at, c.platform, c.bot, c.answer, "
+        "c.utm, c.utm_origin FROM clicks c LEFT JOIN links l ON l.id = c.link_id "
+        "WHERE c.id IN (SELECT max(id) FROM clicks WHERE account_id = ? "
+        f"AND tracking_id IN ({marks}) GROUP BY tracking_id)",
+        (account_id, *wanted),
+    )
+    return {row[0]: AttributedClick(row[0], row[1], row[2], row[3], row[4], row[5], int(row[6]), row[7],
+                                    _json(row[8]) or {}, _json(row[9])) for row in rows}
+
+
+def _json(value: Any) -> Any:
+    return orjson.loads(value) if value is not None else None

@@ -18,7 +18,7 @@ from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 OWNS = ("events",)
 
 COLUMNS = ("id", "account_id", "type", "customer_id", "order_id", "payload_hash", "issued_at", "received_at",
-           "key_kind", "body", "effects")
+           "key_kind", "body", "effects", "lineage")
 _ROWS_PER_INSERT = 500
 
 
@@ -54,6 +54,8 @@ class StoredEvent:
     effects: dict[str, Any]
     reversed_at: str | None = None
     reversal: dict[str, Any] | None = None
+    # Where its attribution came from and the click behind it, as when it was written (None: stored before).
+    lineage: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The stored event as forwarding reads it: every column, ``body``, ``effects`` and ``reversal``
@@ -83,12 +85,14 @@ def _event_of(row: Row) -> StoredEvent:
         received_at=row["received_at"], key_kind=row["key_kind"], body=loads(row["body"]),
         effects=loads(row["effects"]), reversed_at=row["reversed_at"],
         reversal=loads(row["reversal"]) if row["reversal"] else None,
+        lineage=loads(row["lineage"]) if row["lineage"] else None,
     )
 
 
 def _values(event: StoredEvent) -> tuple[Any, ...]:
     return (event.id, event.account_id, event.type, event.customer_id, event.order_id, event.payload_hash,
-            event.issued_at, event.received_at, event.key_kind, dumps(event.body), dumps(event.effects))
+            event.issued_at, event.received_at, event.key_kind, dumps(event.body), dumps(event.effects),
+            dumps(event.lineage) if event.lineage is not None else None)
 
 
 async def insert_many(tx: Tx, events: Sequence[StoredEvent]) -> None:
@@ -107,6 +111,13 @@ async def insert(tx: Tx, event: StoredEvent) -> None:
 async def by_id(conn: Conn, account_id: str, event_id: str) -> StoredEvent | None:
     row = await fetch_one(conn, "SELECT * FROM events WHERE account_id = ? AND id = ?", (account_id, event_id))
     return _event_of(row) if row is not None else None
+
+
+async def of_customer(conn: Conn, account_id: str, customer_id: str, limit: int) -> list[StoredEvent]:
+    """The customer's latest ``limit`` events, newest (by issued_at) first."""
+    rows = await fetch_all(conn, "SELECT * FROM events WHERE account_id = ? AND customer_id = ? "
+                                 "ORDER BY issued_at DESC, id DESC LIMIT ?", (account_id, customer_id, limit))
+    return [_event_of(row) for row in rows]
 
 
 async def by_order(conn: Conn, account_id: str, order_id: str) -> OrderSeen | None:

@@ -7,7 +7,8 @@ events up to seven days old):
 - purchases of the account's products (the SKUs its campaigns name) at its stores, some attributed to a
   person's click on one of the demo links (its ``tracking_id`` and UTM), some carrying the analytics
   client id a web shop would pass on, some Meta's ``fbp`` cookie;
-- the account's active custom events (``app_open``, ``store_visit``...), a few a customer;
+- the account's active custom events (``app_open``, ``store_visit``...), a few a customer, some after a
+  click (its ``tracking_id`` and UTM, drawn apart so the rest of the week stays as it was);
 - one catering order over $250 by a customer of the lowest tier (the demo's tiers move a customer up on
   such an order), one purchase that spends points the customer holds, and one purchase returned the
   next day (a reversal);
@@ -96,6 +97,7 @@ def demo_events(customers: Sequence[Mapping[str, Any]], campaigns: Sequence[Mapp
                 clicks: Sequence[Click], now: datetime, seed: int) -> list[Planned]:
     """The week's events in time order. ``points`` holds, per customer, a POINTS reward and its balance."""
     rng = random.Random(seed)
+    tagging = random.Random(seed + 1)  # which custom events follow a click
     menu, stores = _menu(campaigns, rng), _stores(campaigns)
     plan: list[Planned] = []
     orders = 0
@@ -141,7 +143,11 @@ def demo_events(customers: Sequence[Mapping[str, Any]], campaigns: Sequence[Mapp
             for _ in range(rng.randrange(1, 4)):
                 at = _moment(rng, now, rng.randrange(0, DAYS))
                 properties = {"store_id": rng.choice(stores)} if "store" in type_name else {"app_version": "3.4.1"}
-                plan.append(Planned(at, {"type": type_name, "customer_id": customer_id, "issued_at": iso(at),
-                                         "properties": properties}))
+                custom = {"type": type_name, "customer_id": customer_id, "issued_at": iso(at),
+                          "properties": properties}
+                attribution = _attribution(tagging, clicks, at)
+                if attribution:
+                    custom["attribution"] = attribution
+                plan.append(Planned(at, custom))
     plan.sort(key=lambda planned: planned.at)
     return plan

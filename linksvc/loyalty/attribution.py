@@ -4,7 +4,8 @@ Per field (``tracking_id`` and the five ``utm_*``), the first non-empty value wi
 then its ``attribution`` object, then legacy ``properties``. Empty strings, blanks and nulls never erase a
 value found further down. The other members of ``attribution`` (revenue, cost, currency, anything else) are
 kept as sent. Nothing is looked up: no earlier campaign of the customer, nothing from a tracking id alone.
-The nested object itself is stored untouched beside the result.
+The nested object itself is stored untouched beside the result. Given ``sources``, :func:`resolve` fills it
+with where each resolved field came from (the names in :data:`SOURCES`), for the event's lineage.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 FIELDS = ("tracking_id", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
+SOURCES = ("event.top_level", "event.attribution", "event.properties")  # in order of precedence
 
 
 def _given(value: Any) -> bool:
@@ -20,14 +22,16 @@ def _given(value: Any) -> bool:
 
 
 def resolve(top: Mapping[str, Any], attribution: Mapping[str, Any] | None,
-            properties: Mapping[str, Any] | None) -> dict[str, Any]:
+            properties: Mapping[str, Any] | None, sources: dict[str, str] | None = None) -> dict[str, Any]:
     nested = attribution or {}
     legacy = properties or {}
     resolved: dict[str, Any] = {}
     for field in FIELDS:
-        for source in (top, nested, legacy):
+        for name, source in zip(SOURCES, (top, nested, legacy), strict=True):
             if _given(source.get(field)):
                 resolved[field] = source[field]
+                if sources is not None:
+                    sources[field] = name
                 break
     for key, value in nested.items():
         if key not in FIELDS and value is not None:

@@ -16,11 +16,12 @@ from linksvc.errors import BadRequest, Conflict, NotFound
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import rules
+from linksvc.loyalty.lineage import delay_of, money, rollup_key
 from linksvc.loyalty.models import PURCHASE
 from linksvc.store import Store, account_turn
+from storage import conversions, documents
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
-from storage import documents
 from storage import events as repo
 from storage import wallet as wallet_repo
 from storage.db import Tx
@@ -43,6 +44,18 @@ async def _expire(tx: Tx, account_id: str, customer_id: str, now: str, event_id:
     """Lapsed lines that still hold something get their ``expire`` entry."""
     for line in await wallet_repo.lapsed_lines(tx, account_id, customer_id, now):
         await wallet_repo.change_line(tx, line, -line.amount, "expire", event_id, now)
+
+
+async def _uncount(tx: Tx, event: repo.StoredEvent) -> None:
+    """The purchase leaves the conversion rollups' purchases, revenue and delay bucket, on its own key (from
+    its stored lineage); it stays among the events by type (it was an event). An event stored before lineage
+    was recorded was never counted, so nothing is taken."""
+    if event.lineage is None:
+        return
+    click = event.lineage.get("click")
+    key = rollup_key(event.account_id, event.issued_at, event.body.get("attribution") or {}, click)
+    await conversions.add_purchases(tx, [(*key, event.body.get("currency") or "", -1, -money(event.body.get("value")),
+                                          delay_of(datetime.fromisoformat(event.issued_at), click))])
 
 
 async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:
@@ -100,6 +113,7 @@ async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: d
                 "returned": returned, "tier": tier}
     if not await repo.set_reversal(tx, event_id, now, reversal):
         raise Conflict("Already reversed", f"event {event_id} was already reversed")
+    await _uncount(tx, event)
     stored = replace(event, reversed_at=now, reversal=reversal)
     await outbox.enqueue(tx, account_id, stored.as_dict(), customer, "reversal", reversal, now)
     return {"id": event_id, "reversed_at": now, "reason": reason}

@@ -34,14 +34,16 @@ from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import attribution, rules
 from linksvc.loyalty.ids import uuid7 as new_id
+from linksvc.loyalty.lineage import delay_of, lineage_of, rollup_key
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
 from linksvc.store import Store, StoreConstraintError, StoreError, account_turn
 from linksvc.untrusted import MAX_JSON_DEPTH
+from storage import clicks as click_repo
+from storage import conversions, documents
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
-from storage import documents
 from storage import events as repo
 from storage import wallet as wallet_repo
 from storage.customers import KeyedCustomer
@@ -66,6 +68,7 @@ class Prepared:
     attribution: dict[str, Any]
     prefix: str = ""  # where the event is in the request (``events[3]`` in a bulk request)
     received_at: datetime | None = None  # when its request came (the batch's time when not given)
+    sources: dict[str, str] = field(default_factory=dict)  # where each resolved attribution field came from
 
     def path(self, field: str) -> str:
         return field_path((field,), self.prefix)
@@ -126,8 +129,9 @@ def prepare(raw: Any, key_kind: str, now: datetime, prefix: str = "") -> Prepare
     assert event is not None and issued_at is not None
     original = raw.get("attribution") if isinstance(raw.get("attribution"), dict) else None
     properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else None
+    sources: dict[str, str] = {}
     return Prepared(event, raw, key_kind, payload_hash(raw), issued_at,
-                    attribution.resolve(raw, original, properties), prefix, now)
+                    attribution.resolve(raw, original, properties, sources), prefix, now, sources)
 
 
 async def _type_issue(conn: Conn, account_id: str, kind: str, path: str) -> InvalidField:
@@ -347,6 +351,7 @@ class _Batch:
     campaigns: dict[str, dict[str, Any]]
     tiers: Sequence[dict[str, Any]]
     connections: list[dict[str, Any]] | None  # the enabled connections, when held (else read at the write)
+    clicks: dict[str, click_repo.AttributedClick]  # the clicks behind the batch's tracking_ids
     # The campaigns and tiers as the rules read them, read once for the batch; each campaign's max_per_day.
     earning: rules.Campaigns = field(default_factory=lambda: rules.campaigns_of(()))
     tier_rules: rules.Tiers = field(default_factory=lambda: rules.tiers_of(()))
@@ -358,6 +363,9 @@ class _Batch:
     entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
     deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any], str]] = field(
         default_factory=list)
+    # What the accepted events add to the conversion rollups (storage.conversions.add_events, add_purchases).
+    counted: list[tuple[Any, ...]] = field(default_factory=list)
+    purchases: list[tuple[Any, ...]] = field(default_factory=list)
 
     @property
     def now(self) -> str:
@@ -413,7 +421,9 @@ async def _load(tx: Tx, account_id: str, batch: Sequence[Prepared], now_dt: date
         if any(e.type == PURCHASE for e in events):
             tiers = held.tier_rules if held is not None else await repo.tiers(tx, account_id)
     connections = list(held.connections) if held is not None else None
-    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections,
+    clicks = await click_repo.clicks_for_tracking_ids(
+        tx, account_id, [p.attribution["tracking_id"] for p in batch if "tracking_id" in p.attribution])
+    return _Batch(account_id, now_dt, active, orders, customers, holders, campaigns, tiers, connections, clicks,
                   earning=rules.campaigns_of(campaigns.values()), tier_rules=rules.tiers_of(tiers),
                   limits={c: (body.get("attributes", {}) or {}).get("max_per_day") for c, body in campaigns.items()})
 
@@ -514,8 +524,11 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
         id=event_id, account_id=account_id, type=event.type, customer_id=body["customer_id"],
         order_id=event.order_id, payload_hash=prepared.payload_hash, issued_at=body["issued_at"], received_at=now,
         key_kind=prepared.key_kind, body=body, effects=effects.as_dict(),
+        lineage=lineage_of(prepared.attribution, prepared.sources,
+                           state.clicks.get(prepared.attribution.get("tracking_id", ""))),
     )
     state.events.append(stored)
+    _count(state, stored, prepared)
     if event.order_id is not None:
         state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
     # The customer as it is right after this event (a later event of the batch may change its tier again).
@@ -525,9 +538,24 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     return event_id, True
 
 
+def _count(state: _Batch, stored: repo.StoredEvent, prepared: Prepared) -> None:
+    """What an accepted event adds to the conversion rollups, on the key of the click behind it."""
+    click = stored.lineage["click"] if stored.lineage is not None else None
+    key = rollup_key(state.account_id, stored.issued_at, prepared.attribution, click)
+    state.counted.append((*key, stored.type, 1))
+    event = prepared.event
+    if event.type == PURCHASE:
+        state.purchases.append((*key, event.currency or "", 1, event.value or Decimal(0),
+                                delay_of(prepared.issued_at, click)))
+
+
 async def _write(tx: Tx, state: _Batch) -> None:
     """The batch's writes, a statement or a few per table."""
     await repo.insert_many(tx, state.events)
+    if state.counted:
+        await conversions.add_events(tx, state.counted)
+    if state.purchases:
+        await conversions.add_purchases(tx, state.purchases)
     lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
     await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
     stored = [(line_id, lines[line_id].amount) for line_id in dict.fromkeys(e.line_id for e in state.entries)
