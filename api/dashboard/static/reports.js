@@ -31,10 +31,10 @@ export function presetRange(preset, now = new Date()) {
 
 const PRESETS = [['last-7-days', 'Last 7 days'], ['last-week', 'Last week'], ['last-30-days', 'Last 30 days']];
 
-// A bucket's upper bound in seconds as people say it: "5 min", "1 h", "2 d"; past the last bound, "over 30 d".
+// A bucket's upper bound in seconds as people say it: "5 min", "1 h", "2 d"; past the last bound (the API says
+// null there when the row has purchases), "over 30 d".
 export function duration(seconds) {
-  if (seconds === null || seconds === undefined) return '—';
-  const n = Number(seconds);
+  const n = seconds === null || seconds === undefined ? Infinity : Number(seconds);
   if (!Number.isFinite(n) || n > 2592000) return 'over 30 d';
   if (n < 60) return `${n} s`;
   if (n < 3600) return `${Math.round(n / 60)} min`;
@@ -96,8 +96,7 @@ function columns(ctx, group) {
     { label: 'Purchases', class: 'num', cell: (r) => String(r.purchases) },
     { label: 'Revenue', class: 'num revenue', cell: (r) => money(r.revenue) },
     { label: 'Conversion rate', class: 'num', cell: (r) => percent(r.conversion_rate) },
-    { label: 'Click to purchase (median / p90)', class: 'num', cell: (r) => (r.click_to_purchase
-      && r.click_to_purchase.median_seconds !== null && r.click_to_purchase.median_seconds !== undefined
+    { label: 'Click to purchase (median / p90)', class: 'num', cell: (r) => (r.purchases && r.click_to_purchase
       ? `${duration(r.click_to_purchase.median_seconds)} / ${duration(r.click_to_purchase.p90_seconds)}` : '—') },
   ];
 }
@@ -144,6 +143,10 @@ export async function reportsView(ctx) {
 
   async function load() {
     syncSecond();
+    for (const button of presets.querySelectorAll('button')) {  // the preset the range is, if any
+      const range = presetRange(button.dataset.preset);
+      button.setAttribute('aria-pressed', String(range.from === chosen.from && range.to === chosen.to));
+    }
     chosen.group = [first.value, second.value].filter(Boolean);
     const params = { from: chosen.from, to: chosen.to, group_by: chosen.group.join(',') };
     history.replaceState(null, '', `${ctx.base}/reports${query(params)}`);
