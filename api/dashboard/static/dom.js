@@ -63,9 +63,13 @@ function controlFor(form, path) {
     || form.querySelector(`[name="${CSS.escape(path.replace(/^utm\./, ''))}"]`);
 }
 
+// A control's error line, found beside it: also in a form not on the page yet (a view's first load).
+const errorLine = (control) => control.closest('.field')?.querySelector(`[id="${CSS.escape(control.id)}-error"]`)
+  || document.getElementById(`${control.id}-error`);
+
 function clearControl(control) {
   control.removeAttribute('aria-invalid');
-  const line = document.getElementById(`${control.id}-error`);
+  const line = errorLine(control);
   if (line) line.textContent = '';
 }
 
@@ -95,7 +99,7 @@ export function showErrors(form, error, { focus = true } = {}) {
     if (!control) { unplaced.push(`${path}: ${message}`); continue; }
     control.setAttribute('aria-invalid', 'true');
     control.closest('details')?.setAttribute('open', '');  // a field folded away is shown with its error
-    const line = document.getElementById(`${control.id}-error`);
+    const line = errorLine(control);
     if (line && !marked.includes(control.name)) line.textContent = message;
     marked.push(control.name);
     first = first || control;

@@ -14,11 +14,11 @@ const EVENT_SOURCES = {
   'event.properties': 'the event’s properties',
 };
 const CLICK_ORIGINS = {
-  query: 'the query of the click',
-  destination: 'the link’s stored destination',
-  fallback: 'the link’s fallback URL',
-  defaults: 'the defaults of this kind of link',
-  unknown: 'not recorded (a click stored before origins were kept)',
+  query: 'from the query of the click',
+  destination: 'from the link’s stored destination',
+  fallback: 'from the link’s fallback URL',
+  defaults: 'from the defaults of this kind of link',
+  unknown: 'origin not recorded: a click stored before clicks kept it',
 };
 const ROUTES = {
   destination: 'the destination', fallback: 'the fallback URL', intent: 'the app (intent URL)',
@@ -73,7 +73,7 @@ function fieldStep(name, step) {
       h('div', { class: 'node from-click', 'data-side': 'click' },
         h('p', { class: 'side' }, 'The click'),
         click ? [h('p', {}, shownValue(click.value)),
-          click.origin ? h('p', { class: 'origin' }, 'from ', CLICK_ORIGINS[click.origin] || click.origin) : null,
+          click.origin ? h('p', { class: 'origin' }, CLICK_ORIGINS[click.origin] || `from ${click.origin}`) : null,
           click.rule ? h('p', { class: 'rule' }, click.rule) : null]
           : h('p', { class: 'muted' }, 'no click')),
       h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'),

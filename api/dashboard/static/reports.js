@@ -84,7 +84,7 @@ function columns(ctx, group) {
   const label = (key) => DIMENSIONS.find(([k]) => k === key)[1];
   return [
     ...group.map((dimension, i) => ({
-      label: label(dimension), class: `key ${dimension}`,
+      label: label(dimension), class: `dim ${dimension}`,
       cell: (row) => (row.key ? keyCell(ctx, dimension, row.key) : (i === 0 ? h('strong', {}, 'Total') : '')),
     })),
     { label: 'Clicks', class: 'num', cell: (r) => String(r.clicks.human) },
@@ -170,12 +170,12 @@ export async function reportsView(ctx) {
       } }, 'Download CSV');
     const grouped = report.group_by.map((key) => DIMENSIONS.find(([k]) => k === key)[1]).join(' and ');
     const caption = `Conversions by ${grouped}, ${day(report.from)} to ${day(report.to)}`;
-    results.replaceChildren(
+    results.replaceChildren(...[
       h('div', { class: 'title-row' }, h('h2', {}, caption), download),
       table(caption, columns(ctx, report.group_by),
         report.rows.map((item) => ({ item, attrs: { 'data-key': report.group_by.map((k) => item.key[k]).join('|') } })),
         { empty: 'No clicks and no attributed events in this range.', foot: report.rows.length ? report.totals : null }),
-      unattributedLine(report));
+      unattributedLine(report)].filter(Boolean));
   }
 
   const changed = () => {
