@@ -130,7 +130,7 @@ export async function eventView(ctx) {
 const utmText = (utm) => {
   const parts = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content']
     .filter((k) => utm && utm[k]).map((k) => h('span', { class: 'line' }, `${k}=${utm[k]}`));
-  return parts.length ? parts : '—';
+  return parts.length ? h('div', {}, parts) : '—';
 };
 
 export async function customerView(ctx) {
@@ -142,8 +142,8 @@ export async function customerView(ctx) {
     h('p', {}, 'Customer ', h('code', {}, customerId), `: their latest ${path.count === 1 ? 'event' : `${path.count} events`}, `
       + 'newest first, each with the click that led to it (the click behind its tracking id).'),
     table('Events of the customer and their clicks', [
-      { label: 'Event', cell: (r) => [h('a', { href: eventHref(r.event) }, r.event.type),
-        r.event.reversed_at ? [' ', badge('Reversed', 'off')] : null] },
+      { label: 'Event', cell: (r) => h('span', {}, h('a', { href: eventHref(r.event) }, r.event.type),
+        r.event.reversed_at ? [' ', badge('Reversed', 'off')] : null) },
       { label: 'When', cell: (r) => when(r.event.issued_at) },
       { label: 'Value', class: 'num', cell: (r) => (r.event.value !== null && r.event.value !== undefined
         ? `${r.event.value}${r.event.currency ? ` ${r.event.currency}` : ''}` : '—') },

@@ -51,13 +51,13 @@ export function percent(rate) {
 export function money(revenue) {
   const entries = Object.entries(revenue || {});
   if (!entries.length) return '—';
-  return entries.map(([currency, amount]) => h('span', { class: 'line', 'data-currency': currency },
-    `${amount} ${currency}`));
+  return h('div', {}, entries.map(([currency, amount]) => h('span', { class: 'line', 'data-currency': currency },
+    `${amount} ${currency}`)));
 }
 
 const counts = (byType) => {
   const entries = Object.entries(byType || {});
-  return entries.length ? entries.map(([type, n]) => h('span', { class: 'line' }, `${type} ${n}`)) : '—';
+  return entries.length ? h('div', {}, entries.map(([type, n]) => h('span', { class: 'line' }, `${type} ${n}`))) : '—';
 };
 
 function groupFrom(search) {
@@ -90,8 +90,8 @@ function columns(ctx, group) {
     { label: 'Clicks', class: 'num', cell: (r) => String(r.clicks.human) },
     { label: 'Bot clicks', class: 'num', cell: (r) => String(r.clicks.bot) },
     { label: 'Visitors', class: 'num', cell: (r) => String(r.visitors) },
-    { label: 'Routes', class: 'routes', cell: (r) => ['web', 'app', 'store'].map((route) =>
-      h('span', { class: 'line', 'data-route': route }, `${route} ${r.routes[route] ?? 0}`)) },
+    { label: 'Routes', class: 'routes', cell: (r) => h('div', {}, ['web', 'app', 'store'].map((route) =>
+      h('span', { class: 'line', 'data-route': route }, `${route} ${r.routes[route] ?? 0}`))) },
     { label: 'Events', class: 'events', cell: (r) => counts(r.events) },
     { label: 'Purchases', class: 'num', cell: (r) => String(r.purchases) },
     { label: 'Revenue', class: 'num revenue', cell: (r) => money(r.revenue) },
