@@ -31,8 +31,8 @@ def bucket_of(seconds: int) -> int:
 async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, str, str, int]]) -> None:
     """Adds ``n`` events to each (account, day, link, utm_source, utm_medium, utm_campaign, platform, type)."""
     summed: dict[Key, int] = {}
-    for *key, n in rows:
-        summed[tuple(key)] = summed.get(tuple(key), 0) + n  # type: ignore[index,call-overload]
+    for row in rows:
+        summed[row[:8]] = summed.get(row[:8], 0) + row[8]
     items = list(summed.items())
     for start in range(0, len(items), _ROWS_PER_STATEMENT):
         chunk = items[start:start + _ROWS_PER_STATEMENT]
@@ -50,8 +50,8 @@ async def add_purchases(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, st
     ``purchases_delta`` to the count, ``revenue_delta`` to the revenue and, with a delay, ``purchases_delta`` to
     its bucket (a reversal passes -1 and minus the value). Revenue is added in Python, exactly."""
     summed: dict[Key, tuple[int, Decimal, list[int]]] = {}
-    for *parts, purchases, revenue, delay in rows:
-        key: Key = tuple(parts)  # type: ignore[assignment]
+    for row in rows:
+        key, purchases, revenue, delay = row[:8], row[8], row[9], row[10]
         count, total, delays = summed.get(key, (0, Decimal(0), [0] * BUCKETS))
         if delay is not None:
             delays[bucket_of(delay)] += purchases
@@ -66,11 +66,11 @@ async def add_purchases(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, st
             f"AND day IN ({', '.join('?' for _ in days)})", (*accounts, *days))}
     values: list[object] = []
     for key, (count, total, delays) in summed.items():
-        row = stored.get(key)
-        if row is not None:
-            count += int(row[8])
-            total += Decimal(str(row[9]))
-            delays = [a + b for a, b in zip(orjson.loads(row[10]), delays, strict=True)]
+        found = stored.get(key)
+        if found is not None:
+            count += int(found[8])
+            total += Decimal(str(found[9]))
+            delays = [a + b for a, b in zip(orjson.loads(found[10]), delays, strict=True)]
         values.extend((*key, count, str(total), orjson.dumps(delays).decode()))
     for start in range(0, len(values), 11 * _ROWS_PER_STATEMENT):
         chunk = values[start:start + 11 * _ROWS_PER_STATEMENT]
