@@ -38,10 +38,10 @@ async function campaignName(ctx, campaignId) {
   }
 }
 
-function agreement(agrees) {
+function agreement(agrees, click) {
   if (agrees === true) return badge('Agrees', 'agrees');
   if (agrees === false) return badge('Differs', 'differs');
-  return badge('No click to compare', 'none');
+  return click ? badge('Neither has one', 'none') : badge('No click to compare', 'none');
 }
 
 function clickNode(ctx, click, name) {
@@ -68,7 +68,7 @@ function clickNode(ctx, click, name) {
 function fieldStep(name, step) {
   const click = step.click;
   return h('li', { class: 'field-path', 'data-field': name },
-    h('div', { class: 'field-head' }, h('h3', {}, name), agreement(step.agrees)),
+    h('div', { class: 'field-head' }, h('h3', {}, name), agreement(step.agrees, step.click)),
     h('div', { class: 'path' },
       h('div', { class: 'node from-click', 'data-side': 'click' },
         h('p', { class: 'side' }, 'The click'),
