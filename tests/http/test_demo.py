@@ -125,6 +125,24 @@ async def test_purchases_moved_wallets_and_tiers(demo: TestClient) -> None:
     assert all(c["wallet"]["totals"] for c in customers.values())
 
 
+async def test_the_demos_events_follow_its_clicks(demo: TestClient) -> None:
+    """Purchases and custom events carry the tracking_id of a demo click: their lineage names the click, the
+    rollups hold attributed events and revenue, and a customer's path shows the clicks."""
+    db = demo.app[DB].reader
+    attributed = await fetch_one(db, "SELECT count(DISTINCT type) AS types, sum(events) AS n FROM conversion_events "
+                                     "WHERE account_id = ? AND link_id != ''", (DEMO,))
+    assert attributed is not None and attributed["types"] >= 2 and attributed["n"] >= 5
+    revenue = await fetch_one(db, "SELECT sum(purchases) AS n FROM conversion_revenue WHERE account_id = ? "
+                                  "AND link_id != ''", (DEMO,))
+    assert revenue is not None and revenue["n"] >= 1
+    paths = [await _admin(demo, f"/customers/{customer}/path?limit=200") for customer in (ANA, SOFIA, JORDAN)]
+    clicked = [step for path in paths for step in path if step["click"] is not None]
+    assert clicked and all(step["click"]["link_code"] and step["click"]["clicked_at"] for step in clicked)
+    detail = await _admin(demo, f"/events/{clicked[0]['event']['id']}")
+    assert detail["lineage"]["click"]["tracking_id"] == detail["attribution"]["tracking_id"]
+    assert detail["lineage"]["tracking_id"]["agrees"] is True
+
+
 async def test_webhook_deliveries_reach_the_sink(demo: TestClient) -> None:
     deliveries = await _settled(demo, WEBHOOK)
     assert {d["state"] for d in deliveries} == {"delivered"}

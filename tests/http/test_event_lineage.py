@@ -8,6 +8,7 @@ click's ``utm_origin`` writes it on the stored row (the click writer of this bra
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +16,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
 from linksvc.jsoncodec import loads
+from storage.clicks import clicks_for_tracking_ids
 from storage.db import execute, fetch_all
 from tests.conftest import ADMIN, bearer, token_for
 from tests.factories import A, B, ids
@@ -33,8 +35,9 @@ async def click(client: TestClient, query: str = "") -> dict[str, Any]:
                                 allow_redirects=False)
     assert response.status == 302
     await client.app[CLICKS].flush()
-    rows = await fetch_all(client.app[DB].reader, "SELECT * FROM clicks ORDER BY id DESC LIMIT 1")
-    return {**dict(rows[0]), "utm": loads(rows[0]["utm"])}
+    rows = await fetch_all(client.app[DB].reader, "SELECT tracking_id FROM clicks ORDER BY id DESC LIMIT 1")
+    found = await clicks_for_tracking_ids(client.app[DB].reader, A, [rows[0]["tracking_id"]])
+    return asdict(found[rows[0]["tracking_id"]])
 
 
 async def send(client: TestClient, event: dict[str, Any], account: str = A) -> str:

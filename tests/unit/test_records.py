@@ -33,6 +33,7 @@ LOADS_EXEMPT = {
     "tests/http/test_events.py": "event rows read straight from the events table",
     "tests/storage/test_wallet_view.py": "rows read straight from the tables",
     "tests/storage/test_pg_schema.py": "rows read straight from both stores' tables, to compare them",
+    "tests/http/test_event_lineage.py": "the conversion rollups' rows read straight from their tables",
 }
 LOADS_LAYERS = ("linksvc", "api", "bench", "tests")
 
