@@ -20,6 +20,19 @@ from tests.browser.servers import ADMIN_TOKEN, ROOT, call
 DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 
+DEMO_CUSTOMERS = [f"3f6c1a52-0006-4000-8000-00000000000{n}" for n in range(2, 7)]  # the 1st gets the tests' events
+
+
+def _customer_with_an_attributed_purchase(scene: Scene) -> tuple[str, dict[str, Any]]:
+    for customer in DEMO_CUSTOMERS:
+        status, body = call(f"{scene.admin}/customers/{customer}/path")
+        assert status == 200, body
+        for step in body["data"]:
+            if step["event"]["type"] == "PURCHASE" and step["click"] is not None:
+                return customer, step
+    raise AssertionError("no demo customer has a purchase that followed a click")
+
+
 @pytest.mark.parametrize(("width", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
 def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewport: dict[str, int],
                                   tmp_path: Path) -> None:
@@ -77,6 +90,19 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.goto(scene.dashboard(f"/deliveries?connection={DEMO_META}&state=failed"))
         page.locator('tr[data-state="failed"]').first.wait_for()
         shot("deliveries-failed")
+
+        # The demo's conversions of the last 7 days by campaign; a demo customer whose purchase followed a
+        # click, their path and that purchase's lineage.
+        page.goto(scene.dashboard("/reports?group_by=campaign"))
+        page.locator("tfoot tr").wait_for()
+        shot("reports")
+        customer, step = _customer_with_an_attributed_purchase(scene)
+        page.goto(scene.dashboard(f"/customers/{customer}"))
+        page.locator(f'tr[data-event="{step["event"]["id"]}"]').wait_for()
+        shot("customer-path")
+        page.goto(scene.dashboard(f"/events/{step['event']['id']}"))
+        page.locator('.field-path[data-field="utm_source"]').wait_for()
+        shot("event-lineage")
     finally:
         context.close()
     assert not watched.unexpected(), watched.unexpected()

@@ -6,8 +6,10 @@ import { campaignsView, campaignView } from './campaigns.js';
 import { clicksView } from './clicks.js';
 import { deliveriesView } from './deliveries.js';
 import { h, toast } from './dom.js';
+import { customerView, eventView } from './events.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
+import { reportsView } from './reports.js';
 import { signInView } from './signin.js';
 
 const BASE = '/dashboard';
@@ -21,6 +23,9 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
+  [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
+  [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
+  [new RegExp(`^${BASE}/${SEG}/customers/${SEG}$`), customerView],
 ];
 
 const state = { signedIn: null, accounts: null, sequence: 0 };
@@ -155,7 +160,7 @@ window.addEventListener('unhandledrejection', (event) => {
 
 document.getElementById('account').addEventListener('change', (event) => {
   const section = location.pathname.split('/')[3] || 'links';
-  navigate(`${BASE}/${event.target.value}/${['links', 'campaigns', 'deliveries'].includes(section) ? section : 'links'}`);
+  navigate(`${BASE}/${event.target.value}/${['links', 'campaigns', 'reports', 'deliveries'].includes(section) ? section : 'links'}`);
 });
 
 document.getElementById('sign-out').addEventListener('click', async () => {

@@ -63,9 +63,13 @@ function controlFor(form, path) {
     || form.querySelector(`[name="${CSS.escape(path.replace(/^utm\./, ''))}"]`);
 }
 
+// A control's error line, found beside it: also in a form not on the page yet (a view's first load).
+const errorLine = (control) => control.closest('.field')?.querySelector(`[id="${CSS.escape(control.id)}-error"]`)
+  || document.getElementById(`${control.id}-error`);
+
 function clearControl(control) {
   control.removeAttribute('aria-invalid');
-  const line = document.getElementById(`${control.id}-error`);
+  const line = errorLine(control);
   if (line) line.textContent = '';
 }
 
@@ -95,7 +99,7 @@ export function showErrors(form, error, { focus = true } = {}) {
     if (!control) { unplaced.push(`${path}: ${message}`); continue; }
     control.setAttribute('aria-invalid', 'true');
     control.closest('details')?.setAttribute('open', '');  // a field folded away is shown with its error
-    const line = document.getElementById(`${control.id}-error`);
+    const line = errorLine(control);
     if (line && !marked.includes(control.name)) line.textContent = message;
     marked.push(control.name);
     first = first || control;
@@ -147,15 +151,17 @@ export function pager(offset, limit, count, shown, go) {
     h('button', { type: 'button', class: 'quiet', disabled: last >= count, onclick: () => go(offset + limit) }, 'Next'));
 }
 
-// A table that turns into labelled cards on a narrow screen (each cell carries its column's name).
-export function table(caption, columns, rows, { empty = 'Nothing to show.', cards = true } = {}) {
+// A table that turns into labelled cards on a narrow screen (each cell carries its column's name); `foot`,
+// when given, is one more item shown in the table's footer (a totals row).
+export function table(caption, columns, rows, { empty = 'Nothing to show.', cards = true, foot = null } = {}) {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
+  const cells = (item) => columns.map((c) => h('td', { 'data-label': c.label, class: c.class }, c.cell(item)));
   return h('div', { class: 'table-wrap' },
     h('table', { class: cards ? 'cards' : 'plain' },
       h('caption', { class: 'visually-hidden' }, caption),
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label)))),
-      h('tbody', {}, rows.map((row) => h('tr', row.attrs || {}, columns.map((c) =>
-        h('td', { 'data-label': c.label, class: c.class }, c.cell(row.item))))))));
+      h('tbody', {}, rows.map((row) => h('tr', row.attrs || {}, cells(row.item)))),
+      foot ? h('tfoot', {}, h('tr', { class: 'total-row' }, cells(foot))) : null));
 }
 
 export async function copyText(text, fallbackInput) {

@@ -1,0 +1,194 @@
+// The conversion report: for a range of UTC days, clicks (people and bots apart), visitors, routes, the
+// events attributed to those clicks, purchases, revenue per currency, conversion rate and the time from click
+// to purchase, grouped by one or two dimensions, with a totals row and the same table as CSV. The figures
+// are the admin API's (GET .../reports/conversions); nothing is computed here but their wording.
+
+import { admin, inAccount, query } from './api.js';
+import { clearErrors, day, field, h, saveBlob, showErrors, table } from './dom.js';
+import { platformName } from './names.js';
+
+export const DIMENSIONS = [
+  ['campaign', 'Campaign'], ['link', 'Link'], ['utm_source', 'utm_source'], ['utm_medium', 'utm_medium'],
+  ['utm_campaign', 'utm_campaign'], ['platform', 'Platform'], ['day', 'Day'],
+];
+const DIMENSION_KEYS = DIMENSIONS.map(([key]) => key);
+const DEFAULT_GROUP = ['campaign'];
+
+// Dates as the API takes them: YYYY-MM-DD, UTC.
+const isoDay = (date) => date.toISOString().slice(0, 10);
+const daysBefore = (date, n) => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() - n));
+
+// The presets, computed from today (UTC): the last n days end today; last week is Monday to Sunday before
+// the current week.
+export function presetRange(preset, now = new Date()) {
+  if (preset === 'last-week') {
+    const monday = daysBefore(now, (now.getUTCDay() + 6) % 7);
+    return { from: isoDay(daysBefore(monday, 7)), to: isoDay(daysBefore(monday, 1)) };
+  }
+  const days = preset === 'last-30-days' ? 30 : 7;
+  return { from: isoDay(daysBefore(now, days - 1)), to: isoDay(now) };
+}
+
+const PRESETS = [['last-7-days', 'Last 7 days'], ['last-week', 'Last week'], ['last-30-days', 'Last 30 days']];
+
+// A bucket's upper bound in seconds as people say it: "5 min", "1 h", "2 d"; past the last bound (the API says
+// null there when the row has purchases), "over 30 d".
+export function duration(seconds) {
+  const n = seconds === null || seconds === undefined ? Infinity : Number(seconds);
+  if (!Number.isFinite(n) || n > 2592000) return 'over 30 d';
+  if (n < 60) return `${n} s`;
+  if (n < 3600) return `${Math.round(n / 60)} min`;
+  if (n < 86400) return `${Math.round(n / 3600)} h`;
+  return `${Math.round(n / 86400)} d`;
+}
+
+export function percent(rate) {
+  if (rate === null || rate === undefined) return '—';
+  return `${(Number(rate) * 100).toFixed(2)}%`;
+}
+
+// Revenue per currency, one line each: amounts are the API's exact decimal text.
+export function money(revenue) {
+  const entries = Object.entries(revenue || {});
+  if (!entries.length) return '—';
+  return h('div', {}, entries.map(([currency, amount]) => h('span', { class: 'line', 'data-currency': currency },
+    `${amount} ${currency}`)));
+}
+
+const counts = (byType) => {
+  const entries = Object.entries(byType || {});
+  return entries.length ? h('div', {}, entries.map(([type, n]) => h('span', { class: 'line' }, `${type} ${n}`))) : '—';
+};
+
+function groupFrom(search) {
+  const asked = (search.get('group_by') || '').split(',').filter((key) => DIMENSION_KEYS.includes(key));
+  const group = [...new Set(asked)].slice(0, 2);
+  return group.length ? group : DEFAULT_GROUP;
+}
+
+// A row's value of one dimension, linked to its page where the dashboard has one.
+function keyCell(ctx, dimension, key) {
+  const value = key[dimension];
+  if (dimension === 'link') {
+    return value ? h('a', { href: `${ctx.base}/links/${value}` }, key.link_code || value) : '(no link)';
+  }
+  if (dimension === 'campaign') {
+    return value ? h('a', { href: `${ctx.base}/campaigns/${value}` }, key.campaign_name || value) : '(no campaign)';
+  }
+  if (dimension === 'platform') return platformName(value);
+  if (dimension === 'day') return value ? day(value) : '—';
+  return value || '(none)';
+}
+
+function columns(ctx, group) {
+  const label = (key) => DIMENSIONS.find(([k]) => k === key)[1];
+  return [
+    ...group.map((dimension, i) => ({
+      label: label(dimension), class: `dim ${dimension}`,
+      cell: (row) => (row.key ? keyCell(ctx, dimension, row.key) : (i === 0 ? h('strong', {}, 'Total') : '')),
+    })),
+    { label: 'Clicks', class: 'num', cell: (r) => String(r.clicks.human) },
+    { label: 'Bot clicks', class: 'num', cell: (r) => String(r.clicks.bot) },
+    { label: 'Visitors', class: 'num', cell: (r) => String(r.visitors) },
+    { label: 'Routes', class: 'routes', cell: (r) => h('div', {}, ['web', 'app', 'store'].map((route) =>
+      h('span', { class: 'line', 'data-route': route }, `${route} ${r.routes[route] ?? 0}`))) },
+    { label: 'Events', class: 'events', cell: (r) => counts(r.events) },
+    { label: 'Purchases', class: 'num', cell: (r) => String(r.purchases) },
+    { label: 'Revenue', class: 'num revenue', cell: (r) => money(r.revenue) },
+    { label: 'Conversion rate', class: 'num', cell: (r) => percent(r.conversion_rate) },
+    { label: 'Click to purchase (median / p90)', class: 'num', cell: (r) => (r.purchases && r.click_to_purchase
+      ? `${duration(r.click_to_purchase.median_seconds)} / ${duration(r.click_to_purchase.p90_seconds)}` : '—') },
+  ];
+}
+
+function unattributedLine(report) {
+  const left = report.unattributed;
+  if (!left || !left.events) return null;
+  const revenue = Object.entries(left.revenue || {}).map(([currency, amount]) => `${amount} ${currency}`).join(', ');
+  return h('p', { class: 'muted', 'data-unattributed': left.events },
+    `${left.events} ${left.events === 1 ? 'event' : 'events'} in this range (${left.purchases} `
+    + `${left.purchases === 1 ? 'purchase' : 'purchases'}${revenue ? `, ${revenue}` : ''}) had no click behind `
+    + 'them and are not in the table.');
+}
+
+export async function reportsView(ctx) {
+  const initial = presetRange('last-7-days');
+  const chosen = { from: ctx.search.get('from') || initial.from, to: ctx.search.get('to') || initial.to,
+    group: groupFrom(ctx.search) };
+  const from = h('input', { type: 'date', name: 'from', value: chosen.from, required: true });
+  const to = h('input', { type: 'date', name: 'to', value: chosen.to, required: true });
+  const first = h('select', { name: 'group_by' }, DIMENSIONS.map(([value, text]) =>
+    h('option', { value, selected: value === chosen.group[0] }, text)));
+  const second = h('select', { name: 'then_by' }, h('option', { value: '' }, '— nothing —'),
+    DIMENSIONS.map(([value, text]) => h('option', { value, selected: value === chosen.group[1] }, text)));
+  const presets = h('div', { class: 'presets', role: 'group', 'aria-label': 'Date presets' },
+    PRESETS.map(([name, text]) => h('button', { type: 'button', class: 'quiet small', 'data-preset': name,
+      onclick: () => {
+        Object.assign(chosen, presetRange(name));
+        from.value = chosen.from;
+        to.value = chosen.to;
+        load();
+      } }, text)));
+  const form = h('form', { class: 'report-form', 'aria-label': 'Report settings', novalidate: true },
+    h('div', { class: 'toolbar' },
+      field('From', from), field('To', to), field('Group by', first), field('Then by', second)),
+    presets,
+    h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }));
+  const results = h('div', { class: 'results', 'aria-live': 'polite' });
+
+  const syncSecond = () => {
+    for (const option of second.options) option.disabled = option.value !== '' && option.value === first.value;
+    if (second.value === first.value) second.value = '';
+  };
+
+  async function load() {
+    syncSecond();
+    for (const button of presets.querySelectorAll('button')) {  // the preset the range is, if any
+      const range = presetRange(button.dataset.preset);
+      button.setAttribute('aria-pressed', String(range.from === chosen.from && range.to === chosen.to));
+    }
+    chosen.group = [first.value, second.value].filter(Boolean);
+    const params = { from: chosen.from, to: chosen.to, group_by: chosen.group.join(',') };
+    history.replaceState(null, '', `${ctx.base}/reports${query(params)}`);
+    const path = inAccount(ctx.account, `/reports/conversions${query(params)}`);
+    clearErrors(form);
+    let report;
+    try {
+      report = (await admin(path)).data;
+    } catch (error) {
+      if (error.status === 401 || error.status === 0) throw error;
+      showErrors(form, error, { focus: false });
+      results.replaceChildren(h('p', { class: 'empty' }, 'No report for these settings.'));
+      return;
+    }
+    const csvPath = inAccount(ctx.account, `/reports/conversions${query({ ...params, format: 'csv' })}`);
+    const csvName = `conversions-${report.from}-${report.to}.csv`;
+    const download = h('a', { class: 'button small', href: `/api/admin/v1${csvPath}`, download: csvName,
+      onclick: async (event) => {  // the admin API takes the session cookie only with the dashboard's header
+        event.preventDefault();
+        saveBlob(await admin(csvPath, { as: 'blob' }), csvName);
+      } }, 'Download CSV');
+    const grouped = report.group_by.map((key) => DIMENSIONS.find(([k]) => k === key)[1]).join(' and ');
+    const caption = `Conversions by ${grouped}, ${day(report.from)} to ${day(report.to)}`;
+    results.replaceChildren(...[
+      h('div', { class: 'title-row' }, h('h2', {}, caption), download),
+      table(caption, columns(ctx, report.group_by),
+        report.rows.map((item) => ({ item, attrs: { 'data-key': report.group_by.map((k) => item.key[k]).join('|') } })),
+        { empty: 'No clicks and no attributed events in this range.', foot: report.rows.length ? report.totals : null }),
+      unattributedLine(report)].filter(Boolean));
+  }
+
+  const changed = () => {
+    chosen.from = from.value;
+    chosen.to = to.value;
+    load();
+  };
+  form.addEventListener('change', changed);
+  form.addEventListener('submit', (event) => { event.preventDefault(); changed(); });
+  await load();
+  return h('section', { class: 'reports-page' },
+    h('h1', { tabindex: -1 }, 'Conversion report'),
+    h('p', { class: 'muted' }, 'Clicks of the range and the events attributed to them (an event whose tracking id '
+      + 'matches a click), by day of the click or of the event, UTC. Revenue is net of reversals.'),
+    form, results);
+}
