@@ -160,8 +160,9 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery) -> dict[s
     await get_account(conn, account_id)  # 404 for an unknown account
     first, last = query.first.isoformat(), query.last.isoformat()
     columns = list(dict.fromkeys(_COLUMN[g] for g in query.group_by))
-    with_link = columns if "link_id" in columns else [*columns, "link_id"]  # events: '' is unattributed
-    link_at = with_link.index("link_id")
+    # Events: link_id '' holds the unattributed; without the link dimension, only whether there was one.
+    with_link = columns if "link_id" in columns else [*columns, repo.ATTRIBUTED]
+    link_at = with_link.index("link_id" if "link_id" in columns else repo.ATTRIBUTED)
     labels = await repo.link_labels(conn, account_id)
     no_label = repo.LinkLabel("", "", None)
 
@@ -174,7 +175,7 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery) -> dict[s
     unattributed = Figures()
 
     def target(dims: Sequence[str]) -> Figures:
-        return unattributed if dims[link_at] == "" else rows.setdefault(key_of(dims), Figures())
+        return unattributed if not dims[link_at] else rows.setdefault(key_of(dims), Figures())
 
     for sums in await repo.clicks_by(conn, account_id, first, last, columns):
         rows.setdefault(key_of(sums.dims), Figures()).add(Figures(counts=list(sums.counts)))
