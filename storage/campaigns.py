@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Tx, dialect, execute, execute_many, fetch_all, fetch_one
+from storage.db import Conn, Tx, dialect, execute, execute_many, fetch_all, fetch_one, json_member
 
 OWNS = ("campaign_restrictions", "coupon_codes", "campaign_versions")
 
@@ -224,20 +224,11 @@ async def campaign_version(conn: Conn, account_id: str) -> int:
 
 async def next_transition(conn: Conn, account_id: str, now: str) -> str | None:
     """The earliest start or end after ``now`` of the account's campaigns: statuses change only then."""
-    if dialect(conn) == "postgresql":  # a subquery in FROM needs an alias
-        row = await fetch_one(
-            conn,
-            "SELECT min(t) FROM ("
-            "SELECT min(starts_at) AS t FROM campaigns WHERE account_id = :a AND starts_at > :now "
-            "UNION ALL SELECT min(ends_at) FROM campaigns WHERE account_id = :a AND ends_at > :now) AS transitions",
-            {"a": account_id, "now": now},
-        )
-        return None if row is None else row[0]
-    row = await fetch_one(
+    row = await fetch_one(  # PostgreSQL wants the subquery in FROM named; SQLite takes the name too
         conn,
         "SELECT min(t) FROM ("
         "SELECT min(starts_at) AS t FROM campaigns WHERE account_id = :a AND starts_at > :now "
-        "UNION ALL SELECT min(ends_at) FROM campaigns WHERE account_id = :a AND ends_at > :now)",
+        "UNION ALL SELECT min(ends_at) FROM campaigns WHERE account_id = :a AND ends_at > :now) AS transitions",
         {"a": account_id, "now": now},
     )
     return None if row is None else row[0]
@@ -266,7 +257,7 @@ async def names_of(conn: Conn, account_id: str, campaign_ids: Iterable[str]) -> 
     wanted = sorted(set(campaign_ids))
     if not wanted:
         return {}
-    name = "body ->> 'name'" if dialect(conn) == "postgresql" else "json_extract(body, '$.name')"
+    name = json_member(conn, "body", "name")
     rows = await fetch_all(conn, f"SELECT id, {name} AS name FROM campaigns WHERE account_id = ? "
                                  f"AND id IN ({', '.join('?' for _ in wanted)})", (account_id, *wanted))
     return {row[0]: row[1] for row in rows}

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from storage import conversions
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("clicks", "click_journals")
 
@@ -164,8 +164,7 @@ def _count(row: Row) -> ClickCount:
 
 async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> TrackedClick | None:
     """The latest click of the account that carried ``tracking_id``, with its link's stored destination."""
-    destination = ("l.body ->> 'destination_url'" if dialect(conn) == "postgresql"
-                   else "json_extract(l.body, '$.destination_url')")
+    destination = json_member(conn, "l.body", "destination_url")
     row = await fetch_one(
         conn,
         "SELECT c.user_agent, c.referer, c.clicked_at, c.platform, c.bot, c.link_id, l.code, "

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue")
 
@@ -280,7 +280,7 @@ def _exact_sum(text: Any) -> Decimal:
 
 async def link_labels(conn: Conn, account_id: str) -> dict[str, LinkLabel]:
     """Each link of the account: (code, its current campaign id or '', that campaign's name or None)."""
-    name = ("c.body ->> 'name'" if dialect(conn) == "postgresql" else "json_extract(c.body, '$.name')")
+    name = json_member(conn, "c.body", "name")
     rows = await fetch_all(
         conn, f"SELECT l.id, l.code, l.campaign_id, {name} FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id "
               "WHERE l.account_id = ?", (account_id,))

@@ -263,6 +263,14 @@ def dialect(conn: Conn) -> str:
     return "postgresql" if isinstance(conn, PgConnection) else "sqlite"
 
 
+def json_member(conn: Conn, column: str, member: str) -> str:
+    """The SQL text of one top-level member of a JSON column (``body``, ``c.body``), as text or number: the
+    one expression the two dialects write differently."""
+    if dialect(conn) == "postgresql":
+        return f"{column} ->> '{member}'"
+    return f"json_extract({column}, '$.{member}')"
+
+
 def open_store(path: str, url: str | None = None, synchronous: str = "FULL", cache_kib: int = CACHE_KIB,
                state_dir: str | None = None) -> Database | PostgresDatabase:
     """The store the settings name: PostgreSQL when ``url`` is a ``postgresql://`` URL, else SQLite at

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("events",)
 
@@ -149,12 +149,9 @@ async def purchase_totals_of(conn: Conn, account_id: str,
     if not wanted:
         return totals
     marks = ", ".join("?" for _ in wanted)
-    if dialect(conn) == "postgresql":  # the value as its JSON text: exact
-        sql = ("SELECT customer_id, body ->> 'value' AS value FROM events WHERE account_id = ? "
-               f"AND customer_id IN ({marks}) AND type = 'PURCHASE' AND reversed_at IS NULL")
-    else:
-        sql = ("SELECT customer_id, json_extract(body, '$.value') AS value FROM events WHERE account_id = ? "
-               f"AND customer_id IN ({marks}) AND type = 'PURCHASE' AND reversed_at IS NULL")
+    # PostgreSQL gives the value as its JSON text (exact), SQLite as the number it holds.
+    sql = (f"SELECT customer_id, {json_member(conn, 'body', 'value')} AS value FROM events WHERE account_id = ? "
+           f"AND customer_id IN ({marks}) AND type = 'PURCHASE' AND reversed_at IS NULL")
     rows = await fetch_all(conn, sql, (account_id, *wanted))
     for row in rows:
         total, count = totals[row["customer_id"]]

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, dialect, fetch_all, fetch_one
+from storage.db import Conn, dialect, fetch_all, fetch_one, json_member
 
 OWNS: tuple[str, ...] = ()
 
@@ -47,19 +47,9 @@ async def page_links(conn: Conn, account_id: str, needle: str | None, clicks_sin
     """The page's links, with their human clicks since ``clicks_since``."""
     postgresql = dialect(conn) == "postgresql"
     where, params = _where(account_id, needle, postgresql)
-    if postgresql:
-        rows = await fetch_all(
-            conn,
-            "SELECT l.id, l.body, l.created_at, c.body ->> 'name' AS campaign_name, "
-            "(SELECT count(*) FROM clicks k WHERE k.link_id = l.id AND k.clicked_at >= :since AND k.bot = 0) "
-            "AS clicks FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.account_id = l.account_id "
-            f"WHERE {where} ORDER BY l.created_at DESC, l.id DESC LIMIT :limit OFFSET :offset",
-            {**params, "since": clicks_since, "limit": limit, "offset": offset},
-        )
-        return [LinkOverviewRecord(r[0], orjson.loads(r[1]), r[2], r[3], int(r[4])) for r in rows]
     rows = await fetch_all(
         conn,
-        "SELECT l.id, l.body, l.created_at, json_extract(c.body, '$.name') AS campaign_name, "
+        f"SELECT l.id, l.body, l.created_at, {json_member(conn, 'c.body', 'name')} AS campaign_name, "
         "(SELECT count(*) FROM clicks k WHERE k.link_id = l.id AND k.clicked_at >= :since AND k.bot = 0) AS clicks "
         "FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.account_id = l.account_id "
         f"WHERE {where} ORDER BY l.created_at DESC, l.id DESC LIMIT :limit OFFSET :offset",
