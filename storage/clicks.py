@@ -74,10 +74,7 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
     runs inside SQLite with the GIL released.
 
     The conversion rollups count the same clicks in the same transaction (:func:`conversions.add_clicks`)."""
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = rows[start:start + ROWS_PER_STATEMENT]
-        sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
-        await execute(tx, sql, [value for row in chunk for value in row])
+    await insert_click_rows(tx, rows)
     await conversions.add_clicks(tx, rollup_keys(rows))
     if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
         # PostgreSQL names the larger of two values greatest() and wants the target's column qualified.
@@ -85,6 +82,15 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
                   else "max(stored, excluded.stored)")
         await execute(tx, "INSERT INTO click_journals (name, stored) VALUES (?, ?) "
                           f"ON CONFLICT (name) DO UPDATE SET stored = {larger}", journal)
+
+
+async def insert_click_rows(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
+    """The clicks' own rows, without the rollups (:func:`insert_clicks` adds them): ``bench.click_writer``'s
+    baseline."""
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = rows[start:start + ROWS_PER_STATEMENT]
+        sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
+        await execute(tx, sql, [value for row in chunk for value in row])
 
 
 def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str, str, str]:

@@ -4,9 +4,11 @@ visitor salts.
 What clicks and events add to the report is kept here as they are written: the click writer's batches
 (:func:`add_clicks`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event batch and
 a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in Python
-first and then runs a few multi-row statements: never one per row. A report sums rollup rows per day
-(:func:`clicks_in_range`, :func:`events_in_range`, :func:`revenue_in_range`) and never scans clicks or
-events. Missing dimension values are '' (they are keys).
+first and then runs a few multi-row statements: never one per row. Each writer also keeps the coarse level
+(migration 0020): the same figures per day and one or two dimensions (:data:`LEVELS`), so that a report
+grouped by them reads a few hundred rows a day. A report sums rollup rows per day (:func:`clicks_by`,
+:func:`events_by`, :func:`revenue_by`: from the coarse level when it holds the dimensions asked, else from the
+fine rollups) and never scans clicks or events. Missing dimension values are '' (they are keys).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any
 
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
-OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue")
+OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue",
+        "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue")
 
 BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 172800, 259200, 604800, 1209600,
                               2592000, float("inf"))
@@ -29,15 +32,46 @@ BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 17
 
 KEY = ("account_id", "day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
 Key = tuple[str, str, str, str, str, str, str]
-ROWS_PER_STATEMENT = 1000  # at most 12 parameters a row: well under both stores' limits
+ROWS_PER_STATEMENT = 1000  # at most 22 parameters a row: under both stores' limit of 32,766
 ROUTES = {"destination": 0, "fallback": 0, "intent": 1, "deeplink": 1, "play": 2, "app_store": 2}
 """A human click's answer -> its route: 0 web, 1 app, 2 store (others are counted in none)."""
 SALT_DAYS_KEPT = 2
+
+LEVELS: tuple[str, ...] = (
+    "", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform",
+    "utm_source,utm_medium", "utm_source,utm_campaign", "utm_source,platform",
+    "utm_medium,utm_campaign", "utm_medium,platform", "utm_campaign,platform")
+"""The coarse level's groupings (migration 0020 fills them the same way): the day's totals, each dimension
+alone, and each pair of dimensions but the link with a UTM field or the platform (those pairs have nearly as
+many combinations as the fine rollups, which answer them)."""
+UNATTRIBUTED = "unattributed"
+"""The coarse level of events with no click behind them, per day (their level rows hold attributed ones)."""
+LEVEL_KEY = ("account_id", "level", "day", "a", "b")
+LevelKey = tuple[str, str, str, str, str]
+_AT = {"link_id": 2, "utm_source": 3, "utm_medium": 4, "utm_campaign": 5, "platform": 6}  # in a Key
+_LEVEL_AT = tuple((level, tuple(_AT[d] for d in level.split(",")) if level else ()) for level in LEVELS)
+DELAY_COLUMNS = tuple(f"d{i}" for i in range(14))
+
+
+def level_keys(key: Key) -> list[LevelKey]:
+    """The coarse level's keys a fine key adds to: one per level, or the day's unattributed key for a key with
+    no link (an event with no click behind it)."""
+    account_id, day = key[0], key[1]
+    if not key[2]:
+        return [(account_id, UNATTRIBUTED, day, "", "")]
+    return [(account_id, level, day, key[at[0]] if at else "", key[at[1]] if len(at) > 1 else "")
+            for level, at in _LEVEL_AT]
 
 
 def bucket_of(seconds: float) -> int:
     """The index in :data:`BUCKETS` of the bucket holding ``seconds`` (negative delays count as 0)."""
     return bisect.bisect_left(BUCKETS, max(0.0, seconds))
+
+
+def _own(table: str) -> None:
+    """The writers that take a table name write only the tables of :data:`OWNS`."""
+    if table not in OWNS:
+        raise ValueError(f"{table} is not a conversion rollup")
 
 
 def _marks(width: int, count: int) -> str:
@@ -99,14 +133,32 @@ async def add_clicks(tx: Tx, clicks: Iterable[tuple[Key, bool, str, str | None]]
                 [value for key, visitor in chunk for value in (*key, visitor)])
             for found in new:
                 counts[tuple(found)][2] += 1  # type: ignore[index]
-    columns = ("human", "bot", "visitors", "web", "app", "store")
-    keys = sorted(counts)
-    for chunk in _chunks(keys):
+    levels: dict[tuple[str, ...], list[int]] = {}
+    for key, row in counts.items():
+        for level_key in level_keys(key):
+            total = levels.get(level_key)
+            if total is None:
+                levels[level_key] = row.copy()
+            else:
+                for i, n in enumerate(row):
+                    total[i] += n
+    await _add_counts(tx, "conversion_clicks", KEY, CLICK_COUNTS, counts)
+    await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS, levels)
+
+
+CLICK_COUNTS = ("human", "bot", "visitors", "web", "app", "store")
+
+
+async def _add_counts(tx: Tx, table: str, key: Sequence[str], columns: Sequence[str],
+                      counts: dict[Any, list[int]]) -> None:
+    """Adds ``counts`` (key -> one number per column) to ``table``'s rows, a thousand keys a statement."""
+    _own(table)
+    width = len(key) + len(columns)
+    for chunk in _chunks(sorted(counts)):
         await execute(
-            tx, f"INSERT INTO conversion_clicks ({', '.join(KEY)}, {', '.join(columns)}) "
-                f"VALUES {_marks(13, len(chunk))} ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET "
-                f"{_added('conversion_clicks', columns)}",
-            [value for key in chunk for value in (*key, *counts[key])])
+            tx, f"INSERT INTO {table} ({', '.join(key)}, {', '.join(columns)}) VALUES {_marks(width, len(chunk))} "
+                f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {_added(table, columns)}",
+            [value for k in chunk for value in (*k, *counts[k])])
 
 
 # --- events ----------------------------------------------------------------------------------------------
@@ -117,12 +169,13 @@ async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, 
     sums: dict[tuple[str, ...], int] = defaultdict(int)
     for *key, n in rows:
         sums[tuple(key)] += n
-    keys = sorted(k for k, n in sums.items() if n)
-    for chunk in _chunks(keys):
-        await execute(
-            tx, f"INSERT INTO conversion_events ({', '.join(KEY)}, type, events) VALUES {_marks(9, len(chunk))} "
-                f"ON CONFLICT ({', '.join(KEY)}, type) DO UPDATE SET {_added('conversion_events', ['events'])}",
-            [value for key in chunk for value in (*key, sums[key])])
+    levels: dict[tuple[str, ...], int] = defaultdict(int)
+    for k, n in sums.items():
+        for level_key in level_keys(k[:7]):  # type: ignore[arg-type]
+            levels[(*level_key, k[7])] += n
+    await _add_counts(tx, "conversion_events", (*KEY, "type"), ("events",), {k: [n] for k, n in sums.items() if n})
+    await _add_counts(tx, "conversion_level_events", (*LEVEL_KEY, "type"), ("events",),
+                      {k: [n] for k, n in levels.items() if n})
 
 
 PurchaseRow = tuple[str, str, str, str, str, str, str, str, int, Decimal, int | None]
@@ -135,51 +188,78 @@ _PG_DELAYS = ("(SELECT jsonb_agg(a.n::bigint + b.n::bigint ORDER BY a.i) "
 
 async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow]) -> None:
     """Adds (account_id, day, link_id, utm_source, utm_medium, utm_campaign, platform, currency,
-    purchases_delta, revenue_delta, delay_seconds or None) to conversion_revenue: purchases and revenue move by
-    the deltas, and when a delay is given its bucket moves by purchases_delta (None: no click behind the
-    purchase, no bucket). Revenue stays exact: Decimal in Python on SQLite (decimal text), numeric on
-    PostgreSQL."""
-    sums: dict[tuple[str, ...], tuple[int, Decimal, list[int]]] = {}
+    purchases_delta, revenue_delta, delay_seconds or None) to conversion_revenue and its coarse level:
+    purchases and revenue move by the deltas, and when a delay is given its bucket moves by purchases_delta
+    (None: no click behind the purchase, no bucket). Revenue stays exact: Decimal in Python on SQLite (decimal
+    text), numeric on PostgreSQL."""
+    sums: dict[tuple[str, ...], Sums] = {}
     for *key, purchases, revenue, delay in rows:
         k = tuple(key)
         count, total, delays = sums.get(k) or (0, Decimal(0), [0] * len(BUCKETS))
         if delay is not None:
             delays[bucket_of(delay)] += purchases
         sums[k] = (count + purchases, total + Decimal(revenue), delays)
-    keys = sorted(sums)
-    if not keys:
+    if not sums:
         return
+    levels: dict[tuple[str, ...], Sums] = {}
+    for k, (count, total, delays) in sums.items():
+        for level_key in level_keys(k[:7]):  # type: ignore[arg-type]
+            lk = (*level_key, k[7])
+            old = levels.get(lk)
+            levels[lk] = (count, total, delays) if old is None else (
+                old[0] + count, old[1] + total, [a + b for a, b in zip(old[2], delays, strict=True)])
+    await _add_revenue(tx, "conversion_revenue", (*KEY, "currency"), sums, delays_in_columns=False)
+    await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"), levels, delays_in_columns=True)
+
+
+Sums = tuple[int, Decimal, list[int]]  # purchases, revenue, count per delay bucket
+
+
+async def _add_revenue(tx: Tx, table: str, key: Sequence[str], sums: dict[tuple[str, ...], Sums],
+                       delays_in_columns: bool) -> None:
+    """Adds ``sums`` to ``table``'s rows; the delay buckets are one JSON array (the fine rollups) or the
+    columns d0 .. d13 (the coarse level)."""
+    _own(table)
+    delays = DELAY_COLUMNS if delays_in_columns else ("delays",)
+    columns = f"{', '.join(key)}, purchases, revenue, {', '.join(delays)}"
+    width = len(key) + 2 + len(delays)
+
+    def values(k: tuple[str, ...], purchases: int, revenue: Decimal, counts: list[int]) -> list[Any]:
+        return [*k, purchases, format(revenue, "f"), *(counts if delays_in_columns else [json.dumps(counts)])]
+
+    keys = sorted(sums)
     if dialect(tx) == "postgresql":
+        added = _added(table, ["purchases", "revenue", *DELAY_COLUMNS]) if delays_in_columns else \
+            f"{_added(table, ['purchases', 'revenue'])}, delays = {_PG_DELAYS}"
         for chunk in _chunks(keys):
             await execute(
-                tx, f"INSERT INTO conversion_revenue ({', '.join(KEY)}, currency, purchases, revenue, delays) "
-                    f"VALUES {_marks(11, len(chunk))} ON CONFLICT ({', '.join(KEY)}, currency) DO UPDATE SET "
-                    f"{_added('conversion_revenue', ['purchases', 'revenue'])}, delays = {_PG_DELAYS}",
-                [v for k in chunk for v in (*k, sums[k][0], format(sums[k][1], "f"), json.dumps(sums[k][2]))])
+                tx, f"INSERT INTO {table} ({columns}) VALUES {_marks(width, len(chunk))} "
+                    f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {added}",
+                [v for k in chunk for v in values(k, *sums[k])])
         return
     # SQLite: one writer, inside its transaction: read the rows the batch touches, add in Python, write back.
     stored: dict[tuple[str, ...], Row] = {}
     for chunk in _chunks(keys):
         found = await fetch_all(
-            tx, f"SELECT {', '.join(KEY)}, currency, purchases, revenue, delays FROM conversion_revenue "
-                f"WHERE ({', '.join(KEY)}, currency) IN (VALUES {_marks(8, len(chunk))})",
+            tx, f"SELECT {columns} FROM {table} WHERE ({', '.join(key)}) IN (VALUES {_marks(len(key), len(chunk))})",
             [v for k in chunk for v in k])
-        stored.update({tuple(row)[:8]: row for row in found})
+        stored.update({tuple(row)[:len(key)]: row for row in found})
+    at = len(key)
     for chunk in _chunks(keys):
-        values: list[Any] = []
+        rows: list[Any] = []
         for k in chunk:
-            purchases, revenue, delays = sums[k]
+            purchases, revenue, counts = sums[k]
             old = stored.get(k)
             if old is not None:
-                purchases += int(old[8])
-                revenue += Decimal(old[9])
-                delays = [a + b for a, b in zip(delays, json.loads(old[10]), strict=False)]
-            values += [*k, purchases, format(revenue, "f"), json.dumps(delays)]
+                purchases += int(old[at])
+                revenue += Decimal(old[at + 1])
+                before = list(old[at + 2:]) if delays_in_columns else json.loads(old[at + 2])
+                counts = [a + int(b) for a, b in zip(counts, before, strict=False)]
+            rows += values(k, purchases, revenue, counts)
         await execute(
-            tx, f"INSERT INTO conversion_revenue ({', '.join(KEY)}, currency, purchases, revenue, delays) "
-                f"VALUES {_marks(11, len(chunk))} ON CONFLICT ({', '.join(KEY)}, currency) DO UPDATE SET "
-                "purchases = excluded.purchases, revenue = excluded.revenue, delays = excluded.delays",
-            values)
+            tx, f"INSERT INTO {table} ({columns}) VALUES {_marks(width, len(chunk))} ON CONFLICT ({', '.join(key)}) "
+                f"DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in ('purchases', 'revenue', *delays))}",
+            rows)
 
 
 # --- the report's reads ----------------------------------------------------------------------------------
@@ -231,25 +311,70 @@ class LinkLabel:
     campaign_name: str | None
 
 
+def _level_of(columns: Sequence[str]) -> str | None:
+    """The coarse level holding ``columns`` (day aside: every level is per day), or None."""
+    _grouping(columns)  # checks them
+    dims = [c for c in DIMENSIONS[1:] if c in columns]
+    level = ",".join(dims)
+    return level if level in LEVELS else None
+
+
+def _level_select(columns: Sequence[str], level: str) -> tuple[str, str]:
+    """The select list (in ``columns``' order) and GROUP BY list reading ``columns`` from ``level``'s rows:
+    its dimensions are in a and b; every row of a level is attributed."""
+    where = {"day": "day", ATTRIBUTED: "1"}
+    for column, name in zip(level.split(",") if level else [], ("a", "b"), strict=False):
+        where[column] = name
+    group = ", ".join(where[c] for c in columns if c != ATTRIBUTED)
+    return ", ".join(where[c] for c in columns), f" GROUP BY {group}" if group else ""
+
+
+def _unattributed_dims(columns: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(0 if c == ATTRIBUTED else "" for c in columns)
+
+
+_LEVEL_WHERE = "WHERE account_id = ? AND level = ? AND day >= ? AND day <= ?"
+
+
 async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[ClickSum]:
     """Click counts summed per distinct ``columns`` (of :data:`DIMENSIONS`) over the account's days ``first``
     to ``last`` (inclusive)."""
-    group = _grouping(columns)
-    rows = await fetch_all(
-        conn, f"SELECT {group}, sum(human), sum(bot), sum(visitors), sum(web), sum(app), sum(store) "
-              f"FROM conversion_clicks {_WHERE} GROUP BY {group}", (account_id, first, last))
     width = len(columns)
-    return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows]
+    level = _level_of(columns)
+    sums = ", ".join(f"sum({c})" for c in CLICK_COUNTS)
+    if level is not None:
+        select, group = _level_select(columns, level)
+        rows = await fetch_all(conn, f"SELECT {select}, {sums} FROM conversion_level_clicks {_LEVEL_WHERE}{group}",
+                               (account_id, level, first, last))
+    else:
+        grouping = _grouping(columns)
+        rows = await fetch_all(conn, f"SELECT {grouping}, {sums} FROM conversion_clicks {_WHERE} GROUP BY {grouping}",
+                               (account_id, first, last))
+    return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows
+            if row[width] is not None]
 
 
 async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[EventSum]:
-    """Events summed per distinct ``columns`` and type; link_id '' holds the unattributed."""
-    group = _grouping(columns)
-    rows = await fetch_all(
-        conn, f"SELECT {group}, type, sum(events) FROM conversion_events {_WHERE} GROUP BY {group}, type",
-        (account_id, first, last))
+    """Events summed per distinct ``columns`` and type; the unattributed have link_id '' (or attributed 0)."""
     width = len(columns)
-    return [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
+    level = _level_of(columns)
+    if level is None:
+        group = _grouping(columns)
+        rows = await fetch_all(
+            conn, f"SELECT {group}, type, sum(events) FROM conversion_events {_WHERE} GROUP BY {group}, type",
+            (account_id, first, last))
+        return [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
+    select, group = _level_select(columns, level)
+    rows = await fetch_all(
+        conn, f"SELECT {select}, type, sum(events) FROM conversion_level_events {_LEVEL_WHERE}"
+              f"{group + ', type' if group else ' GROUP BY type'}", (account_id, level, first, last))
+    found = [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
+    none = _unattributed_dims(columns)
+    for row in await fetch_all(
+            conn, f"SELECT type, sum(events) FROM conversion_level_events {_LEVEL_WHERE} GROUP BY type",
+            (account_id, UNATTRIBUTED, first, last)):
+        found.append(EventSum(none, row[0], int(row[1])))
+    return found
 
 
 async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]
@@ -257,19 +382,35 @@ async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns
     """Purchases, revenue and the delay histogram per distinct ``columns`` and currency. Revenue is added
     exactly: by PostgreSQL (numeric), or here with Decimal from SQLite's decimal text (which SQL would add as
     REAL), the amounts of a group joined by commas."""
-    group = _grouping(columns)
-    if dialect(conn) == "postgresql":
-        revenue = "sum(revenue)::text"
-        buckets = ", ".join(f"sum((delays ->> {i})::bigint)" for i in range(len(BUCKETS)))
-    else:
-        revenue = "group_concat(revenue, ',')"
-        buckets = ", ".join(f"sum(json_extract(delays, '$[{i}]'))" for i in range(len(BUCKETS)))
-    rows = await fetch_all(
-        conn, f"SELECT {group}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_revenue {_WHERE} "
-              f"GROUP BY {group}, currency", (account_id, first, last))
     width = len(columns)
-    return [RevenueSum(tuple(row[:width]), row[width], int(row[width + 1]), _exact_sum(row[width + 2]),
-                       tuple(int(n or 0) for n in tuple(row)[width + 3:])) for row in rows]
+    revenue = "sum(revenue)::text" if dialect(conn) == "postgresql" else "group_concat(revenue, ',')"
+
+    def sums(found: list[Row], dims: tuple[Any, ...] | None = None) -> list[RevenueSum]:
+        at = 0 if dims is not None else width
+        return [RevenueSum(dims if dims is not None else tuple(row[:width]), row[at], int(row[at + 1]),
+                           _exact_sum(row[at + 2]), tuple(int(n or 0) for n in tuple(row)[at + 3:]))
+                for row in found]
+
+    level = _level_of(columns)
+    if level is None:
+        group = _grouping(columns)
+        if dialect(conn) == "postgresql":
+            buckets = ", ".join(f"sum((delays ->> {i})::bigint)" for i in range(len(BUCKETS)))
+        else:
+            buckets = ", ".join(f"sum(json_extract(delays, '$[{i}]'))" for i in range(len(BUCKETS)))
+        return sums(await fetch_all(
+            conn, f"SELECT {group}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_revenue "
+                  f"{_WHERE} GROUP BY {group}, currency", (account_id, first, last)))
+    buckets = ", ".join(f"sum({c})" for c in DELAY_COLUMNS)
+    select, group = _level_select(columns, level)
+    found = sums(await fetch_all(
+        conn, f"SELECT {select}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_level_revenue "
+              f"{_LEVEL_WHERE}{group + ', currency' if group else ' GROUP BY currency'}",
+        (account_id, level, first, last)))
+    return found + sums(await fetch_all(
+        conn, f"SELECT currency, sum(purchases), {revenue}, {buckets} FROM conversion_level_revenue "
+              f"{_LEVEL_WHERE} GROUP BY currency", (account_id, UNATTRIBUTED, first, last)),
+        _unattributed_dims(columns))
 
 
 def _exact_sum(text: Any) -> Decimal:

@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequen
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import partial
 from typing import Any, TypeVar
 
@@ -66,7 +67,28 @@ def connect_writer(target: str, synchronous: str, cache_kib: int, uri: bool = Fa
     conn.execute(f"PRAGMA synchronous={synchronous}")
     # Batches of clicks and events touch index pages all over the file: keep them in memory.
     conn.execute(f"PRAGMA cache_size=-{cache_kib}")
+    add_functions(conn)
     return conn
+
+
+def add_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions migrations may use beside SQLite's own (:class:`DecimalSum`)."""
+    conn.create_aggregate("decimal_sum", 1, DecimalSum)  # type: ignore[arg-type]
+
+
+class DecimalSum:
+    """``decimal_sum(column)``: the exact sum of decimal text (SQL's ``sum`` would add it as REAL), as text;
+    NULLs are skipped. Migrations that add up stored amounts use it."""
+
+    def __init__(self) -> None:
+        self.total = Decimal(0)
+
+    def step(self, value: object) -> None:
+        if value is not None:
+            self.total += Decimal(str(value))
+
+    def finalize(self) -> str:
+        return format(self.total, "f")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

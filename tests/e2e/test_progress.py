@@ -29,6 +29,7 @@ from linksvc.loyalty import service as events
 from linksvc.progress import PlainLines
 from linksvc.store import in_one_unit
 from storage.db import Database, Tx, execute, fetch_all, migration_files
+from storage.writer import add_functions
 from tests.factories import A, two_accounts
 from tests.processes import ServiceStore, service_store, sqlite_only
 
@@ -171,6 +172,7 @@ async def test_export_writes_periodic_lines_to_a_pipe_and_draws_a_bar_on_a_termi
 def older_database(path: Path, version: int) -> None:
     """A database as a release that had only the first ``version`` migrations left it."""
     with sqlite3.connect(path, isolation_level=None) as conn:
+        add_functions(conn)
         for number, script in migration_files():
             if number <= version:
                 conn.executescript(f"BEGIN;\n{script.read_text()}\nPRAGMA user_version={number};\nCOMMIT;")

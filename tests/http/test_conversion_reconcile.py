@@ -24,7 +24,8 @@ from api.appkeys import CLICKS, DB
 from linksvc.jsoncodec import loads
 from linksvc.links.clicks import Click
 from storage.conversions import BUCKETS, bucket_of
-from storage.db import fetch_all
+from storage.db import MIGRATIONS_DIR as MIGRATIONS
+from storage.db import dialect, execute, fetch_all
 from tests.conftest import ADMIN, bearer, token_for
 from tests.factories import A, B, ids
 
@@ -199,3 +200,43 @@ async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestC
             assert data["totals"]["purchases"] > 0 and data["totals"]["revenue"]
             assert data["totals"]["click_to_purchase"]["median_seconds"] is not None
             assert data["unattributed"]["events"] > 0
+
+
+LEVEL_TABLES = ("conversion_level_clicks", "conversion_level_events", "conversion_level_revenue")
+
+
+async def level_rows(conn: Any) -> dict[str, set[tuple[Any, ...]]]:
+    """The coarse level's rows that count something, revenue as Decimal (text on SQLite, numeric on PostgreSQL)."""
+    found: dict[str, set[tuple[Any, ...]]] = {}
+    for table in LEVEL_TABLES:
+        rows = set()
+        for row in await fetch_all(conn, f"SELECT * FROM {table}"):
+            values = list(row)
+            if table == "conversion_level_revenue":  # account_id, level, day, a, b, currency, purchases, revenue
+                values[7] = Decimal(str(values[7]))
+            if any(v for v in values[5:] if not isinstance(v, str)):
+                rows.add(tuple(values))
+        found[table] = rows
+    return found
+
+
+async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded: TestClient) -> None:
+    """Migration 0020 (PostgreSQL 0005) fills the coarse level from the fine rollups an older release kept; run
+    on the data the writers just kept, it gives back exactly the rows they wrote."""
+    await make_clicks(seeded)
+    await make_events(seeded)
+    db = seeded.app[DB]
+    kept = await level_rows(db.reader)
+    assert all(kept.values()) and any(row[1] == "unattributed" for row in kept["conversion_level_events"])
+    script = (MIGRATIONS / "postgresql" / "0005_conversion_levels.sql" if dialect(db.reader) == "postgresql"
+              else MIGRATIONS / "0020_conversion_levels.sql").read_text(encoding="utf-8")
+    fill = [s for s in script[script.index("INSERT INTO conversion_level_clicks"):].split(";\n") if s.strip()]
+    assert len(fill) == 3
+
+    async def upgrade(tx: Any) -> None:
+        for table in LEVEL_TABLES:
+            await execute(tx, f"DELETE FROM {table}")
+        for statement in fill:
+            await execute(tx, statement)
+    await db.write(upgrade)
+    assert await level_rows(db.reader) == kept

@@ -261,7 +261,7 @@ async def test_a_batch_runs_a_number_of_statements_that_does_not_grow_with_its_e
         hundred = await _statements(other_db, _many(100))
     finally:
         await other_db.close()
-    assert len(hundred) < 30, hundred
+    assert len(hundred) < 34, hundred  # the rollups and their coarse level add a fixed few
     assert len(hundred) <= len(ten) + 2, (ten, hundred)
 
 

@@ -27,6 +27,7 @@ import asyncpg
 import pytest
 
 from storage.db import migration_files
+from storage.writer import add_functions
 
 ADMIN_URL = os.environ.get("LINKSVC_TEST_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 PG_DIR = Path(__file__).resolve().parents[2] / "storage" / "migrations" / "postgresql"
@@ -39,7 +40,8 @@ CHANNEL = "linksvc_generations"
 
 # The type decisions (the script's header): SQLite TEXT that holds decimals or JSON documents.
 NUMERIC = {("wallet_lines", "amount"), ("ledger_entries", "amount"), ("customer_stats", "purchase_total"),
-           ("customer_stats", "points"), ("conversion_revenue", "revenue")}
+           ("customer_stats", "points"), ("conversion_revenue", "revenue"),
+           ("conversion_level_revenue", "revenue")}
 JSONB = {(table, "body") for table in ("brands", "tiers", "rewards", "campaigns", "contacts", "customers",
                                        "custom_event_types", "connections", "links", "events")}
 JSONB |= {("events", "effects"), ("events", "reversal"), ("clicks", "utm"), ("dead_letters", "payload")}
@@ -104,6 +106,7 @@ def lite(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     """A SQLite file with every migration applied in order, each in its own transaction (as storage.db)."""
     conn = sqlite3.connect(tmp_path / "schema.db", isolation_level=None)
     conn.execute("PRAGMA foreign_keys=ON")
+    add_functions(conn)
     for number, path in migration_files():
         conn.executescript(f"BEGIN IMMEDIATE;\n{path.read_text(encoding='utf-8')}\n"
                            f"PRAGMA user_version={number};\nCOMMIT;")
