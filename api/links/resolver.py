@@ -198,13 +198,10 @@ async def _apps_of_host(request: web.Request) -> list[service.AppSettings] | web
     """The apps the host's association files list: on a live domain its account's; on a shared host those of
     the accounts without a live domain; an unknown host or a pending domain is 404."""
     host, shared, domain = await domain_of_request(request)
-    db = request.app[DB]
-    if shared:
-        live = {held.account_id for held in (await held_domains(db).current()).values() if held.status == LIVE}
-        return await service.apps_of_accounts(db, excluded=live)
-    if domain is None or domain.status != LIVE:
+    apps = await service.apps_of_host(request.app[DB], shared, domain)
+    if apps is None:
         return json_response({"error": "Not found", "details": f"{host} is not a host of this service"}, status=404)
-    return await service.apps_of_accounts(db, only=domain.account_id)
+    return apps
 
 
 def add_resolver_routes(app: web.Application) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Any
 
+from linksvc.domains.hosts import LIVE, DomainRecord, held_domains
 from linksvc.links import stats, wellknown
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.utm import edit_utm
@@ -20,7 +21,7 @@ from storage.links import (
     encoded_links,
 )
 
-__all__ = ["AppSettings", "StoredLink", "apple_app_site_association", "apps_of_accounts", "asset_links",
+__all__ = ["AppSettings", "StoredLink", "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
            "held_link", "link_of_code"]
 
 
@@ -63,6 +64,17 @@ async def hold_links(db: Store) -> int:
     :data:`MAX_LINKS_HELD`), so that the first click on each link reads no row; returns how many are held."""
     model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
     return await model.fill(lambda: encoded_links(db.background, MAX_LINKS_HELD))
+
+
+async def apps_of_host(db: Store, shared: bool, domain: DomainRecord | None) -> list[AppSettings] | None:
+    """The apps a host's association files list: on a live domain its account's; on a shared host those of the
+    accounts without a live domain; None for any other host (unknown, or a pending domain)."""
+    if shared:
+        held = await held_domains(db).current()
+        return await apps_of_accounts(db, excluded={row.account_id for row in held.values() if row.status == LIVE})
+    if domain is None or domain.status != LIVE:
+        return None
+    return await apps_of_accounts(db, only=domain.account_id)
 
 
 async def apps_of_accounts(db: Store, only: str | None = None, excluded: Set[str] = frozenset()

@@ -138,16 +138,16 @@ def test_association_files_list_the_hosts_apps(service: tuple[str, int]) -> None
     link(base, C, "c-app", android=ANDROID_C)
     paths = ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/"]
 
-    def files(host: str) -> tuple[list[str], list[str], int]:
+    def listed(host: str) -> tuple[list[str], list[str], int]:
         apple, android, root = kept_alive(port, host, paths)
         assert (apple.status, android.status) == (200, 200), host
         app_ids = [detail["appID"] for detail in json.loads(apple.body)["applinks"]["details"]]
         return app_ids, [entry["target"]["package_name"] for entry in json.loads(android.body)], root.status
 
-    assert files("a.example.com") == (["AAAAAAAAAA.com.a.app"], ["com.a.app"], 404)
-    assert files("b.example.com") == (["BBBBBBBBBB.com.b.app"], ["com.b.app"], 404)
+    assert listed("a.example.com") == (["AAAAAAAAAA.com.a.app"], ["com.a.app"], 404)
+    assert listed("b.example.com") == (["BBBBBBBBBB.com.b.app"], ["com.b.app"], 404)
     # The shared host lists the apps of the accounts without a live domain: C's (pending) only.
-    assert files(f"127.0.0.1:{port}") == ([], ["com.c.app"], 404)
+    assert listed(f"127.0.0.1:{port}") == ([], ["com.c.app"], 404)
     for host in ("pending.example.com", "unknown.example.com"):
         replies = kept_alive(port, host, paths)
         assert [reply.status for reply in replies] == [404, 404, 404], host
