@@ -4,6 +4,8 @@ local server that answers the wrong body, from a port nobody listens on, from on
 
 from __future__ import annotations
 
+import asyncio
+import re
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -14,6 +16,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from api.appkeys import DB
+from api.server import FAST_LANE
 from linksvc.app import create_app
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
@@ -250,3 +253,39 @@ async def test_the_tls_ask_endpoint(service: TestClient) -> None:
                        "other.example.com": 404, "": 404}
     assert pending["status"] == "pending"
     assert (await service.get("/tls/allowed")).status == 404
+
+
+def _kept_alive(port: int, host: str, paths: list[str]) -> list[int]:
+    """The statuses of GETs of ``paths`` one after the other on one HTTP/1.1 connection with ``Host: host``."""
+    found = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        for path in paths:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            raw = b""
+            while True:
+                raw += sock.recv(65536)
+                head, done, body = raw.partition(b"\r\n\r\n")
+                length = re.search(rb"(?i)content-length: *(\d+)", head)
+                if done and length and len(body) >= int(length.group(1)):
+                    break
+            found.append(int(raw.split(b" ", 2)[1]))
+    return found
+
+
+async def test_the_fast_lane_applies_the_host_rule(service: TestClient) -> None:
+    lane = service.app[FAST_LANE]
+    domain = await added(service, "links.example.com")
+    assert (await verify(service, domain)).status == 200
+    await added(service, "pending.example.com")
+    port = service.server.port
+    assert port is not None
+    # The first request of each code fills this worker's links; the next ones are the lane's to answer.
+    before = lane.answered
+    statuses = await asyncio.to_thread(_kept_alive, port, "links.example.com", ["/lnkaaaa", "/lnkbbbb"] * 3)
+    assert statuses == [302, 404] * 3
+    assert lane.answered - before == 2  # A's link, after the handler's first answer; B's never
+    before = lane.answered
+    for host in ("pending.example.com", "unknown.example.com"):
+        assert await asyncio.to_thread(_kept_alive, port, host, ["/lnkaaaa"] * 2) == [404, 404]
+    assert await asyncio.to_thread(_kept_alive, port, f"127.0.0.1:{port}", ["/lnkaaaa", "/lnkbbbb"] * 2) == [302] * 4
+    assert lane.answered - before == 4
