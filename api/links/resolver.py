@@ -45,6 +45,7 @@ log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
 _CODE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9_-]{2,63}")  # the route's pattern, on the raw path
 NO_STORE = "no-store"
+MAX_HOSTS_SEEN = 1024  # Host headers the fast lane remembers the reading of (any client may send any)
 
 
 def _page(status: int, title: str, text: str) -> web.Response:
@@ -125,6 +126,7 @@ class FastRedirects:
         self._own_paths: frozenset[str] | None = None
         self._route = ""
         self._shared = app[SHARED_HOSTS]
+        self._hosts: dict[str, tuple[str, bool]] = {}  # Host header as sent -> (host, shared): one dict lookup
         self._http_date = HttpDate()
         self.answered = 0  # requests this lane answered (the rest took the handler)
 
@@ -154,9 +156,15 @@ class FastRedirects:
         headers = message.headers
         # The host rule, as resolve() applies it: a shared host reads nothing; a domain is a dict lookup in what
         # this worker holds, and when that is not current the handler answers.
-        host = request_host(headers.get("Host", ""))
+        raw_host = headers.get("Host", "")
+        known = self._hosts.get(raw_host)
+        if known is None:
+            if len(self._hosts) >= MAX_HOSTS_SEEN:
+                self._hosts.clear()
+            known = self._hosts[raw_host] = (host := request_host(raw_host), host in self._shared)
+        host, shared = known
         domain = None
-        if host not in self._shared:
+        if not shared:
             held = held_domains(app[DB]).peek()
             domain = None if held is None else held.get(host)
             if domain is None or not link_resolves_here(host, False, domain, stored.account_id, link.get("domain")):
