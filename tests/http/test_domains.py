@@ -20,6 +20,7 @@ from api.server import FAST_LANE
 from linksvc.app import create_app
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
+from storage import domains as domains_repo
 from tests.conftest import ADMIN, ServiceTestServer
 from tests.factories import A, B, ids, two_accounts
 
@@ -289,3 +290,17 @@ async def test_the_fast_lane_applies_the_host_rule(service: TestClient) -> None:
         assert await asyncio.to_thread(_kept_alive, port, host, ["/lnkaaaa"] * 2) == [404, 404]
     assert await asyncio.to_thread(_kept_alive, port, f"127.0.0.1:{port}", ["/lnkaaaa", "/lnkbbbb"] * 2) == [302] * 4
     assert lane.answered - before == 4
+
+
+async def test_a_shared_host_reads_no_domain(service: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    domain = await added(service, "links.example.com")
+    assert (await verify(service, domain)).status == 200
+    await added(service, "other.example.com")  # the domains changed since this worker read them
+
+    async def refuse(conn: Any) -> Any:
+        raise AssertionError("the domains were read")
+
+    monkeypatch.setattr(domains_repo, "every_domain", refuse)
+    for attempt in range(2):  # the handler, then the fast lane
+        answer = await service.get("/lnkaaaa", allow_redirects=False)
+        assert answer.status == 302, attempt
