@@ -10,6 +10,7 @@ from aiohttp import web
 
 from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
+from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
@@ -32,6 +33,7 @@ OPENAPI: web.AppKey[dict] = web.AppKey("admin_openapi", dict)
 
 ENDPOINTS = [
     *ACCOUNT_ENDPOINTS,
+    *DOMAIN_ENDPOINTS,
     # before the resource endpoints: /links/overview is not /links/{id}
     *link_overview_endpoints(),
     *campaign_overview_endpoints(),

@@ -17,6 +17,7 @@ from api.admin import add_admin_routes
 from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
+from api.domains import add_domain_routes
 from api.links.resolver import add_resolver_routes
 from api.observability import (
     METRICS_KEY,
@@ -199,5 +200,6 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     add_admin_routes(app)
     add_dashboard_routes(app)
     add_demo_routes(app)
+    add_domain_routes(app)
     add_resolver_routes(app)  # last: a code never shadows the service's own paths
     return app

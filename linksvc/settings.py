@@ -90,6 +90,13 @@ class Settings:
     trusted_proxies: str = ""
     # How often seed, export and migrations write a progress line when stderr is not a terminal.
     progress_seconds: float = 5.0
+    # Custom domains: the hosts every account shares besides the public URL's (comma list); how the verification
+    # fetch reaches a domain: its scheme, a host:port to connect to instead of resolving the domain (the Host
+    # header stays the domain; tests reach 127.0.0.1 so), and its timeout.
+    shared_hosts: str = "localhost,127.0.0.1"
+    domain_verify_scheme: str = "https"
+    domain_verify_connect: str = ""
+    domain_verify_timeout_seconds: float = 5.0
 
     def __repr__(self) -> str:
         return masked_repr(self)
@@ -153,6 +160,10 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_AUTH_FAILURE_WINDOW_SECONDS": "auth_failure_window_seconds",
     "LINKSVC_TRUSTED_PROXIES": "trusted_proxies",
     "LINKSVC_PROGRESS_SECONDS": "progress_seconds",
+    "LINKSVC_SHARED_HOSTS": "shared_hosts",
+    "LINKSVC_DOMAIN_VERIFY_SCHEME": "domain_verify_scheme",
+    "LINKSVC_DOMAIN_VERIFY_CONNECT": "domain_verify_connect",
+    "LINKSVC_DOMAIN_VERIFY_TIMEOUT_SECONDS": "domain_verify_timeout_seconds",
 }
 
 _CHOICES = {
@@ -204,6 +215,15 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         except ValueError as exc:
             raise SettingsError(f"{name} must be comma-separated IP addresses or CIDR networks, got {raw!r}: "
                                 f"{exc}") from None
+        return raw.strip()
+    if attr == "domain_verify_scheme":
+        if raw.strip().lower() not in ("http", "https"):
+            raise SettingsError(f"{name} must be http or https, got {raw!r}")
+        return raw.strip().lower()
+    if attr == "domain_verify_connect" and raw.strip():
+        host, colon, port = raw.strip().rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+            raise SettingsError(f"{name} must be host:port, got {raw!r}")
         return raw.strip()
     if attr in _CHOICES:
         value_s = raw.strip().upper() if attr != "log_format" else raw.strip().lower()

@@ -21,9 +21,9 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-OWNS = ("generations",)  # written by the triggers of migrations 0015 and 0016 and by open()
+OWNS = ("generations",)  # written by the triggers of migrations 0015, 0016 and 0021 and by open()
 
-MODELS = ("links", "access", "catalog")  # new models go last: a map made for fewer is grown by open()
+MODELS = ("links", "access", "catalog", "domains")  # new models go last: a map made for fewer is grown by open()
 _SIZE = 8 * len(MODELS)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, dialect, fetch_all, fetch_one
+from storage.db import Conn, dialect, fetch_all, fetch_one, json_member
 
 OWNS: tuple[str, ...] = ()
 
@@ -77,23 +77,28 @@ async def code_is_free(conn: Conn, code: str) -> bool:
     return await fetch_one(conn, "SELECT 1 FROM links WHERE code = ?", (code,)) is None
 
 
-async def app_settings(conn: Conn) -> list[AppSettings]:
-    """The android and ios settings of every link that has any (for the .well-known files)."""
-    if dialect(conn) == "postgresql":
-        rows = await fetch_all(
-            conn,
-            "SELECT body -> 'android' AS android, body -> 'ios' AS ios FROM links "
-            "WHERE jsonb_typeof(body -> 'android') = 'object' OR jsonb_typeof(body -> 'ios') = 'object'",
-        )
-        return [AppSettings(_object(row[0]), _object(row[1])) for row in rows]
-    rows = await fetch_all(
-        conn,
-        "SELECT json_extract(body, '$.android') AS android, json_extract(body, '$.ios') AS ios FROM links "
-        "WHERE json_type(body, '$.android') = 'object' OR json_type(body, '$.ios') = 'object'",
-    )
-    return [AppSettings(_object(row[0]), _object(row[1])) for row in rows]
-
-
 def _object(text: str | None) -> dict[str, Any] | None:
     """A JSON object extracted by ``json_extract`` (text), decoded; None for SQL NULL or an empty value."""
     return orjson.loads(text) if text else None
+
+
+async def links_naming_domain(conn: Conn, account_id: str, host: str) -> int:
+    """How many of the account's links name ``host`` as their ``domain``."""
+    member = json_member(conn, "body", "domain")
+    row = await fetch_one(conn, f"SELECT count(*) FROM links WHERE account_id = ? AND {member} = ?", (account_id, host))
+    return int(row[0]) if row else 0
+
+
+async def account_app_settings(conn: Conn) -> list[tuple[str, AppSettings]]:
+    """The android and ios settings of every link that has any, with its account (the .well-known files of
+    custom domains list only their account's apps)."""
+    android, ios = json_object(conn, "android"), json_object(conn, "ios")
+    rows = await fetch_all(conn, f"SELECT account_id, {android[0]}, {ios[0]} FROM links WHERE {android[1]} OR {ios[1]}")
+    return [(str(row[0]), AppSettings(_object(row[1]), _object(row[2]))) for row in rows]
+
+
+def json_object(conn: Conn, member: str) -> tuple[str, str]:
+    """The SQL of a JSON member that is an object, and of the test that it is one, in the connection's dialect."""
+    if dialect(conn) == "postgresql":
+        return f"body -> '{member}'", f"jsonb_typeof(body -> '{member}') = 'object'"
+    return f"json_extract(body, '$.{member}')", f"json_type(body, '$.{member}') = 'object'"

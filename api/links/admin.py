@@ -18,6 +18,7 @@ from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
 from api.resources import resource_view, wrapped
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit
+from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links import service
 from linksvc.links.overview import link_overview, preview_for_account
 from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
@@ -48,7 +49,8 @@ class LinkSummary(BaseModel):
 
 async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
     items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
-                                       query.q, query.limit, query.offset, request.app[SETTINGS].public_url)
+                                       query.q, query.limit, query.offset, request.app[SETTINGS].public_url,
+                                       request.app[SETTINGS].domain_verify_scheme)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 
@@ -94,7 +96,7 @@ async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Respon
     settings = request.app[SETTINGS]
     return data(await preview_for_account(request.app[DB], request.match_info["account_id"], link,
                                           body.utm.model_dump(exclude_unset=True), settings.public_url,
-                                          settings.service_label))
+                                          settings.service_label, settings.domain_verify_scheme))
 
 
 def overview_endpoints() -> list[Endpoint]:
@@ -123,7 +125,8 @@ class QrQuery(BaseModel):
 async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]
     link = await request.app[RESOURCES].get(account_id, "links", link_id)
-    short_url = f"{request.app[SETTINGS].public_url}/{link['code']}"
+    settings = request.app[SETTINGS]
+    short_url = short_url_of(settings.public_url, settings.domain_verify_scheme, link)
     image, content_type = qr_image(short_url, query.format, query.scale)
     name = f"{link['code']}.{query.format}"
     return web.Response(body=image, content_type=content_type,

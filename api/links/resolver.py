@@ -27,9 +27,11 @@ from aiohttp.http_parser import RawRequestMessage
 
 from api.accounts.throttle import FORWARDED_FOR
 from api.appkeys import CLICKS, DB, SETTINGS
+from api.domains import SHARED_HOSTS, domain_of_request
 from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
+from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
 from linksvc.jsoncodec import dumpb
 from linksvc.links import service
 from linksvc.links.clicks import Click
@@ -43,6 +45,7 @@ log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
 _CODE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9_-]{2,63}")  # the route's pattern, on the raw path
 NO_STORE = "no-store"
+MAX_HOSTS_SEEN = 1024  # Host headers the fast lane remembers the reading of (any client may send any)
 
 
 def _page(status: int, title: str, text: str) -> web.Response:
@@ -54,8 +57,12 @@ def _page(status: int, title: str, text: str) -> web.Response:
 
 async def resolve(request: web.Request) -> web.StreamResponse:
     code = request.match_info["code"]
+    # The host rule (docs/decisions.md, Custom domains): an unknown host or a pending domain resolves nothing.
+    host, shared, domain = await domain_of_request(request)
+    if not shared and (domain is None or domain.status != LIVE):
+        return _page(404, "Link not found", "There is no link at this address.")
     stored = await service.link_of_code(request.app[DB], code)
-    if stored is None:
+    if stored is None or not link_resolves_here(host, shared, domain, stored.account_id, stored.link.get("domain")):
         return _page(404, "Link not found", "There is no link at this address.")
     link = stored.link
     now = time.time()
@@ -63,7 +70,7 @@ async def resolve(request: web.Request) -> web.StreamResponse:
         return _page(410, "Link no longer available", "This link has been switched off or has expired.")
     headers = request.headers
     query = {key: request.query[key] for key in request.query} if request.query_string else {}
-    device, decision = _decision(request.app[SETTINGS], link, code, headers, query)
+    device, decision = _decision(request.app[SETTINGS], link, code, headers, query, None if shared else host)
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
@@ -78,11 +85,13 @@ async def resolve(request: web.Request) -> web.StreamResponse:
 
 
 def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: Mapping[str, str],
-              query: Mapping[str, str]) -> tuple[Device, Decision]:
+              query: Mapping[str, str], domain: str | None = None) -> tuple[Device, Decision]:
     device = classify(headers.get("User-Agent", ""))
+    # The short URL (the install referrer's ``link``): on a custom domain, that domain's.
+    base = settings.public_url if domain is None else f"{settings.domain_verify_scheme}://{domain}"
     return device, decide(
         link, device, query, "application/json" in headers.get("Accept", ""),
-        f"{settings.public_url}/{code}", new_tracking_id(), settings.service_label,
+        f"{base}/{code}", new_tracking_id(), settings.service_label,
     )
 
 
@@ -116,6 +125,8 @@ class FastRedirects:
         self._app = app
         self._own_paths: frozenset[str] | None = None
         self._route = ""
+        self._shared = app[SHARED_HOSTS]
+        self._hosts: dict[str, tuple[str, bool]] = {}  # Host header as sent -> (host, shared): one dict lookup
         self._http_date = HttpDate()
         self.answered = 0  # requests this lane answered (the rest took the handler)
 
@@ -142,13 +153,31 @@ class FastRedirects:
         if stored is None:
             return None
         link = stored.link
+        headers = message.headers
+        # The host rule, as resolve() applies it: a shared host reads nothing; a domain is a dict lookup in what
+        # this worker holds, and when that is not current the handler answers.
+        raw_host = headers.get("Host", "")
+        known = self._hosts.get(raw_host)
+        if known is None:
+            if len(self._hosts) >= MAX_HOSTS_SEEN:
+                self._hosts.clear()
+            known = self._hosts[raw_host] = (host := request_host(raw_host), host in self._shared)
+        host, shared = known
+        domain = None
+        if not shared:
+            held = held_domains(app[DB]).peek()
+            domain = None if held is None else held.get(host)
+            if domain is None or not link_resolves_here(host, False, domain, stored.account_id, link.get("domain")):
+                return None
+        elif link.get("domain") is not None:
+            return None
         now = time.time()
         if unavailable(link, now) is not None:
             return None
-        headers = message.headers
         query = url.query
         device, decision = _decision(app[SETTINGS], link, code, headers,
-                                     {key: query[key] for key in query} if url.raw_query_string else {})
+                                     {key: query[key] for key in query} if url.raw_query_string else {},
+                                     None if domain is None else host)
         if decision.status != 302 or decision.location is None or decision.skipped:
             return None
         incoming = headers.get("X-Request-Id", "")
@@ -164,11 +193,23 @@ class FastRedirects:
 
 
 async def apple_app_site_association(request: web.Request) -> web.Response:
-    return json_response(await service.apple_app_site_association(request.app[DB]))
+    apps = await _apps_of_host(request)
+    return apps if isinstance(apps, web.Response) else json_response(service.apple_app_site_association(apps))
 
 
 async def asset_links(request: web.Request) -> web.Response:
-    return json_response(await service.asset_links(request.app[DB]))
+    apps = await _apps_of_host(request)
+    return apps if isinstance(apps, web.Response) else json_response(service.asset_links(apps))
+
+
+async def _apps_of_host(request: web.Request) -> list[service.AppSettings] | web.Response:
+    """The apps the host's association files list: on a live domain its account's; on a shared host those of
+    the accounts without a live domain; an unknown host or a pending domain is 404."""
+    host, shared, domain = await domain_of_request(request)
+    apps = await service.apps_of_host(request.app[DB], shared, domain)
+    if apps is None:
+        return json_response({"error": "Not found", "details": f"{host} is not a host of this service"}, status=404)
+    return apps
 
 
 def add_resolver_routes(app: web.Application) -> None:

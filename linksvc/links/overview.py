@@ -17,6 +17,7 @@ from typing import Any
 
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
+from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
@@ -54,7 +55,7 @@ def search_needle(q: str | None) -> str | None:
 
 
 async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: str | None, limit: int, offset: int,
-                        public_url: str) -> tuple[list[dict[str, Any]], int]:
+                        public_url: str, domain_scheme: str = "https") -> tuple[list[dict[str, Any]], int]:
     """One page of the account's links, newest first, with their human clicks of the last seven days (every
     click taken so far is counted)."""
     conn = db.reader
@@ -71,27 +72,28 @@ async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: st
             "id": link["id"], "code": link["code"], "kind": link["kind"], "campaign_id": link.get("campaign_id"),
             "campaign_name": row.campaign_name, "destination_url": link["destination_url"],
             "disabled": bool(link.get("disabled")), "expires_at": link.get("expires_at"),
-            "short_url": f"{public_url}/{link['code']}", "clicks_7d": row.clicks,
+            "short_url": short_url_of(public_url, domain_scheme, link),
+            "clicks_7d": row.clicks,
             "created_at": row.created_at,
         })
     return items, total
 
 
 async def preview_for_account(db: Store, account_id: str, link: Mapping[str, Any],
-                              utm_changes: Mapping[str, str | None], public_url: str, service_label: str
-                              ) -> dict[str, Any]:
+                              utm_changes: Mapping[str, str | None], public_url: str, service_label: str,
+                              domain_scheme: str = "https") -> dict[str, Any]:
     """:func:`preview` for an account of the store (404 for an unknown one)."""
     await get_account(db.reader, account_id)
-    return preview(link, utm_changes, public_url, service_label)
+    return preview(link, utm_changes, public_url, service_label, domain_scheme)
 
 
 def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], public_url: str,
-            service_label: str) -> dict[str, Any]:
+            service_label: str, domain_scheme: str = "https") -> dict[str, Any]:
     """Where a click on ``link`` goes from each preview device once ``utm_changes`` are applied to its
     destination (the rule of ``PATCH .../links/{id}/utm``: a value sets a field, None or "" removes it)."""
     destination = edit_utm(link["destination_url"], utm_changes)
     edited = {**link, "destination_url": destination}
-    short_url = f"{public_url}/{link.get('code') or NEW_CODE}"
+    short_url = short_url_of(public_url, domain_scheme, {**link, "code": link.get("code") or NEW_CODE})
     devices = []
     for device_name, label, user_agent in PREVIEW_DEVICES:
         decision, steps = explain(edited, classify(user_agent), {}, False, short_url, TRACKING_ID, service_label)

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
+from linksvc.domains.hosts import LIVE, DomainRecord, held_domains
 from linksvc.links import stats, wellknown
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.utm import edit_utm
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.service import Resources
 from linksvc.store import Store
-from storage.links import EncodedLink, StoredLink, app_settings, encoded_link_by_code, encoded_links
+from storage.links import (
+    AppSettings,
+    EncodedLink,
+    StoredLink,
+    account_app_settings,
+    encoded_link_by_code,
+    encoded_links,
+)
 
-__all__ = ["StoredLink", "apple_app_site_association", "asset_links", "held_link", "link_of_code"]
+__all__ = ["AppSettings", "StoredLink", "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
+           "held_link", "link_of_code"]
 
 
 MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benchmarks.md: their size)
@@ -57,11 +66,31 @@ async def hold_links(db: Store) -> int:
     return await model.fill(lambda: encoded_links(db.background, MAX_LINKS_HELD))
 
 
-async def apple_app_site_association(db: Store) -> dict[str, Any]:
-    """``/.well-known/apple-app-site-association`` from the apps of every link (read off the event loop)."""
-    return wellknown.apple_app_site_association(await app_settings(db.background))
+async def apps_of_host(db: Store, shared: bool, domain: DomainRecord | None) -> list[AppSettings] | None:
+    """The apps a host's association files list: on a live domain its account's; on a shared host those of the
+    accounts without a live domain; None for any other host (unknown, or a pending domain)."""
+    if shared:
+        held = await held_domains(db).current()
+        return await apps_of_accounts(db, excluded={row.account_id for row in held.values() if row.status == LIVE})
+    if domain is None or domain.status != LIVE:
+        return None
+    return await apps_of_accounts(db, only=domain.account_id)
 
 
-async def asset_links(db: Store) -> list[dict[str, Any]]:
-    """``/.well-known/assetlinks.json`` from the apps of every link (read off the event loop)."""
-    return wellknown.asset_links(await app_settings(db.background))
+async def apps_of_accounts(db: Store, only: str | None = None, excluded: Set[str] = frozenset()
+                           ) -> list[AppSettings]:
+    """The apps of the links of one account (``only``), or of every account but ``excluded`` (read off the event
+    loop): what a host's association files list (a custom domain's account; on a shared host, the accounts
+    without a live domain)."""
+    rows = await account_app_settings(db.background)
+    return [apps for account, apps in rows if (account == only if only is not None else account not in excluded)]
+
+
+def apple_app_site_association(apps: list[AppSettings]) -> dict[str, Any]:
+    """``/.well-known/apple-app-site-association`` from the apps of :func:`apps_of_accounts`."""
+    return wellknown.apple_app_site_association(apps)
+
+
+def asset_links(apps: list[AppSettings]) -> list[dict[str, Any]]:
+    """``/.well-known/assetlinks.json`` from the apps of :func:`apps_of_accounts`."""
+    return wellknown.asset_links(apps)

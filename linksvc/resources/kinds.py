@@ -29,6 +29,7 @@ from linksvc.resources.validation import validate
 from storage import campaigns as campaign_repo
 from storage import customers as customer_repo
 from storage import documents
+from storage import domains as domain_repo
 from storage import events as event_repo
 from storage import links as link_repo
 from storage import wallet as wallet_repo
@@ -332,6 +333,12 @@ class LinkKind(Kind):
         code = data.get("code")
         if isinstance(code, str) and code.lower() in RESERVED_CODES:
             ctx.add("code", "is reserved for the service's own paths", "reserved")
+        domain = data.get("domain")
+        if isinstance(domain, str) and not ctx.issues.covers(ctx.path("domain")):
+            host = domain.strip().lower().rstrip(".")
+            if host not in {row.host for row in await domain_repo.of_account(ctx.tx, ctx.account_id)}:
+                ctx.add("domain", f"{host} is not a domain of this account (add it under Domains first)",
+                        "unknown_reference")
 
     async def prepare(self, ctx: SaveContext, item: models.Link) -> models.Link:
         if item.code is None:

@@ -223,3 +223,11 @@ class Link(Strict):
     fallback_url: WebUrl | None = None
     expires_at: UtcDateTime | None = None
     disabled: bool = False
+    # A custom domain of the link's account (linksvc.domains): the link then resolves only there.
+    domain: str | None = Field(default=None, min_length=1, max_length=253,
+                               description="a host of one of the account's domains; the link resolves only there")
+
+    @field_validator("domain")
+    @classmethod
+    def _lower_domain(cls, domain: str | None) -> str | None:
+        return None if domain is None else domain.strip().lower().rstrip(".")

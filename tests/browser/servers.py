@@ -125,14 +125,14 @@ def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
 
 
 @contextmanager
-def service(folder: Path) -> Iterator[str]:
+def service(folder: Path, extra: dict[str, str] | None = None) -> Iterator[str]:
     """``python -m linksvc serve`` with the demo data on a free port; yields its base URL. Its store is
     ``folder/service.db``, or a PostgreSQL database made for it (and dropped after) when the suite runs on
-    PostgreSQL."""
+    PostgreSQL. ``extra``: more settings."""
     with ExitStack() as stack:
         admin = admin_url()
         database = {} if admin is None else {"LINKSVC_DATABASE_URL": stack.enter_context(fresh_database_sync(admin))}
-        yield stack.enter_context(_serve(folder, database))
+        yield stack.enter_context(_serve(folder, {**database, **(extra or {})}))
 
 
 @contextmanager

@@ -5,7 +5,7 @@ The service is started the README's way: the serve command of "The two commands"
 ``python -m linksvc`` of the interpreter running the tests), in a fresh empty folder, so ``data/`` is new and
 the demo data is loaded. The only change: the service listens on a free port, so the test sets
 ``LINKSVC_PORT`` and ``LINKSVC_PUBLIC_URL`` to it and rewrites ``127.0.0.1:8080`` to ``127.0.0.1:<port>`` in
-the examples and their outputs. Nothing else of the README is rewritten.
+the serve command's variables, the examples and their outputs. Nothing else of the README is rewritten.
 
 Every ``sh`` block of the "Try it" section runs, in order, in one ``bash`` (so variables carry from one
 example to the next), with history expansion on as in an interactive shell and ``TMPDIR`` set to the test's
@@ -202,7 +202,7 @@ def serve_and_run(folder: Path) -> Run:
     readme_env, args = serve_command(TEXT)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINKSVC_")}
-    env.update(readme_env)
+    env.update({name: value.replace(README_ADDRESS, f"127.0.0.1:{port}") for name, value in readme_env.items()})
     env.update(LINKSVC_PORT=str(port), LINKSVC_PUBLIC_URL=f"http://127.0.0.1:{port}",
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
     log_path = folder / "serve.log"

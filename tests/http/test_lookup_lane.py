@@ -269,10 +269,11 @@ async def test_another_accounts_token_finds_only_its_own_customers(client: TestC
 
 
 async def test_pipelined_requests_are_answered_in_order(client: TestClient, store: dict[str, str]) -> None:
-    await converse(client, [f"GET /{CODE} HTTP/1.1\r\nHost: x\r\n\r\n".encode()])  # the link is held from here on
+    # the link is held from here on
+    await converse(client, [f"GET /{CODE} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()])
     ok, nobody = f"{LOOKUP}?document_number=CC100", f"{LOOKUP}?document_number=NOBODY"
     burst = (request(ok, store["A"]) + request(nobody, store["A"]) + request(ok, "lt_bad")
-             + f"GET /{CODE} HTTP/1.1\r\nHost: x\r\n\r\n".encode() + request("/healthz", None)
+             + f"GET /{CODE} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode() + request("/healthz", None)
              + request(f"{LOOKUP}?phone=525512345678", store["A"]) + request(ok, store["B"]) + request(ok, store["A"]))
     before = lane(client).answered
     replies = await converse(client, [request("/healthz", None), burst], [1, 8])
@@ -319,8 +320,9 @@ async def test_redirects_keep_their_own_lane(client: TestClient, store: dict[str
     redirects = client.app[FAST_LANE]
     assert client.app[FAST_LANES].lane_of(f"/{CODE}") is redirects
     assert client.app[FAST_LANES].lane_of(f"{LOOKUP}/migrate") is lane(client)
-    replies = await converse(client, [f"GET /{CODE} HTTP/1.1\r\nHost: x\r\n\r\n".encode()] * 3)
+    replies = await converse(client, [f"GET /{CODE} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()] * 3)
     assert [reply.status for reply in replies] == [302] * 3
     # A redirect with an expectation is the route's to answer (417), as for any other request.
-    replies = await converse(client, [f"GET /{CODE} HTTP/1.1\r\nHost: x\r\nExpect: nonsense\r\n\r\n".encode()] * 2)
+    expecting = f"GET /{CODE} HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: nonsense\r\n\r\n".encode()
+    replies = await converse(client, [expecting] * 2)
     assert [reply.status for reply in replies] == [417, 417]

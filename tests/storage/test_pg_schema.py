@@ -317,7 +317,8 @@ async def test_the_same_seed_rows(lite: sqlite3.Connection, pgdb: PgDatabase | s
         sqlite_rows = sorted(tuple(r) for r in lite.execute(f"SELECT * FROM {table}"))
         pg_rows = sorted(tuple(r) for r in await pg.fetch(f"SELECT * FROM {table}"))
         assert pg_rows == sqlite_rows, table
-    assert sorted(r[0] for r in lite.execute("SELECT name FROM generations")) == ["access", "catalog", "links"]
+    assert sorted(r[0] for r in lite.execute("SELECT name FROM generations")) == [
+        "access", "catalog", "domains", "links"]
 
 
 # --- the same statements on both stores ----------------------------------------------------------------------
@@ -382,6 +383,8 @@ async def seed(both: Both, tag: str) -> None:
                    "VALUES (?, ?, 'custom', 1, ?, ?, ?)", f"custom_event_types{tag}", a, BODY, NOW, NOW)
     await both.run("INSERT INTO connections (id, account_id, destination, enabled, body, created_at, updated_at) "
                    "VALUES (?, ?, 'webhook', 1, ?, ?, ?)", f"connections{tag}", a, BODY, NOW, NOW)
+    await both.run("INSERT INTO domains (id, account_id, host, status, token, created_at) "
+                   "VALUES (?, ?, ?, 'pending', ?, ?)", f"domains{tag}", a, f"d{tag}.example.com", f"tok{tag}", NOW)
     for link in ("links", "other"):
         await both.run("INSERT INTO links (id, account_id, code, kind, body, created_at, updated_at) "
                        "VALUES (?, ?, ?, 'short', ?, ?, ?)", f"{link}{tag}", a, f"c{link}{tag}", BODY, NOW, NOW)
@@ -397,6 +400,7 @@ TOUCH = {
     "api_keys": ("id", "k{tag}", "name"),
     "access_tokens": ("token_hash", "t{tag}", "kind"),
     "campaign_restrictions": ("campaign_id", "campaigns{tag}", "value"),
+    "domains": ("id", "domains{tag}", "host"),
 }
 
 
@@ -420,6 +424,9 @@ def action(table: str, event: str, tag: str) -> tuple[str, tuple[Any, ...]]:
                                                                                      NOW)),
         "connections": ("INSERT INTO connections (id, account_id, destination, enabled, body, created_at, updated_at) "
                         "VALUES (?, ?, 'webhook', 1, ?, ?, ?)", (f"new{tag}", f"a{tag}", BODY, NOW, NOW)),
+        "domains": ("INSERT INTO domains (id, account_id, host, status, token, created_at) "
+                    "VALUES (?, ?, ?, 'pending', ?, ?)",
+                    (f"new{tag}", f"a{tag}", f"new{tag}.example.com", f"n{tag}", NOW)),
         "campaign_restrictions": ("INSERT INTO campaign_restrictions (campaign_id, dimension, value) "
                                   "VALUES (?, 'channel', 'web')", (f"campaigns{tag}",)),
     }

@@ -63,6 +63,10 @@ GOOD: list[tuple[str, str, str, object]] = [
      "10.0.0.0/8, 192.168.1.7,2001:db8::/32"),
     ("LINKSVC_PROGRESS_SECONDS", "30", "progress_seconds", 30.0),
     ("LINKSVC_PROGRESS_SECONDS", "0.5", "progress_seconds", 0.5),
+    ("LINKSVC_SHARED_HOSTS", "go.example.com,localhost", "shared_hosts", "go.example.com,localhost"),
+    ("LINKSVC_DOMAIN_VERIFY_SCHEME", "HTTP", "domain_verify_scheme", "http"),
+    ("LINKSVC_DOMAIN_VERIFY_CONNECT", "127.0.0.1:8443", "domain_verify_connect", "127.0.0.1:8443"),
+    ("LINKSVC_DOMAIN_VERIFY_TIMEOUT_SECONDS", "2", "domain_verify_timeout_seconds", 2.0),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -106,6 +110,9 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.0/33"),
     ("LINKSVC_PROGRESS_SECONDS", "0"),
     ("LINKSVC_PROGRESS_SECONDS", "often"),
+    ("LINKSVC_DOMAIN_VERIFY_SCHEME", "ftp"),
+    ("LINKSVC_DOMAIN_VERIFY_CONNECT", "127.0.0.1"),
+    ("LINKSVC_DOMAIN_VERIFY_TIMEOUT_SECONDS", "0"),
 ]
 
 

@@ -5,6 +5,7 @@ import { admin, ApiError, AuthError, query, session } from './api.js';
 import { campaignsView, campaignView } from './campaigns.js';
 import { clicksView } from './clicks.js';
 import { deliveriesView } from './deliveries.js';
+import { domainsView } from './domains.js';
 import { h, toast } from './dom.js';
 import { customerView, eventView } from './events.js';
 import { linkView } from './link.js';
@@ -24,6 +25,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
+  [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],
   [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
   [new RegExp(`^${BASE}/${SEG}/customers/${SEG}$`), customerView],
 ];
@@ -160,7 +162,7 @@ window.addEventListener('unhandledrejection', (event) => {
 
 document.getElementById('account').addEventListener('change', (event) => {
   const section = location.pathname.split('/')[3] || 'links';
-  navigate(`${BASE}/${event.target.value}/${['links', 'campaigns', 'reports', 'deliveries'].includes(section) ? section : 'links'}`);
+  navigate(`${BASE}/${event.target.value}/${['links', 'campaigns', 'reports', 'deliveries', 'domains'].includes(section) ? section : 'links'}`);
 });
 
 document.getElementById('sign-out').addEventListener('click', async () => {

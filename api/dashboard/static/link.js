@@ -8,7 +8,7 @@ import { kindLabel } from './links.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 
 const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
-  'fallback_url'];
+  'fallback_url', 'domain'];
 
 function previewBody(link, changes) {
   const body = Object.fromEntries(LINK_FIELDS.filter((k) => link[k] !== null && link[k] !== undefined)
@@ -22,6 +22,7 @@ function details(link, campaignName) {
     row('Kind', kindLabel(link.kind)),
     row('Campaign', campaignName),
     row('Template id', link.template_id),
+    row('Domain', link.domain),
     row('Destination', h('code', { class: 'destination' }, link.destination_url)),
     row('Deeplink', link.deeplink && h('code', {}, link.deeplink)),
     row('Android', link.android && [link.android.package, link.android.fallback_url ? ` → ${link.android.fallback_url}` : '']),

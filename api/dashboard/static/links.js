@@ -57,6 +57,7 @@ function linkBody(form) {
   const body = {
     kind: value('kind'), code: value('code'), campaign_id: value('campaign_id'), template_id: value('template_id'),
     destination_url: value('destination_url') || '', deeplink: value('deeplink'), fallback_url: value('fallback_url'),
+    domain: form.elements.domain ? value('domain') : null,
   };
   if (value('android.package') || value('android.fallback_url')) {
     body.android = { package: value('android.package') || '', fallback_url: value('android.fallback_url') };
@@ -69,6 +70,9 @@ function linkBody(form) {
 
 export async function newLinkView(ctx) {
   const campaigns = (await admin(inAccount(ctx.account, `/campaigns/overview${query({ limit: 500 })}`))).data;
+  const domains = (await admin(inAccount(ctx.account, '/domains'))).data;
+  const domain = h('select', { name: 'domain' }, h('option', { value: '' }, '— the shared host and every live domain —'),
+    domains.map((d) => h('option', { value: d.host }, `${d.host}${d.status === 'live' ? '' : ' (pending)'}`)));
   const kind = h('select', { name: 'kind' }, KINDS.map(([value, label]) => h('option', { value }, label)));
   const campaign = h('select', { name: 'campaign_id' }, h('option', { value: '' }, '— none —'),
     campaigns.map((c) => h('option', { value: c.id }, `${c.name} (${c.status.toLowerCase()})`)));
@@ -84,6 +88,7 @@ export async function newLinkView(ctx) {
       field('Kind', kind, { hint: 'Email, push and WhatsApp links get default UTM values.' }),
       optional('code', 'Code', { hint: 'Optional: leave empty for a random 7-character code.', placeholder: 'summer-menu' }),
       field('Campaign', campaign),
+      field('Domain', domain, { hint: 'Optional: the link then resolves only on this custom domain.' }),
       optional('template_id', 'Template id', { hint: 'Optional: the default utm_campaign when there is no campaign.' }),
       field('Destination URL', destination, { wide: true, hint: 'An https address; its parameters and #fragment stay.' }),
       optional('deeplink', 'Deeplink', { placeholder: 'myapp://path', hint: 'Optional: the app\'s URI.' })),

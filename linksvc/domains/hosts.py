@@ -1,0 +1,114 @@
+"""Which host a request came to, which hosts are shared, and the domains every worker holds in memory.
+
+A request's host is its ``Host`` header lower-cased, without the port and a trailing dot. The *shared hosts*
+(the host of ``LINKSVC_PUBLIC_URL`` and ``LINKSVC_SHARED_HOSTS``) resolve every account's links that name no
+domain, as before custom domains; a request on one of them never reads the domains. Any other host is looked
+up in :class:`HeldDomains`: the whole ``domains`` table (a few rows per account), held by each worker and read
+again when the store's ``domains`` generation moves (a change on any worker or node), so the resolver's fast
+lane can apply the host rule with a dict lookup and no I/O.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from yarl import URL
+
+from linksvc.settings import Settings
+from linksvc.store import Store
+from storage import domains as repo
+from storage.domains import DomainRecord
+
+LIVE = "live"
+PENDING = "pending"
+
+
+def request_host(header: str) -> str:
+    """The host of a ``Host`` header: lower-cased, without the port or a trailing dot ("" when absent)."""
+    host = header.strip().lower()
+    if host.startswith("["):  # an IPv6 literal, [::1]:8080
+        end = host.find("]")
+        return host[:end + 1] if end > 0 else host
+    name, colon, port = host.rpartition(":")
+    if colon and port.isdigit():
+        host = name
+    return host.rstrip(".")
+
+
+@dataclass(frozen=True)
+class SharedHosts:
+    """The hosts every account shares (no custom domain): the public URL's host and ``LINKSVC_SHARED_HOSTS``."""
+
+    hosts: frozenset[str]
+
+    @classmethod
+    def of(cls, settings: Settings) -> SharedHosts:
+        public = URL(settings.public_url).host or ""
+        listed = (request_host(part) for part in settings.shared_hosts.split(","))
+        return cls(frozenset(host for host in (request_host(public), *listed) if host))
+
+    def __contains__(self, host: str) -> bool:
+        # A request without a Host header (HTTP/1.0) came to the service's own address.
+        return not host or host in self.hosts
+
+
+class HeldDomains:
+    """Every domain by host, as this worker holds it; read again whole when the ``domains`` generation moves."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._generation = -1
+        self._by_host: dict[str, DomainRecord] = {}
+        self._lock = threading.Lock()
+
+    def peek(self) -> dict[str, DomainRecord] | None:
+        """The domains by host if what is held is current, else None (never reads the store)."""
+        if self._store.generation("domains") != self._generation:
+            return None
+        return self._by_host
+
+    async def current(self) -> dict[str, DomainRecord]:
+        """The domains by host, read from the store first if a domain changed since they were read."""
+        generation = self._store.generation("domains")
+        if generation == self._generation:
+            return self._by_host
+        rows = await repo.every_domain(self._store.reader)
+        by_host = {row.host: row for row in rows}
+        with self._lock:  # kept only if no change committed while reading
+            if self._store.generation("domains") == generation and generation > self._generation:
+                self._by_host = by_host
+                self._generation = generation
+        return by_host
+
+
+_HELD: WeakKeyDictionary[Any, HeldDomains] = WeakKeyDictionary()
+
+
+def held_domains(store: Store) -> HeldDomains:
+    """The process's held domains of ``store`` (made at the first use)."""
+    found = _HELD.get(store)
+    if found is None:
+        found = _HELD[store] = HeldDomains(store)
+    return found
+
+
+def link_resolves_here(host: str, shared: bool, domain: DomainRecord | None, account_id: str,
+                       link_domain: Any) -> bool:
+    """The host rule (docs/decisions.md, Custom domains): on a shared host, the links that name no domain; on
+    a live domain, its account's links that name no domain or name it; nowhere else."""
+    if shared:
+        return link_domain is None
+    if domain is None or domain.status != LIVE or domain.account_id != account_id:
+        return False
+    return link_domain is None or link_domain == host
+
+
+def short_url(public_url: str, scheme: str, link: dict[str, Any]) -> str:
+    """The address a link is published under: on its domain when it names one, else under the public URL."""
+    domain = link.get("domain")
+    if isinstance(domain, str) and domain:
+        return f"{scheme}://{domain}/{link.get('code')}"
+    return f"{public_url}/{link.get('code')}"

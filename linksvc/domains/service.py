@@ -1,0 +1,139 @@
+"""Custom domains of an account: add, list, read, delete and verify (the admin API's rules).
+
+A host is a lower-case DNS name with at least one dot, not an IP address and not a shared host, unique across
+the service. A new domain is ``pending`` with a random token; it goes ``live`` once the service fetched the
+token back from ``/.well-known/linksvc-verify/{token}`` on the domain (:mod:`linksvc.domains.verify`). The
+links that name a domain keep it from being deleted (409 naming how many).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import secrets
+import uuid
+from typing import Any
+
+from linksvc.accounts.service import get_account
+from linksvc.clock import iso, utcnow
+from linksvc.domains.hosts import LIVE, PENDING, SharedHosts
+from linksvc.domains.verify import VERIFY_PATH, fetch_problem, verification_url
+from linksvc.errors import Conflict, InvalidField, NotFound, ServiceError
+from linksvc.settings import Settings
+from linksvc.store import Store, in_one_unit
+from storage import domains as repo
+from storage.db import Tx
+from storage.domains import DomainRecord
+from storage.links import links_naming_domain
+
+_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+class NotVerified(ServiceError):
+    """The domain did not serve its token: ``details`` lists what happened."""
+
+    status = 422
+    default_error = "Domain not verified"
+
+
+def check_host(raw: str, shared: SharedHosts) -> str:
+    """The host as stored (lower-case, no trailing dot), or InvalidField naming ``host``."""
+    host = raw.strip().lower().rstrip(".")
+
+    def refuse(message: str, rule: str = "format") -> InvalidField:
+        return InvalidField("host", message, "Invalid body", rule=rule)
+
+    if not host.isascii():
+        raise refuse("must be an ASCII DNS name (write an internationalised name in its xn-- form)")
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        pass
+    else:
+        raise refuse("must be a DNS name, not an IP address")
+    labels = host.split(".")
+    if len(host) > 253 or len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
+        raise refuse("must be a DNS name with at least one dot (letters, digits and hyphens: links.example.com)")
+    if labels[-1].isdigit():
+        raise refuse("must be a DNS name, not an IP address")
+    if host in shared.hosts:
+        raise refuse("is one of the service's shared hosts", "reserved")
+    return host
+
+
+def domain_view(record: DomainRecord, scheme: str) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "host": record.host,
+        "status": record.status,
+        "verification": {"token": record.token, "path": VERIFY_PATH.format(token=record.token),
+                         "url": verification_url(scheme, record.host, record.token)},
+        "created_at": record.created_at,
+        "verified_at": record.verified_at,
+    }
+
+
+async def add_domain(db: Store, settings: Settings, shared: SharedHosts, account_id: str, raw_host: str
+                     ) -> dict[str, Any]:
+    host = check_host(raw_host, shared)
+    record = DomainRecord(str(uuid.uuid4()), account_id, host, PENDING, secrets.token_urlsafe(32),
+                          iso(utcnow()), None)
+
+    async def unit(tx: Tx) -> None:
+        await get_account(tx, account_id)
+        if await repo.by_host(tx, host) is not None:
+            raise Conflict("Domain taken", {"field": "host", "message": f"{host} is already a domain"})
+        await repo.insert(tx, record)
+
+    await in_one_unit(db, unit)
+    return domain_view(record, settings.domain_verify_scheme)
+
+
+async def list_domains(db: Store, settings: Settings, account_id: str) -> list[dict[str, Any]]:
+    await get_account(db.reader, account_id)
+    return [domain_view(row, settings.domain_verify_scheme) for row in await repo.of_account(db.reader, account_id)]
+
+
+async def _domain(db: Store, account_id: str, domain_id: str) -> DomainRecord:
+    await get_account(db.reader, account_id)
+    found = await repo.by_id(db.reader, account_id, domain_id)
+    if found is None:
+        raise NotFound("Domain not found", f"no domain with id {domain_id} in this account")
+    return found
+
+
+async def get_domain(db: Store, settings: Settings, account_id: str, domain_id: str) -> dict[str, Any]:
+    return domain_view(await _domain(db, account_id, domain_id), settings.domain_verify_scheme)
+
+
+async def delete_domain(db: Store, account_id: str, domain_id: str) -> None:
+    async def unit(tx: Tx) -> None:
+        found = await repo.by_id(tx, account_id, domain_id)
+        if found is None:
+            raise NotFound("Domain not found", f"no domain with id {domain_id} in this account")
+        naming = await links_naming_domain(tx, account_id, found.host)
+        if naming:
+            raise Conflict("Domain in use", {"field": "domain", "message": f"{naming} link(s) name {found.host}: "
+                                             "change or delete them first"})
+        await repo.delete(tx, account_id, domain_id)
+
+    await get_account(db.reader, account_id)
+    await in_one_unit(db, unit)
+
+
+async def verify_domain(db: Store, settings: Settings, account_id: str, domain_id: str) -> dict[str, Any]:
+    """Fetches the token from the domain; live when it is there, else NotVerified naming what happened."""
+    found = await _domain(db, account_id, domain_id)
+    if found.status != LIVE:
+        problem = await fetch_problem(settings.domain_verify_scheme, found.host, found.token,
+                                      settings.domain_verify_connect, settings.domain_verify_timeout_seconds)
+        if problem is not None:
+            raise NotVerified(details=[problem])
+
+        async def unit(tx: Tx) -> None:
+            if not await repo.mark_live(tx, found.id, iso(utcnow())):
+                raise NotFound("Domain not found", f"no domain with id {domain_id} in this account")
+
+        await in_one_unit(db, unit)
+    return await get_domain(db, settings, account_id, domain_id)
+

@@ -1,0 +1,131 @@
+"""Custom domains in the dashboard: add a domain, read the token it must serve, verify it (live), see why
+another one is not verified, and create a link that resolves only on the live domain.
+
+The service runs behind a small proxy, as in production: the verification fetch connects to the proxy
+(``LINKSVC_DOMAIN_VERIFY_CONNECT``), which forwards every host to the service, except the host
+``broken.democoffee.example``, for which it answers a page of its own (the domain points somewhere else).
+Screenshots go to docs/screenshots/ with ``LINKSVC_SCREENSHOTS=1``, else to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import DEMO, DESKTOP, PHONE, Scene, open_page, sign_in
+from tests.browser.servers import Recorder, call, service
+from tests.browser.test_screenshots import DOCS_SCREENSHOTS
+
+LIVE = "links.democoffee.example"
+BROKEN = "broken.democoffee.example"
+
+
+class Proxy:
+    """A plain HTTP proxy on a free loopback port that forwards to ``target`` with the request's Host."""
+
+    def __init__(self) -> None:
+        self.target = ""
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                host = self.headers.get("Host", "")
+                if host.startswith("broken."):
+                    status, body = 200, b"<!doctype html><title>Parked</title><h1>This domain is parked</h1>"
+                else:
+                    request = urllib.request.Request(proxy.target + self.path, headers={"Host": host})
+                    try:
+                        with urllib.request.urlopen(request, timeout=5) as answer:
+                            status, body = answer.status, answer.read()
+                    except urllib.error.HTTPError as exc:
+                        status, body = exc.code, exc.read()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self.server.server_address[1])
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def behind_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
+    proxy = Proxy()
+    extra = {"LINKSVC_DOMAIN_VERIFY_SCHEME": "http", "LINKSVC_DOMAIN_VERIFY_CONNECT": f"127.0.0.1:{proxy.port}"}
+    try:
+        with service(tmp_path_factory.mktemp("domains"), extra) as base:
+            proxy.target = base
+            yield Scene(base, Recorder(base), Recorder(base), {}, {})
+    finally:
+        proxy.close()
+
+
+@pytest.mark.parametrize(("width", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
+def test_add_verify_and_use_a_domain(browser: Any, behind_proxy: Scene, width: str, viewport: dict[str, int],
+                                     tmp_path: Path) -> None:
+    scene = behind_proxy
+    shots = DOCS_SCREENSHOTS if os.environ.get("LINKSVC_SCREENSHOTS") == "1" else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    context, watched = open_page(browser, scene, viewport)
+    page = watched.page
+    # The failed verification and the refused host answer 422 and 400: the browser logs those loads.
+    watched.expect(r"status of 422|status of 400")
+    live, broken = f"{width}.{LIVE}", BROKEN.replace("broken.", f"broken.{width}.")
+    try:
+        sign_in(watched, scene)
+        page.get_by_role("link", name="Domains").click()
+        page.get_by_role("heading", name="Domains", exact=True).wait_for()
+
+        # A host that is not a DNS name is refused, naming the field.
+        page.get_by_label("Host").fill("not a host")
+        page.get_by_role("button", name="Add domain").click()
+        page.locator('[data-field="host"] .field-error').filter(has_text="DNS name").wait_for()
+
+        for host in (live, broken):
+            page.get_by_label("Host").fill(host)
+            page.get_by_role("button", name="Add domain").click()
+            page.locator(f'tr[data-domain="{host}"][data-status="pending"]').wait_for()
+        stored = {d["host"]: d for d in call(f"{scene.base}/api/admin/v1/accounts/{DEMO}/domains")[1]["data"]}
+        row = page.locator(f'tr[data-domain="{live}"]')
+        assert row.locator('[data-role="token"]').inner_text() == stored[live]["verification"]["token"]
+        assert row.locator('[data-role="path"]').inner_text() == stored[live]["verification"]["path"]
+
+        page.get_by_role("button", name=f"Verify {live}").click()
+        page.locator(f'tr[data-domain="{live}"][data-status="live"]').wait_for()
+        page.locator(".verify-result .ok").filter(has_text=f"{live} is live").wait_for()
+
+        page.get_by_role("button", name=f"Verify {broken}").click()
+        alert = page.get_by_role("alert").filter(has_text=f"{broken} is not verified")
+        alert.wait_for()
+        assert "answered 200 but its body is not the token" in alert.inner_text()
+        assert page.locator(f'tr[data-domain="{broken}"]').get_attribute("data-status") == "pending"
+        page.evaluate("document.getElementById('toast').classList.remove('shown')")  # not over the table
+        page.screenshot(path=str(shots / f"domains-{width}.png"), full_page=True, animations="disabled")
+
+        # A link that resolves only on the live domain: its short URL is on that domain.
+        page.goto(f"{scene.base}/dashboard/{DEMO}/links/new")
+        page.get_by_label("Domain").select_option(live)
+        page.get_by_label("Destination URL").fill("https://democoffee.example.com/domains")
+        page.get_by_role("button", name="Create link").click()
+        page.locator('input[name="short_url"]').wait_for()
+        short_url = page.locator('input[name="short_url"]').input_value()
+        assert short_url.startswith(f"http://{live}/"), short_url
+    finally:
+        context.close()
+    assert not watched.unexpected(), watched.unexpected()
