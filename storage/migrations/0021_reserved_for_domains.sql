@@ -1,0 +1,2 @@
+-- Placeholder on the deferred deep links branch only: issue 22 gives 0021 to the custom domains branch, and
+-- migrations may not leave gaps. Delete this file when merging after that branch (its 0021 takes the place).
