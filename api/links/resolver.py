@@ -85,7 +85,7 @@ async def resolve(request: web.Request) -> web.StreamResponse:
 # Deferred deep links (linksvc.links.deferred): the iOS landing page. No fingerprinting: the click's token
 # reaches the app only through the pasteboard, copied by the person's own tap.
 _LANDING_STYLE = ("body{font-family:-apple-system,sans-serif;margin:3em auto;max-width:24em;padding:0 1em;"
-                  "text-align:center}a.open{display:block;padding:.9em;border-radius:.6em;background:#0a66ff;"
+                  "text-align:center}p{color:#444}a.open{display:block;padding:.9em;border-radius:.6em;background:#0a66ff;"
                   "color:#fff;text-decoration:none;font-weight:600;margin:2em 0 1em}")
 _LANDING_SCRIPT = ("document.getElementById('open').addEventListener('click',function(e){e.preventDefault();"
                    "var href=this.href,go=function(){window.location.href=href;};"
@@ -109,11 +109,12 @@ def landing_page(link: Mapping[str, Any], urls: Mapping[str, str], tracking_id: 
     script and style, by a nonce of this response."""
     nonce = secrets.token_urlsafe(16)
     title = link.get("title") if isinstance(link.get("title"), str) else None
-    heading = html.escape(title or "Open in the app")
+    heading = html.escape(title or "Get the app")
     script = _LANDING_SCRIPT % _script_string(pasteboard_token(tracking_id))
     body = (f"<!doctype html><html lang=en><meta charset=utf-8>"
             f"<meta name=viewport content='width=device-width,initial-scale=1'><title>{heading}</title>"
             f"<style nonce={nonce}>{_LANDING_STYLE}</style><body><h1>{heading}</h1>"
+            "<p>Opening the app copies a short code, so that the app shows this page after it is installed.</p>"
             f"<a id=open class=open href=\"{html.escape(urls['app_store_url'])}\">Open in the app</a>"
             f"<p><a id=web href=\"{html.escape(urls['web_url'])}\">Continue to the website</a></p>"
             f"<script nonce={nonce}>{script}</script></body></html>")
