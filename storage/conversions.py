@@ -33,7 +33,8 @@ BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 17
 KEY = ("account_id", "day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
 Key = tuple[str, str, str, str, str, str, str]
 ROWS_PER_STATEMENT = 1000  # at most 22 parameters a row: under both stores' limit of 32,766
-ROUTES = {"destination": 0, "fallback": 0, "intent": 1, "deeplink": 1, "play": 2, "app_store": 2}
+ROUTES = {"destination": 0, "fallback": 0, "intent": 1, "deeplink": 1, "play": 2, "app_store": 2,
+          "landing": 2}
 """A human click's answer -> its route: 0 web, 1 app, 2 store (others are counted in none)."""
 SALT_DAYS_KEPT = 2
 

@@ -19,7 +19,7 @@ from api.resources import resource_view, wrapped
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.domains.hosts import short_url as short_url_of
-from linksvc.links import service
+from linksvc.links import deferred, service
 from linksvc.links.overview import link_overview, preview_for_account
 from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.links.qr import qr_image
@@ -162,6 +162,31 @@ async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
                                              link_id, query.days))
 
 
+class InstallsQuery(BaseModel):
+    days: int = Field(default=30, ge=1, le=366, description="how many days back")
+
+
+class InstallDay(BaseModel):
+    day: str
+    installs: int
+    android: int
+    ios: int
+
+
+class LinkInstalls(BaseModel):
+    link_id: str
+    since: str
+    installs: int = Field(description="installs claimed from the link's clicks (deferred deep links)")
+    by_day: list[InstallDay]
+    by_source: dict[str, int] = Field(description="install_referrer (Android) and pasteboard (iOS)")
+
+
+async def link_installs(request: web.Request, query: InstallsQuery) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await deferred.installs_of_link(request.app[DB], request.app[RESOURCES], account_id, link_id,
+                                                query.days))
+
+
 def link_endpoints() -> list[Endpoint]:
     """A link's UTM, QR code and clicks; after the resource endpoints, as they were declared first."""
     return [
@@ -175,4 +200,7 @@ def link_endpoints() -> list[Endpoint]:
         Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
                  "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
                  query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
+        Endpoint("GET", "/accounts/{account_id}/links/{id}/installs", link_installs,
+                 "Installs claimed from a link's clicks (deferred deep links), by day, platform and source",
+                 "links", query=InstallsQuery, response=Envelope[LinkInstalls], security="admin", errors=(401, 404)),
     ]

@@ -15,8 +15,10 @@ the JSON answer, HEAD, HTTP/1.0, a request with a body, a client closing the con
 from __future__ import annotations
 
 import html
+import json
 import logging
 import re
+import secrets
 import time
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -36,6 +38,7 @@ from linksvc.jsoncodec import dumpb
 from linksvc.links import service
 from linksvc.links.clicks import Click
 from linksvc.links.decide import Decision, decide, unavailable
+from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
@@ -78,10 +81,55 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     if request.method == "GET":
         clicks = request.app[CLICKS]
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote))
+    if decision.answer == "landing" and decision.body is not None:
+        return landing_page(link, decision.body, decision.tracking_id)
     if decision.status == 302 and decision.location is not None:
         return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})
     return web.Response(status=decision.status, body=dumpb(decision.body), content_type="application/json",
                         headers={"Cache-Control": NO_STORE})
+
+
+# Deferred deep links (linksvc.links.deferred): the iOS landing page. No fingerprinting: the click's token
+# reaches the app only through the pasteboard, copied by the person's own tap.
+_LANDING_STYLE = ("body{font-family:-apple-system,sans-serif;margin:3em auto;max-width:24em;padding:0 1em;"
+                  "text-align:center}p{color:#444}a.open{display:block;padding:.9em;border-radius:.6em;background:#0a66ff;"
+                  "color:#fff;text-decoration:none;font-weight:600;margin:2em 0 1em}")
+_LANDING_SCRIPT = ("document.getElementById('open').addEventListener('click',function(e){e.preventDefault();"
+                   "var href=this.href,go=function(){window.location.href=href;};"
+                   "if(navigator.clipboard&&navigator.clipboard.writeText){"
+                   "navigator.clipboard.writeText(%s).then(go,go);}else{go();}});")
+
+
+def _script_string(text: str) -> str:
+    """``text`` as a JavaScript string literal that cannot end the script element or break out of it."""
+    literal = json.dumps(text)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        literal = literal.replace(char, escape)
+    return literal
+
+
+def landing_page(link: Mapping[str, Any], urls: Mapping[str, str], tracking_id: str) -> web.Response:
+    """The page iOS people get for a link with ``ios.landing_page``: the link's title if any, "Open in the app"
+    (its tap copies :func:`~linksvc.links.deferred.pasteboard_token` and opens the App Store) and "Continue to
+    the website". Everything from the link or the click is escaped; the policy allows only this page's own
+    script and style, by a nonce of this response."""
+    nonce = secrets.token_urlsafe(16)
+    title = link.get("title") if isinstance(link.get("title"), str) else None
+    heading = html.escape(title or "Get the app")
+    script = _LANDING_SCRIPT % _script_string(pasteboard_token(tracking_id))
+    body = (f"<!doctype html><html lang=en><meta charset=utf-8>"
+            f"<meta name=viewport content='width=device-width,initial-scale=1'><title>{heading}</title>"
+            f"<style nonce={nonce}>{_LANDING_STYLE}</style><body><h1>{heading}</h1>"
+            "<p>Opening the app copies a short code, so that the app shows this page after it is installed.</p>"
+            f"<a id=open class=open href=\"{html.escape(urls['app_store_url'])}\">Open in the app</a>"
+            f"<p><a id=web href=\"{html.escape(urls['web_url'])}\">Continue to the website</a></p>"
+            f"<script nonce={nonce}>{script}</script></body></html>")
+    policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; base-uri 'none'; "
+              "form-action 'none'; frame-ancestors 'none'")
+    return web.Response(status=200, text=body, content_type="text/html",
+                        headers={"Cache-Control": NO_STORE, "Content-Security-Policy": policy,
+                                 "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"})
 
 
 def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: Mapping[str, str],

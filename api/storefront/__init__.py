@@ -13,6 +13,7 @@ from api.openapi import openapi_document
 from api.routing import Endpoint, Header, add_endpoints, json_response
 from api.schemas import Envelope
 from api.server import add_fast_lane
+from api.storefront.deferred import DeferredClaim, DeferredClaimIn, claim_deferred_link
 from api.storefront.schemas import (
     CampaignPage,
     CampaignsQuery,
@@ -75,6 +76,9 @@ ENDPOINTS = [
              errors=(401, 403), max_depth=None),
     Endpoint("POST", "/behavior/events/{event_id}/reverse", h.reverse_event, "Reverse a purchase", "events",
              body=ReverseIn, response=Envelope[Reversed], require_kind="SERVER", errors=(401, 403, 404, 409)),
+    Endpoint("POST", "/deferred-links/claim", claim_deferred_link,
+             "Claim the click behind an app's install (Play install referrer or iOS pasteboard token), once",
+             "deferred links", body=DeferredClaimIn, response=Envelope[DeferredClaim], errors=(401, 403, 404, 409)),
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 

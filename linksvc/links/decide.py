@@ -7,6 +7,8 @@ handler's; nothing here touches the network, the store or the clock.
                                 android.fallback_url, else fallback_url, else the Play page with the
                                 install referrer; other browsers and in-app browsers: 302 to that fallback
     iOS, link has ios settings  302 to ios.fallback_url, else fallback_url, else the App Store page
+    iOS, ios.landing_page       200 and a page (answer "landing"): "Open in the app" copies the click's token
+                                and opens the App Store; "Continue to the website" goes where the 302 would
     $app-found=true             302 to the deeplink; 200 JSON when the client accepts application/json
 
 Every URL the answer leads to carries the five UTM fields and ``tracking_id``. A link stored before the
@@ -22,7 +24,7 @@ sentences. The click path passes none, so it pays for no recording.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -171,12 +173,28 @@ def _decide(
         return redirect(escape, fallback_kind if fallback_kind == "play" else "fallback",
                         "android_in_app" if device.in_app else "android_other_browser")
     if platform == "ios" and link.get("ios"):
+        if link["ios"].get("landing_page") and link["ios"].get("app_store_id"):
+            return _landing(link, fallback, tagged, utm, tracking_id, origins, trace)
         if fallback_kind == "app_store" and link["ios"].get("app_store_id"):
             return redirect(tagged(APP_STORE.format(link["ios"]["app_store_id"])), "app_store", "ios")
         if trace is not None and not fallback:
             trace.fallback_from = "destination_url"
         return redirect(tagged(fallback or link["destination_url"]), "fallback", "ios")
     return redirect(tagged(link["destination_url"]), "destination", f"{platform}_no_app")
+
+
+def _landing(link: Mapping[str, Any], fallback: str | None, tagged: Callable[[str], str], utm: dict[str, str],
+             tracking_id: str, origins: dict[str, str], trace: Trace | None) -> Decision:
+    """The iOS landing page of a link with ``ios.landing_page`` (deferred deep links): 200 and a page, whose
+    button opens the App Store and whose link goes where the 302 would have (the fallback, else the
+    destination). ``body`` holds the two URLs for the page."""
+    if trace is not None:
+        trace.route = "ios_landing"
+        if not fallback:
+            trace.fallback_from = "destination_url"
+    body = {"app_store_url": tagged(APP_STORE.format(link["ios"]["app_store_id"])),
+            "web_url": tagged(fallback or link["destination_url"])}
+    return Decision(200, None, body, "landing", utm, tracking_id, utm_origin=origins)
 
 
 def _tag_store_or_url(url: str, package: str, carried: Mapping[str, str], short_url: str) -> str:

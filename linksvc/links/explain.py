@@ -79,6 +79,9 @@ def describe_route(trace: Trace, decision: Decision) -> str:
         return f"link has android.package but in-app browsers drop intent URLs -> the fallback: {fallback}"
     if route == "android_other_browser":
         return f"link has android.package but the browser has no intent URLs -> the fallback: {fallback}"
+    if route == "ios_landing":
+        return ("link has ios.landing_page -> a page: 'Open in the app' copies the click's token and opens the "
+                f"App Store; 'Continue to the website' goes to {fallback}")
     if route == "ios":
         if decision.answer == "app_store":
             return "link has ios settings and no fallback -> the App Store page"

@@ -205,6 +205,9 @@ class IosApp(Strict):
     bundle_id: str | None = Field(default=None, max_length=155, pattern=r"^[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+$")
     team_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{10}$")
     fallback_url: WebUrl | None = None
+    landing_page: bool = Field(default=False, description=(
+        "iOS people get a page whose 'Open in the app' button copies the click's token for the app to claim "
+        "(deferred deep link), then opens the App Store; needs app_store_id"))
 
 
 LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
