@@ -207,6 +207,15 @@ class IosApp(Strict):
     fallback_url: WebUrl | None = None
 
 
+class LinkPreviewFields(Strict):
+    """What link-preview fetchers show of a link (the preview page, docs/decisions.md "Link previews"); a field
+    left out takes the account's default."""
+
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = Field(default=None, min_length=1, max_length=500)
+    image_url: HttpsUrl | None = None
+
+
 LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
 
 
@@ -223,3 +232,4 @@ class Link(Strict):
     fallback_url: WebUrl | None = None
     expires_at: UtcDateTime | None = None
     disabled: bool = False
+    preview: LinkPreviewFields | None = None
