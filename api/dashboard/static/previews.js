@@ -1,7 +1,9 @@
 // Link previews: what chat apps and social networks show when a short link is pasted (the resolver's preview
 // page, docs/decisions.md "Link previews"). The link page gets a form of the link's own preview fields; the
 // account's defaults have a page of their own (/dashboard/{account}/link-preview). Both draw a mock of the card
-// as it would look, per field the link's value, else the account's default, as the resolver does.
+// as it would look, per field the link's value, else the account's default, as the resolver does. The image
+// itself is not loaded: the dashboard's Content-Security-Policy allows images of its own origin only, and an
+// address typed in should not make the browser call another site; the mock shows where the image comes from.
 
 import { admin, inAccount } from './api.js';
 import { clearErrors, field, h, showErrors, toast } from './dom.js';
@@ -46,7 +48,8 @@ function mockCard() {
       return;
     }
     element.replaceChildren(
-      card.image ? h('img', { src: card.image, alt: '', class: 'preview-image', referrerpolicy: 'no-referrer' }) : null,
+      card.image ? h('div', { class: 'preview-image', title: card.image }, h('span', {}, `Image from ${hostOf(card.image)}`))
+        : null,
       h('figcaption', {},
         h('span', { class: 'preview-site' }, card.site),
         h('strong', { class: 'preview-title' }, card.title),
