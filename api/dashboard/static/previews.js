@@ -75,7 +75,7 @@ export async function linkPreviewSection(ctx, link, onSaved) {
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save preview');
   const fields = LINK_FIELDS.map((name) => field(LABELS[name], control(name, 'preview.', own[name]), {
     hint: defaults[name] ? `Empty: the account's default, \u201c${defaults[name]}\u201d` : null }));
-  const form = h('form', { class: 'link-preview-form', novalidate: true },
+  const form = h('form', { class: 'link-preview-form card', novalidate: true },
     h('div', { class: 'columns' }, h('div', {}, ...fields), mock.element),
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save,
       h('a', { href: `${ctx.base}/link-preview` }, 'Account defaults')));
