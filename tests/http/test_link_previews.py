@@ -234,3 +234,14 @@ async def test_defaults_are_per_account(service: TestClient) -> None:
     status, answer = await put_defaults(service, missing, {"title": "x"})
     assert status == 404 and set(answer) == {"error", "details"}
     assert (await service.get(f"/api/admin/v1/accounts/{A}/link-preview")).status == 401
+
+
+async def test_the_conversion_report_counts_a_preview_as_a_bot_in_no_route(service: TestClient) -> None:
+    assert (await fetch(service, "/card-link", FACEBOOK))[0] == 200
+    assert (await fetch(service, "/card-link", PERSON))[0] == 302
+    await service.app[CLICKS].flush()
+    response = await service.get(f"/api/admin/v1/accounts/{A}/reports/conversions?group_by=link", headers=ADMIN)
+    assert response.status == 200
+    [row] = [r for r in (await response.json())["data"]["rows"] if r["key"]["link"] == LINK_A]
+    assert row["clicks"] == {"human": 1, "bot": 1}
+    assert row["routes"] == {"web": 1, "app": 0, "store": 0}
