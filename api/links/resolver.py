@@ -21,6 +21,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -40,6 +41,7 @@ from linksvc.links.clicks import Click
 from linksvc.links.decide import Decision, decide, unavailable
 from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
+from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
 from linksvc.settings import Settings
@@ -78,11 +80,16 @@ async def resolve(request: web.Request) -> web.StreamResponse:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
         return _page(502, "Link cannot be opened", "This link points to an address that is not valid.")
+    preview = await _preview(request, stored, code, decision) if is_preview_fetcher(device) else None
+    if preview is not None:
+        decision = replace(decision, answer="preview")
     if request.method == "GET":
         clicks = request.app[CLICKS]
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote))
     if decision.answer == "landing" and decision.body is not None:
         return landing_page(link, decision.body, decision.tracking_id)
+    if preview is not None:
+        return preview
     if decision.status == 302 and decision.location is not None:
         return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})
     return web.Response(status=decision.status, body=dumpb(decision.body), content_type="application/json",
@@ -130,6 +137,19 @@ def landing_page(link: Mapping[str, Any], urls: Mapping[str, str], tracking_id: 
     return web.Response(status=200, text=body, content_type="text/html",
                         headers={"Cache-Control": NO_STORE, "Content-Security-Policy": policy,
                                  "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"})
+
+
+async def _preview(request: web.Request, stored: service.StoredLink, code: str,
+                   decision: Decision) -> web.Response | None:
+    """The preview page a link-preview fetcher gets (:mod:`linksvc.links.previews`), or None when neither the
+    link nor its account sets anything to show: the fetcher then follows the 302 like any bot."""
+    if decision.status != 302 or decision.location is None:
+        return None
+    card = await card_of(request.app[DB], stored.account_id, stored.link)
+    if card is None:
+        return None
+    body = preview_page(card, f"{request.app[SETTINGS].public_url}/{code}", decision.location)
+    return web.Response(text=body, content_type="text/html", charset="utf-8", headers={"Cache-Control": NO_STORE})
 
 
 def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: Mapping[str, str],
@@ -227,6 +247,8 @@ class FastRedirects:
                                      {key: query[key] for key in query} if url.raw_query_string else {},
                                      None if domain is None else host)
         if decision.status != 302 or decision.location is None or decision.skipped:
+            return None
+        if is_preview_fetcher(device):  # may get the preview page: the handler decides
             return None
         incoming = headers.get("X-Request-Id", "")
         request_id = incoming if SAFE_ID.match(incoming) else new_request_id()

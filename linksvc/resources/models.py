@@ -210,6 +210,15 @@ class IosApp(Strict):
         "(deferred deep link), then opens the App Store; needs app_store_id"))
 
 
+class LinkPreviewFields(Strict):
+    """What link-preview fetchers show of a link (the preview page, docs/decisions.md "Link previews"); a field
+    left out takes the account's default."""
+
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = Field(default=None, min_length=1, max_length=500)
+    image_url: HttpsUrl | None = None
+
+
 LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
 
 
@@ -234,3 +243,4 @@ class Link(Strict):
     @classmethod
     def _lower_domain(cls, domain: str | None) -> str | None:
         return None if domain is None else domain.strip().lower().rstrip(".")
+    preview: LinkPreviewFields | None = None

@@ -100,7 +100,7 @@ async def test_good_urls_of_every_kind_are_saved_as_given(seeded: TestClient) ->
             "android": {"package": "com.demo.app", "fallback_url": "https://shop.example/get-the-app",
                         "sha256_cert_fingerprints": []},
             "ios": {"app_store_id": "123", "bundle_id": "com.demo.app", "team_id": "ABCDE12345",
-                    "fallback_url": "https://shop.example/ios"}}
+                    "fallback_url": "https://shop.example/ios", "landing_page": False}}
     response = await seeded.post(API, json=body, headers=ADMIN)
     assert response.status == 201, await response.text()
     saved = (await response.json())["data"]

@@ -10,6 +10,7 @@ import { h, toast } from './dom.js';
 import { customerView, eventView } from './events.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
+import { linkPreviewSettingsView } from './previews.js';
 import { reportsView } from './reports.js';
 import { signInView } from './signin.js';
 
@@ -28,6 +29,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],
   [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
   [new RegExp(`^${BASE}/${SEG}/customers/${SEG}$`), customerView],
+  [new RegExp(`^${BASE}/${SEG}/link-preview$`), linkPreviewSettingsView],
 ];
 
 const state = { signedIn: null, accounts: null, sequence: 0 };

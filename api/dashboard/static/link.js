@@ -6,6 +6,7 @@ import { admin, inAccount } from './api.js';
 import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
 import { kindLabel } from './links.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
+import { linkPreviewSection } from './previews.js';
 
 const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
   'fallback_url', 'domain'];
@@ -133,5 +134,6 @@ export async function linkView(ctx) {
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
-    h('h2', {}, 'Edit UTM'), form);
+    h('h2', {}, 'Edit UTM'), form,
+    await linkPreviewSection(ctx, link, (saved) => { link = saved; paint(); }));
 }
