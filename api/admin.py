@@ -14,6 +14,7 @@ from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
+from api.links.fdl import ENDPOINTS as FDL_ENDPOINTS
 from api.links.previews import ENDPOINTS as LINK_PREVIEW_ENDPOINTS
 from api.loyalty.admin import ENDPOINTS as EVENT_ENDPOINTS
 from api.openapi import openapi_document
@@ -41,6 +42,7 @@ ENDPOINTS = [
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
     *link_endpoints(),
     *LINK_PREVIEW_ENDPOINTS,
+    *FDL_ENDPOINTS,
     *FORWARDING_ENDPOINTS,
     *REPORT_ENDPOINTS,
     *EVENT_ENDPOINTS,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.appkeys import DB, SETTINGS
+from api.appkeys import DB, RESOURCES, SETTINGS
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope
 from linksvc.domains import service as domains
@@ -53,13 +53,14 @@ async def get_domain(request: web.Request) -> web.Response:
 
 
 async def delete_domain(request: web.Request) -> web.Response:
-    await domains.delete_domain(request.app[DB], request.match_info["account_id"], request.match_info["domain_id"])
+    await domains.delete_domain(request.app[DB], request.app[RESOURCES], request.match_info["account_id"],
+                                request.match_info["domain_id"])
     return web.Response(status=204)
 
 
 async def verify_domain(request: web.Request) -> web.Response:
-    return data(await domains.verify_domain(request.app[DB], request.app[SETTINGS], request.match_info["account_id"],
-                                            request.match_info["domain_id"]))
+    return data(await domains.verify_domain(request.app[DB], request.app[SETTINGS], request.app[RESOURCES],
+                                            request.match_info["account_id"], request.match_info["domain_id"]))
 
 
 _DOMAIN = "/accounts/{account_id}/domains/{domain_id}"

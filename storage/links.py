@@ -82,10 +82,11 @@ def _object(text: str | None) -> dict[str, Any] | None:
     return orjson.loads(text) if text else None
 
 
-async def links_naming_domain(conn: Conn, account_id: str, host: str) -> int:
-    """How many of the account's links name ``host`` as their ``domain``."""
+async def links_naming_domain(conn: Conn, account_id: str, host: str, except_code: str = "") -> int:
+    """How many of the account's links name ``host`` as their ``domain`` (the one at ``except_code`` aside)."""
     member = json_member(conn, "body", "domain")
-    row = await fetch_one(conn, f"SELECT count(*) FROM links WHERE account_id = ? AND {member} = ?", (account_id, host))
+    row = await fetch_one(conn, f"SELECT count(*) FROM links WHERE account_id = ? AND {member} = ? AND code <> ?",
+                          (account_id, host, except_code))
     return int(row[0]) if row else 0
 
 

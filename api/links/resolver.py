@@ -35,13 +35,16 @@ from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
+from linksvc.errors import InvalidField
 from linksvc.jsoncodec import dumpb
-from linksvc.links import service
+from linksvc.links import fdl, service
 from linksvc.links.clicks import Click
 from linksvc.links.decide import Decision, decide, unavailable
 from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
+from linksvc.links.fdl_service import checked_long_link, long_links_code
 from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
+from linksvc.links.urls import with_query
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
 from linksvc.settings import Settings
@@ -73,14 +76,47 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     now = time.time()
     if unavailable(link, now) is not None:
         return _page(410, "Link no longer available", "This link has been switched off or has expired.")
-    headers = request.headers
     query = {key: request.query[key] for key in request.query} if request.query_string else {}
-    device, decision = _decision(request.app[SETTINGS], link, code, headers, query, None if shared else host)
+    return await _answer(request, stored, code, query, None if shared else host)
+
+
+async def long_link(request: web.Request) -> web.StreamResponse:
+    """``GET /?link=...``: a long Dynamic Link (:mod:`linksvc.links.fdl`) on a live custom domain, answered by
+    the resolver like a stored link; its click is recorded against the domain's long-links link. Anywhere else,
+    and without ``link``, 404."""
+    host, shared, domain = await domain_of_request(request)
+    if shared or domain is None or domain.status != LIVE or not fdl.is_long_link(request.query):
+        return _page(404, "Link not found", "There is no link at this address.")
+    held = await service.link_of_code(request.app[DB], long_links_code(host))
+    if held is None or held.account_id != domain.account_id:
+        return _page(404, "Link not found", "There is no link at this address.")
+    if unavailable(held.link, time.time()) is not None:
+        return _page(410, "Link no longer available", "This link has been switched off or has expired.")
+    query = {key: request.query[key] for key in request.query}
+    try:
+        body, long = checked_long_link(query, held.id)
+    except InvalidField as refused:
+        return _page(400, "Link cannot be opened", f"This Dynamic Link is not valid: {refused.as_text()}.")
+    kept = {"tracking_id": query["tracking_id"]} if query.get("tracking_id") else {}
+    return await _answer(request, replace(held, link=body), f"?{request.rel_url.raw_query_string}",
+                         {**long.utm, **kept}, host, long.app_store_tokens)
+
+
+async def _answer(request: web.Request, stored: service.StoredLink, code: str, query: Mapping[str, str],
+                  domain: str | None, app_store_tokens: Mapping[str, str] | None = None) -> web.StreamResponse:
+    """The resolver's answer to a click on ``stored`` (published at ``code`` on ``domain``, None: the shared
+    host), and its click recorded (GET only)."""
+    link = stored.link
+    now = time.time()
+    headers = request.headers
+    device, decision = _decision(request.app[SETTINGS], link, code, headers, query, domain)
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
         return _page(502, "Link cannot be opened", "This link points to an address that is not valid.")
-    preview = await _preview(request, stored, code, decision) if is_preview_fetcher(device) else None
+    if app_store_tokens and decision.answer == "app_store" and decision.location is not None:
+        decision = replace(decision, location=with_query(decision.location, app_store_tokens))
+    preview = await _preview(request, stored, code, decision, domain) if is_preview_fetcher(device) else None
     if preview is not None:
         decision = replace(decision, answer="preview")
     if request.method == "GET":
@@ -139,8 +175,8 @@ def landing_page(link: Mapping[str, Any], urls: Mapping[str, str], tracking_id: 
                                  "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"})
 
 
-async def _preview(request: web.Request, stored: service.StoredLink, code: str,
-                   decision: Decision) -> web.Response | None:
+async def _preview(request: web.Request, stored: service.StoredLink, code: str, decision: Decision,
+                   domain: str | None) -> web.Response | None:
     """The preview page a link-preview fetcher gets (:mod:`linksvc.links.previews`), or None when neither the
     link nor its account sets anything to show: the fetcher then follows the 302 like any bot."""
     if decision.status != 302 or decision.location is None:
@@ -148,19 +184,24 @@ async def _preview(request: web.Request, stored: service.StoredLink, code: str,
     card = await card_of(request.app[DB], stored.account_id, stored.link)
     if card is None:
         return None
-    body = preview_page(card, f"{request.app[SETTINGS].public_url}/{code}", decision.location)
+    body = preview_page(card, _short_url(request.app[SETTINGS], code, domain), decision.location)
     return web.Response(text=body, content_type="text/html", charset="utf-8", headers={"Cache-Control": NO_STORE})
 
 
 def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: Mapping[str, str],
               query: Mapping[str, str], domain: str | None = None) -> tuple[Device, Decision]:
     device = classify(headers.get("User-Agent", ""))
-    # The short URL (the install referrer's ``link``): on a custom domain, that domain's.
-    base = settings.public_url if domain is None else f"{settings.domain_verify_scheme}://{domain}"
     return device, decide(
         link, device, query, "application/json" in headers.get("Accept", ""),
-        f"{base}/{code}", new_tracking_id(), settings.service_label,
+        _short_url(settings, code, domain), new_tracking_id(), settings.service_label,
     )
+
+
+def _short_url(settings: Settings, code: str, domain: str | None) -> str:
+    """The address the click came to (the install referrer's ``link``, a preview's ``og:url``): on a custom
+    domain, that domain's. ``code`` is a link's code, or ``?...`` for a long Dynamic Link."""
+    base = settings.public_url if domain is None else f"{settings.domain_verify_scheme}://{domain}"
+    return f"{base}/{code}"
 
 
 class Headers(Protocol):
@@ -287,6 +328,7 @@ def add_resolver_routes(app: web.Application) -> None:
     app.router.add_get("/.well-known/assetlinks.json", asset_links)
     # GET routes answer HEAD too (aiohttp adds it), without a body.
     app.router.add_get(CODE_ROUTE, resolve)
+    app.router.add_get("/", long_link)
     app[FAST_LANE] = FastRedirects(app)
 
 

@@ -19,6 +19,8 @@ from linksvc.clock import iso, utcnow
 from linksvc.domains.hosts import LIVE, PENDING, SharedHosts
 from linksvc.domains.verify import VERIFY_PATH, fetch_problem, verification_url
 from linksvc.errors import Conflict, InvalidField, NotFound, ServiceError
+from linksvc.links.fdl_service import drop_long_links_link, ensure_long_links_link, long_links_code
+from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from linksvc.store import Store, in_one_unit
 from storage import domains as repo
@@ -106,12 +108,16 @@ async def get_domain(db: Store, settings: Settings, account_id: str, domain_id: 
     return domain_view(await _domain(db, account_id, domain_id), settings.domain_verify_scheme)
 
 
-async def delete_domain(db: Store, account_id: str, domain_id: str) -> None:
+async def delete_domain(db: Store, resources: Resources, account_id: str, domain_id: str) -> None:
+    """Deletes a domain no link names (its long-links link aside, deleted with it)."""
+    hosts: list[str] = []
+
     async def unit(tx: Tx) -> None:
         found = await repo.by_id(tx, account_id, domain_id)
         if found is None:
             raise NotFound("Domain not found", f"no domain with id {domain_id} in this account")
-        naming = await links_naming_domain(tx, account_id, found.host)
+        hosts.append(found.host)
+        naming = await links_naming_domain(tx, account_id, found.host, long_links_code(found.host))
         if naming:
             raise Conflict("Domain in use", {"field": "domain", "message": f"{naming} link(s) name {found.host}: "
                                              "change or delete them first"})
@@ -119,10 +125,13 @@ async def delete_domain(db: Store, account_id: str, domain_id: str) -> None:
 
     await get_account(db.reader, account_id)
     await in_one_unit(db, unit)
+    await drop_long_links_link(resources, account_id, hosts[-1])
 
 
-async def verify_domain(db: Store, settings: Settings, account_id: str, domain_id: str) -> dict[str, Any]:
-    """Fetches the token from the domain; live when it is there, else NotVerified naming what happened."""
+async def verify_domain(db: Store, settings: Settings, resources: Resources, account_id: str, domain_id: str
+                        ) -> dict[str, Any]:
+    """Fetches the token from the domain; live when it is there, else NotVerified naming what happened. A live
+    domain gets its long-links link (the clicks on its long Dynamic Links: linksvc.links.fdl_service)."""
     found = await _domain(db, account_id, domain_id)
     if found.status != LIVE:
         problem = await fetch_problem(settings.domain_verify_scheme, found.host, found.token,
@@ -135,5 +144,6 @@ async def verify_domain(db: Store, settings: Settings, account_id: str, domain_i
                 raise NotFound("Domain not found", f"no domain with id {domain_id} in this account")
 
         await in_one_unit(db, unit)
+    await ensure_long_links_link(resources, account_id, found.host)
     return await get_domain(db, settings, account_id, domain_id)
 

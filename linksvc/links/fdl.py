@@ -53,8 +53,9 @@ APP_STORE_TOKENS = ("at", "ct", "mt", "pt")
 
 
 def is_long_link(query: Mapping[str, str]) -> bool:
-    """A request for ``/`` is a long Dynamic Link when it names the deep link."""
-    return "link" in query
+    """A request for ``/`` is a long Dynamic Link when it names the deep link or an app (without the deep link,
+    a wrong one: the answer says ``link`` is missing)."""
+    return any(name in query for name in ("link", "apn", "ibi", "isi", "ofl"))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from linksvc.errors import InvalidField, Issue, ServiceError
+from linksvc.errors import Conflict, InvalidField, Issue, ServiceError
 from linksvc.links.fdl import (
     ExportProblem,
     LongLink,
@@ -32,6 +32,7 @@ from linksvc.links.utm import edit_utm
 from linksvc.resources.models import LINK_CODE_PATTERN, Link
 from linksvc.resources.service import Resources
 from linksvc.resources.validation import validate
+from storage.links import encoded_link_by_code
 
 MAX_ROWS = 10_000
 
@@ -48,7 +49,24 @@ def long_links_body(host: str) -> dict[str, Any]:
             "destination_url": f"https://{host}/"}
 
 
-def checked_long_link(query: Mapping[str, str], link_id: str, account_id: str) -> tuple[dict[str, Any], LongLink]:
+async def ensure_long_links_link(resources: Resources, account_id: str, host: str) -> None:
+    """Creates the domain's long-links link unless it exists (a domain that goes live, verified again)."""
+    found = await encoded_link_by_code(resources.db.reader, long_links_code(host))
+    if found is not None:
+        return
+    with contextlib.suppress(Conflict):  # made meanwhile by another request
+        await resources.create(account_id, "links", long_links_body(host))
+
+
+async def drop_long_links_link(resources: Resources, account_id: str, host: str) -> None:
+    """Deletes the long-links link of a domain that is deleted (with its clicks)."""
+    found = await encoded_link_by_code(resources.db.reader, long_links_code(host))
+    if found is not None and found.account_id == account_id:
+        with contextlib.suppress(ServiceError):
+            await resources.delete(account_id, "links", found.id)
+
+
+def checked_long_link(query: Mapping[str, str], link_id: str) -> tuple[dict[str, Any], LongLink]:
     """The link a long link describes, checked by the Link model: the stored-link body the resolver decides on
     (``id`` the long-links link's, so that the ``$app-found`` answer names it). A wrong parameter raises
     :class:`InvalidField` whose paths are the FDL parameters."""
@@ -62,7 +80,7 @@ def checked_long_link(query: Mapping[str, str], link_id: str, account_id: str) -
     except InvalidField as refused:
         raise renamed(refused, query) from None
     body = model.model_dump(mode="json", exclude_none=True)
-    body.update(id=link_id, account_id=account_id)
+    body["id"] = link_id
     return body, long
 
 

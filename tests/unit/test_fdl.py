@@ -68,7 +68,7 @@ def test_every_parameter_lands_where_the_table_says() -> None:
 
 def _answer(long_link: str, agent: str) -> tuple[int, str | None, str]:
     query = parameters_of(long_link)
-    body, long = checked_long_link(query, "5e000000-0000-4000-8000-000000000001", "acct")
+    body, long = checked_long_link(query, "5e000000-0000-4000-8000-000000000001")
     body.setdefault("preview", None)
     decision = decide(body, classify(agent), dict(long.utm), False, "https://go.shop.example/fdl",
                       "t" * 32, "linksvc")
@@ -120,7 +120,7 @@ def test_desktop_and_bots_go_to_ofl_else_the_deep_link() -> None:
 ])
 def test_a_wrong_parameter_is_named(long_link: str, parameter: str) -> None:
     with pytest.raises(InvalidField) as refused:
-        checked_long_link(parameters_of(long_link), "id", "acct")
+        checked_long_link(parameters_of(long_link), "id")
     assert parameter in [issue.path for issue in refused.value.issues]
 
 

@@ -1,0 +1,65 @@
+"""``POST /api/admin/v1/accounts/{account_id}/links/fdl-import``: an FDL export (CSV) in, one link per row at
+the short link's own path on the account's domain (:mod:`linksvc.links.fdl_service`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, Field
+
+from api.appkeys import DB, RESOURCES, SETTINGS
+from api.routing import Endpoint, data
+from api.schemas import Envelope
+from linksvc.domains.service import list_domains
+from linksvc.errors import BadRequest, InvalidField, PayloadTooLarge
+from linksvc.links.fdl_service import import_export
+
+
+class ImportedRow(BaseModel):
+    line: int = Field(description="the row's line in the file (the header is line 1)")
+    short_link: str
+    link_id: str
+    code: str
+
+
+class FailedRow(BaseModel):
+    line: int
+    short_link: str
+    error: str
+    details: Any = Field(description="{field, message, issues}: the field is the FDL parameter behind the problem")
+
+
+class ImportResult(BaseModel):
+    created: list[ImportedRow]
+    failed: list[FailedRow]
+
+
+async def fdl_import(request: web.Request) -> web.Response:
+    account_id = request.match_info["account_id"]
+    limit = request.app[SETTINGS].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(details=f"the export may be at most {limit} bytes a request: send it in parts")
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise PayloadTooLarge(details=f"the export may be at most {limit} bytes a request: send it in parts") from None
+    if len(raw) > limit:
+        raise PayloadTooLarge(details=f"the export may be at most {limit} bytes a request: send it in parts")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("Invalid export", "the export must be UTF-8 text (CSV)") from None
+    if "\x00" in text:
+        raise InvalidField("body", "must not contain the character U+0000", error="Invalid export")
+    # 404 for an unknown account; pending domains count: their links are ready when they go live
+    hosts = [domain["host"] for domain in await list_domains(request.app[DB], request.app[SETTINGS], account_id)]
+    return data(await import_export(request.app[RESOURCES], account_id, text, hosts))
+
+
+ENDPOINTS = [
+    Endpoint("POST", "/accounts/{account_id}/links/fdl-import", fdl_import,
+             "Import a Firebase Dynamic Links export (CSV with the short and long link of each): a link per row at "
+             "the short link's path on the account's domain; rows fail alone", "links",
+             response=Envelope[ImportResult], security="admin", errors=(400, 401, 404, 413)),
+]
