@@ -136,9 +136,9 @@ def parse_query(request: web.Request, model: type[BaseModel]) -> Any:
 CONTENT_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
 
 
-async def read_json(request: web.Request, limit: int, max_depth: int | None = MAX_JSON_DEPTH) -> Any:
-    """The body as JSON: at most ``limit`` bytes once decoded, nested at most ``max_depth`` levels (None: the
-    caller checks the depth of the parts itself, as the bulk endpoint does per event)."""
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The body's bytes, decoded from its Content-Encoding: at most ``limit`` of them (413), a body its encoding
+    does not hold or that ended early a 400."""
     encoding = request.headers.get("Content-Encoding", "").strip().lower()
     if encoding not in CONTENT_ENCODINGS:
         raise UnsupportedEncoding("Unsupported content encoding",
@@ -155,6 +155,13 @@ async def read_json(request: web.Request, limit: int, max_depth: int | None = MA
         raise BadRequest("Incomplete body", "the connection ended before the body was complete") from None
     if len(raw) > limit:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
+    return raw
+
+
+async def read_json(request: web.Request, limit: int, max_depth: int | None = MAX_JSON_DEPTH) -> Any:
+    """The body as JSON: at most ``limit`` bytes once decoded, nested at most ``max_depth`` levels (None: the
+    caller checks the depth of the parts itself, as the bulk endpoint does per event)."""
+    raw = await read_body(request, limit)
     if not raw.strip():
         raise BadRequest("Malformed JSON", "the request body is empty; send a JSON object")
     try:

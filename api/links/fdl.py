@@ -9,11 +9,10 @@ from aiohttp import web
 from pydantic import BaseModel, Field
 
 from api.appkeys import DB, RESOURCES, SETTINGS
-from api.routing import Endpoint, data
+from api.routing import Endpoint, data, read_body
 from api.schemas import Envelope
-from linksvc.domains.service import list_domains
-from linksvc.errors import BadRequest, InvalidField, PayloadTooLarge
-from linksvc.links.fdl_service import import_export
+from linksvc.domains.service import import_fdl_export
+from linksvc.errors import BadRequest, InvalidField
 
 
 class ImportedRow(BaseModel):
@@ -36,25 +35,16 @@ class ImportResult(BaseModel):
 
 
 async def fdl_import(request: web.Request) -> web.Response:
-    account_id = request.match_info["account_id"]
     limit = request.app[SETTINGS].max_body_bytes
-    if request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLarge(details=f"the export may be at most {limit} bytes a request: send it in parts")
-    try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise PayloadTooLarge(details=f"the export may be at most {limit} bytes a request: send it in parts") from None
-    if len(raw) > limit:
-        raise PayloadTooLarge(details=f"the export may be at most {limit} bytes a request: send it in parts")
+    raw = await read_body(request, limit)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRequest("Invalid export", "the export must be UTF-8 text (CSV)") from None
     if "\x00" in text:
         raise InvalidField("body", "must not contain the character U+0000", error="Invalid export")
-    # 404 for an unknown account; pending domains count: their links are ready when they go live
-    hosts = [domain["host"] for domain in await list_domains(request.app[DB], request.app[SETTINGS], account_id)]
-    return data(await import_export(request.app[RESOURCES], account_id, text, hosts))
+    return data(await import_fdl_export(request.app[DB], request.app[SETTINGS], request.app[RESOURCES],
+                                        request.match_info["account_id"], text))
 
 
 ENDPOINTS = [

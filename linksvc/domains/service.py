@@ -19,7 +19,7 @@ from linksvc.clock import iso, utcnow
 from linksvc.domains.hosts import LIVE, PENDING, SharedHosts
 from linksvc.domains.verify import VERIFY_PATH, fetch_problem, verification_url
 from linksvc.errors import Conflict, InvalidField, NotFound, ServiceError
-from linksvc.links.fdl_service import drop_long_links_link, ensure_long_links_link, long_links_code
+from linksvc.links.fdl_service import drop_long_links_link, ensure_long_links_link, import_export, long_links_code
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from linksvc.store import Store, in_one_unit
@@ -147,3 +147,11 @@ async def verify_domain(db: Store, settings: Settings, resources: Resources, acc
     await ensure_long_links_link(resources, account_id, found.host)
     return await get_domain(db, settings, account_id, domain_id)
 
+
+
+async def import_fdl_export(db: Store, settings: Settings, resources: Resources, account_id: str, text: str
+                            ) -> dict[str, Any]:
+    """An FDL export's rows as links on the account's domains (pending ones too: their links are ready when they
+    go live); 404 for an unknown account. :func:`linksvc.links.fdl_service.import_export` says the rest."""
+    hosts = [domain["host"] for domain in await list_domains(db, settings, account_id)]
+    return await import_export(resources, account_id, text, hosts)
