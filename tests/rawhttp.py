@@ -77,3 +77,21 @@ def request(method: str, target: str, headers: list[tuple[str, str | bytes]] | N
         lines.append(f"Content-Length: {len(body)}".encode())
     lines.append(b"Connection: close")
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def kept_alive(port: int, host: str, paths: list[str]) -> list[Reply]:
+    """GETs of ``paths`` one after the other on one HTTP/1.1 connection with ``Host: host``."""
+    replies = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        for path in paths:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: curl/8.5.0\r\n\r\n".encode())
+            raw = b""
+            while True:
+                raw += sock.recv(65536)
+                head, found, body = raw.partition(b"\r\n\r\n")
+                if found:
+                    length = parse(head + b"\r\n\r\n").headers.get("content-length", "0")
+                    if len(body) >= int(length):
+                        break
+            replies.append(parse(raw))
+    return replies

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from tests.factories import ADMIN_TOKEN, A, B, two_accounts
 from tests.processes import ServiceStore, call, free_port, ready, serve_command
-from tests.rawhttp import Reply, parse
+from tests.rawhttp import kept_alive
 
 C = "cccccccc-0000-4000-8000-000000000003"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
@@ -67,24 +66,6 @@ def link(base: str, account: str, code: str, **fields: Any) -> None:
 def live_domain(base: str, account: str, host: str) -> None:
     domain = admin(base, "POST", f"/accounts/{account}/domains", {"host": host})
     assert admin(base, "POST", f"/accounts/{account}/domains/{domain['id']}/verify")["status"] == "live"
-
-
-def kept_alive(port: int, host: str, paths: list[str]) -> list[Reply]:
-    """GETs of ``paths`` one after the other on one HTTP/1.1 connection with ``Host: host``."""
-    replies = []
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        for path in paths:
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: curl/8.5.0\r\n\r\n".encode())
-            raw = b""
-            while True:
-                raw += sock.recv(65536)
-                head, found, body = raw.partition(b"\r\n\r\n")
-                if found:
-                    length = parse(head + b"\r\n\r\n").headers.get("content-length", "0")
-                    if len(body) >= int(length):
-                        break
-            replies.append(parse(raw))
-    return replies
 
 
 def statuses(port: int, host: str, codes: list[str]) -> dict[str, tuple[int, str]]:

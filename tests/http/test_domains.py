@@ -5,7 +5,6 @@ local server that answers the wrong body, from a port nobody listens on, from on
 from __future__ import annotations
 
 import asyncio
-import re
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -23,6 +22,7 @@ from linksvc.settings import Settings
 from storage import domains as domains_repo
 from tests.conftest import ADMIN, ServiceTestServer
 from tests.factories import A, B, ids, two_accounts
+from tests.rawhttp import kept_alive
 
 ADMIN_API = "/api/admin/v1"
 
@@ -258,19 +258,7 @@ async def test_the_tls_ask_endpoint(service: TestClient) -> None:
 
 def _kept_alive(port: int, host: str, paths: list[str]) -> list[int]:
     """The statuses of GETs of ``paths`` one after the other on one HTTP/1.1 connection with ``Host: host``."""
-    found = []
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        for path in paths:
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-            raw = b""
-            while True:
-                raw += sock.recv(65536)
-                head, done, body = raw.partition(b"\r\n\r\n")
-                length = re.search(rb"(?i)content-length: *(\d+)", head)
-                if done and length and len(body) >= int(length.group(1)):
-                    break
-            found.append(int(raw.split(b" ", 2)[1]))
-    return found
+    return [reply.status for reply in kept_alive(port, host, paths)]
 
 
 async def test_the_fast_lane_applies_the_host_rule(service: TestClient) -> None:
