@@ -161,17 +161,40 @@ async def add_clicks(tx: Tx, clicks: Iterable[tuple[Key, bool, str, str | None]]
                 [value for key, visitor in chunk for value in (*key, visitor)])
             for found in new:
                 counts[tuple(found)][2] += 1  # type: ignore[index]
-    levels: dict[tuple[str, ...], list[int]] = {}
-    for key, row in counts.items():
-        for level_key in level_keys(key):
-            total = levels.get(level_key)
-            if total is None:
-                levels[level_key] = row.copy()
-            else:
-                for i, n in enumerate(row):
-                    total[i] += n
     await _add_counts(tx, "conversion_clicks", KEY, CLICK_COUNTS, counts)
-    await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS, with_weeks(levels, _add_list))
+    await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS,
+                      with_weeks(_click_levels(counts), _add_list))
+
+
+_PLACES = tuple((level, at[0] if at else 7, at[1] if len(at) > 1 else 7) for level, at in _LEVEL_AT)
+"""Each level and the places in a fine key extended by '' (place 7) of its a and b."""
+
+
+def _click_levels(counts: dict[Key, list[int]]) -> dict[LevelKey, list[int]]:
+    """The daily coarse rows of a batch's click counts: what :func:`level_keys` gives, summed, written out for
+    speed (the click writer does this for every batch: a few thousand sums of six counts)."""
+    levels: dict[LevelKey, list[int]] = {}
+    get = levels.get
+    for key, row in counts.items():
+        if not key[2]:
+            for level_key in level_keys(key):
+                levels[level_key] = _add_list(get(level_key), row)
+            continue
+        account_id, day, extended = key[0], key[1], (*key, "")
+        human, bot, visitors, web, app, store = row
+        for level, a, b in _PLACES:
+            level_key = (account_id, level, DAILY, day, extended[a], extended[b])
+            total = get(level_key)
+            if total is None:
+                levels[level_key] = [human, bot, visitors, web, app, store]
+            else:
+                total[0] += human
+                total[1] += bot
+                total[2] += visitors
+                total[3] += web
+                total[4] += app
+                total[5] += store
+    return levels
 
 
 def _add_list(total: list[int] | None, row: list[int]) -> list[int]:
