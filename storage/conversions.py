@@ -5,10 +5,11 @@ What clicks and events add to the report is kept here as they are written: the c
 (:func:`add_clicks`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event batch and
 a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in Python
 first and then runs a few multi-row statements: never one per row. Each writer also keeps the coarse level
-(migration 0020): the same figures per day and one or two dimensions (:data:`LEVELS`), so that a report
-grouped by them reads a few hundred rows a day. A report sums rollup rows per day (:func:`clicks_by`,
-:func:`events_by`, :func:`revenue_by`: from the coarse level when it holds the dimensions asked, else from the
-fine rollups) and never scans clicks or events. Missing dimension values are '' (they are keys).
+(migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
+week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
+:func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
+the days around them (:func:`spans`), and never scans clicks or events. The fine rollups are kept for the
+migrations that fill new levels from them. Missing dimension values are '' (they are keys).
 """
 
 from __future__ import annotations
