@@ -8,7 +8,8 @@ batch calls them (the events rows themselves are not written: the report reads o
 cached under ``data/`` keyed by :data:`VERSION` and its parameters, not by the schema: a cached file is reused
 after a migration is added and simply migrated when the service opens it, as a real deployment is upgraded
 (the migration fills what the new schema keeps from what the old one held). Raise :data:`VERSION` when the
-data generated changes; ``--rebuild`` builds it again at the current schema.
+data generated changes; ``--rebuild`` builds it again at the current schema. A file named by the older key
+(which ended with the schema's digest) is renamed to the new key and reused the same way.
 
 Then, against a running ``linksvc serve`` on that file and a bare aiohttp handler in the same run, measures
 ``GET /api/admin/v1/accounts/{id}/reports/conversions`` over the 90 days grouped by day, campaign,
@@ -172,6 +173,10 @@ def ensure(clicks: int, events: int, rebuild: bool) -> Path:
     directory = REPO_ROOT / "data"
     directory.mkdir(exist_ok=True)
     path = directory / f"bench-report-v{VERSION}-{clicks}-{events}-{SEED}.db"  # migrated when opened
+    if not path.exists() and not rebuild:  # a file of the same data named by the older key (the schema's digest)
+        for older in sorted(directory.glob(f"{path.stem}-*.db"))[:1]:
+            for side in directory.glob(f"{older.name}*"):  # with its -wal, -shm, ... files
+                side.rename(directory / (path.name + side.name[len(older.name):]))
     if path.exists() and not rebuild:
         print(f"using the cached {path.name} (migrated to the current schema if it is older)")
         asyncio.run(_migrate(path))
