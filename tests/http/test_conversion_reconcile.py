@@ -230,9 +230,9 @@ async def level_rows(conn: Any) -> dict[str, set[tuple[Any, ...]]]:
         rows = set()
         for row in await fetch_all(conn, f"SELECT * FROM {table}"):
             values = list(row)
-            if table == "conversion_level_revenue":  # account_id, level, day, a, b, currency, purchases, revenue
-                values[7] = Decimal(str(values[7]))
-            if any(v for v in values[5:] if not isinstance(v, str)):
+            if table == "conversion_level_revenue":  # account_id, level, period, day, a, b, currency, purchases,
+                values[8] = Decimal(str(values[8]))  # revenue
+            if any(v for v in values[6:] if not isinstance(v, str)):
                 rows.add(tuple(values))
         found[table] = rows
     return found
