@@ -15,6 +15,7 @@ migrations that fill new levels from them. Missing dimension values are '' (they
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -59,16 +60,11 @@ _LEVEL_AT = tuple((level, tuple(_AT[d] for d in level.split(",")) if level else 
 DELAY_COLUMNS = tuple(f"d{i}" for i in range(14))
 
 
+@functools.lru_cache(maxsize=4096)
 def monday(day: str) -> str:
     """The Monday (YYYY-MM-DD) of the ISO week holding ``day``."""
-    found = _MONDAYS.get(day)
-    if found is None:
-        start = date.fromisoformat(day)
-        found = _MONDAYS[day] = (start - timedelta(days=start.weekday())).isoformat()
-    return found
-
-
-_MONDAYS: dict[str, str] = {}
+    start = date.fromisoformat(day)
+    return (start - timedelta(days=start.weekday())).isoformat()
 
 
 def level_keys(key: Key) -> list[LevelKey]:
