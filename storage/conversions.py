@@ -5,19 +5,22 @@ What clicks and events add to the report is kept here as they are written: the c
 (:func:`add_clicks`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event batch and
 a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in Python
 first and then runs a few multi-row statements: never one per row. Each writer also keeps the coarse level
-(migration 0020): the same figures per day and one or two dimensions (:data:`LEVELS`), so that a report
-grouped by them reads a few hundred rows a day. A report sums rollup rows per day (:func:`clicks_by`,
-:func:`events_by`, :func:`revenue_by`: from the coarse level when it holds the dimensions asked, else from the
-fine rollups) and never scans clicks or events. Missing dimension values are '' (they are keys).
+(migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
+week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
+:func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
+the days around them (:func:`spans`), and never scans clicks or events. The fine rollups are kept for the
+migrations that fill new levels from them. Missing dimension values are '' (they are keys).
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -41,27 +44,48 @@ SALT_DAYS_KEPT = 2
 LEVELS: tuple[str, ...] = (
     "", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform",
     "utm_source,utm_medium", "utm_source,utm_campaign", "utm_source,platform",
-    "utm_medium,utm_campaign", "utm_medium,platform", "utm_campaign,platform")
-"""The coarse level's groupings (migration 0020 fills them the same way): the day's totals, each dimension
-alone, and each pair of dimensions but the link with a UTM field or the platform (those pairs have nearly as
-many combinations as the fine rollups, which answer them)."""
+    "utm_medium,utm_campaign", "utm_medium,platform", "utm_campaign,platform",
+    "link_id,utm_source", "link_id,utm_medium", "link_id,utm_campaign", "link_id,platform")
+"""The coarse level's groupings (migrations 0020 and 0024 fill them the same way): the day's totals, each
+dimension alone, and each pair of dimensions: every grouping of one or two dimensions the report answers."""
 UNATTRIBUTED = "unattributed"
 """The coarse level of events with no click behind them, per day (their level rows hold attributed ones)."""
-LEVEL_KEY = ("account_id", "level", "day", "a", "b")
-LevelKey = tuple[str, str, str, str, str]
+DAILY, WEEKLY = "d", "w"
+"""The periods of the coarse level (migration 0024): a row per day, and beside it a row per ISO week (its day is
+the week's Monday) holding the sum of that week's daily rows."""
+LEVEL_KEY = ("account_id", "level", "period", "day", "a", "b")
+LevelKey = tuple[str, str, str, str, str, str]
 _AT = {"link_id": 2, "utm_source": 3, "utm_medium": 4, "utm_campaign": 5, "platform": 6}  # in a Key
 _LEVEL_AT = tuple((level, tuple(_AT[d] for d in level.split(",")) if level else ()) for level in LEVELS)
 DELAY_COLUMNS = tuple(f"d{i}" for i in range(14))
 
 
+@functools.lru_cache(maxsize=4096)
+def monday(day: str) -> str:
+    """The Monday (YYYY-MM-DD) of the ISO week holding ``day``."""
+    start = date.fromisoformat(day)
+    return (start - timedelta(days=start.weekday())).isoformat()
+
+
 def level_keys(key: Key) -> list[LevelKey]:
-    """The coarse level's keys a fine key adds to: one per level, or the day's unattributed key for a key with
-    no link (an event with no click behind it)."""
+    """The coarse level's daily keys a fine key adds to: one per level, or the day's unattributed key for a key
+    with no link (an event with no click behind it). :func:`with_weeks` adds their weekly keys."""
     account_id, day = key[0], key[1]
     if not key[2]:
-        return [(account_id, UNATTRIBUTED, day, "", "")]
-    return [(account_id, level, day, key[at[0]] if at else "", key[at[1]] if len(at) > 1 else "")
+        return [(account_id, UNATTRIBUTED, DAILY, day, "", "")]
+    return [(account_id, level, DAILY, day, key[at[0]] if at else "", key[at[1]] if len(at) > 1 else "")
             for level, at in _LEVEL_AT]
+
+
+def with_weeks(daily: dict[Any, Any], add: Any) -> dict[Any, Any]:
+    """``daily`` (coarse keys of period 'd', possibly with a type or currency after them -> figures) and the
+    weekly rows they add to: the same figures under the week's Monday, added with ``add(total, figures)``
+    (which returns the new total; ``total`` is None for a key not seen yet)."""
+    found = dict(daily)
+    for k, figures in daily.items():
+        week = (k[0], k[1], WEEKLY, monday(k[3]), *k[4:])
+        found[week] = add(found.get(week), figures)
+    return found
 
 
 def bucket_of(seconds: float) -> int:
@@ -134,17 +158,58 @@ async def add_clicks(tx: Tx, clicks: Iterable[tuple[Key, bool, str, str | None]]
                 [value for key, visitor in chunk for value in (*key, visitor)])
             for found in new:
                 counts[tuple(found)][2] += 1  # type: ignore[index]
-    levels: dict[tuple[str, ...], list[int]] = {}
-    for key, row in counts.items():
-        for level_key in level_keys(key):
-            total = levels.get(level_key)
-            if total is None:
-                levels[level_key] = row.copy()
-            else:
-                for i, n in enumerate(row):
-                    total[i] += n
     await _add_counts(tx, "conversion_clicks", KEY, CLICK_COUNTS, counts)
-    await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS, levels)
+    await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS,
+                      with_weeks(_click_levels(counts), _add_list))
+
+
+_PLACES = tuple((level, at[0] if at else 7, at[1] if len(at) > 1 else 7) for level, at in _LEVEL_AT)
+"""Each level and the places in a fine key extended by '' (place 7) of its a and b."""
+
+
+def _click_levels(counts: dict[Key, list[int]]) -> dict[LevelKey, list[int]]:
+    """The daily coarse rows of a batch's click counts: what :func:`level_keys` gives, summed, written out for
+    speed (the click writer does this for every batch: a few thousand sums of six counts)."""
+    levels: dict[LevelKey, list[int]] = {}
+    get = levels.get
+    for key, row in counts.items():
+        if not key[2]:
+            for level_key in level_keys(key):
+                levels[level_key] = _add_list(get(level_key), row)
+            continue
+        account_id, day, extended = key[0], key[1], (*key, "")
+        human, bot, visitors, web, app, store = row
+        for level, a, b in _PLACES:
+            level_key = (account_id, level, DAILY, day, extended[a], extended[b])
+            total = get(level_key)
+            if total is None:
+                levels[level_key] = [human, bot, visitors, web, app, store]
+            else:
+                total[0] += human
+                total[1] += bot
+                total[2] += visitors
+                total[3] += web
+                total[4] += app
+                total[5] += store
+    return levels
+
+
+def _add_list(total: list[int] | None, row: list[int]) -> list[int]:
+    if total is None:
+        return row.copy()
+    for i, n in enumerate(row):
+        total[i] += n
+    return total
+
+
+def _add_int(total: int | None, n: int) -> int:
+    return n if total is None else total + n
+
+
+def _add_sums(total: Sums | None, sums: Sums) -> Sums:
+    if total is None:
+        return sums
+    return total[0] + sums[0], total[1] + sums[1], [a + b for a, b in zip(total[2], sums[2], strict=True)]
 
 
 CLICK_COUNTS = ("human", "bot", "visitors", "web", "app", "store")
@@ -176,7 +241,7 @@ async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, 
             levels[(*level_key, k[7])] += n
     await _add_counts(tx, "conversion_events", (*KEY, "type"), ("events",), {k: [n] for k, n in sums.items() if n})
     await _add_counts(tx, "conversion_level_events", (*LEVEL_KEY, "type"), ("events",),
-                      {k: [n] for k, n in levels.items() if n})
+                      {k: [n] for k, n in with_weeks(levels, _add_int).items() if n})
 
 
 PurchaseRow = tuple[str, str, str, str, str, str, str, str, int, Decimal, int | None]
@@ -206,11 +271,10 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow]) -> None:
     for k, (count, total, delays) in sums.items():
         for level_key in level_keys(k[:7]):  # type: ignore[arg-type]
             lk = (*level_key, k[7])
-            old = levels.get(lk)
-            levels[lk] = (count, total, delays) if old is None else (
-                old[0] + count, old[1] + total, [a + b for a, b in zip(old[2], delays, strict=True)])
+            levels[lk] = _add_sums(levels.get(lk), (count, total, delays))
     await _add_revenue(tx, "conversion_revenue", (*KEY, "currency"), sums, delays_in_columns=False)
-    await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"), levels, delays_in_columns=True)
+    await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"), with_weeks(levels, _add_sums),
+                       delays_in_columns=True)
 
 
 Sums = tuple[int, Decimal, list[int]]  # purchases, revenue, count per delay bucket
@@ -266,21 +330,10 @@ async def _add_revenue(tx: Tx, table: str, key: Sequence[str], sums: dict[tuple[
 # --- the report's reads ----------------------------------------------------------------------------------
 
 DIMENSIONS = ("day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
-_WHERE = "WHERE account_id = ? AND day >= ? AND day <= ?"
 
-
-# Not a column: whether the row's events had a click behind them (link_id '' holds those that had none). A
-# report that does not group by link asks for this instead of link_id, so that it sums a few groups per day
-# rather than one per link (tens of thousands at size).
+# Not a column: whether the row's events had a click behind them (1 on a level's rows, 0 on the unattributed
+# ones). A report that does not group by link asks for this beside its dimensions.
 ATTRIBUTED = "attributed"
-_EXPRESSIONS = {ATTRIBUTED: "(link_id <> '')"}
-
-
-def _grouping(columns: Sequence[str]) -> str:
-    unknown = set(columns) - set(DIMENSIONS) - set(_EXPRESSIONS)
-    if unknown or not columns:
-        raise ValueError(f"not rollup dimensions: {sorted(unknown)}")
-    return ", ".join(_EXPRESSIONS.get(column, column) for column in columns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,12 +365,45 @@ class LinkLabel:
     campaign_name: str | None
 
 
-def _level_of(columns: Sequence[str]) -> str | None:
-    """The coarse level holding ``columns`` (day aside: every level is per day), or None."""
-    _grouping(columns)  # checks them
-    dims = [c for c in DIMENSIONS[1:] if c in columns]
-    level = ",".join(dims)
-    return level if level in LEVELS else None
+def _level_of(columns: Sequence[str]) -> str:
+    """The coarse level holding ``columns`` (of :data:`DIMENSIONS` and :data:`ATTRIBUTED`; day aside: every
+    level is per day): every one or two of the other dimensions have one."""
+    unknown = set(columns) - set(DIMENSIONS) - {ATTRIBUTED}
+    level = ",".join(c for c in DIMENSIONS[1:] if c in columns)
+    if unknown or not columns or level not in LEVELS:
+        raise ValueError(f"no coarse level holds {list(columns)}")
+    return level
+
+
+def spans(first: str, last: str, by_day: bool) -> list[tuple[str, str, str]]:
+    """The (period, first day, last day) whose rows a report over ``first`` .. ``last`` (inclusive) sums: the
+    weekly rows of the whole ISO weeks in the range and the daily rows of the days before and after them; the
+    daily rows only when the report is grouped ``by_day`` or holds no whole week."""
+    if by_day:
+        return [(DAILY, first, last)]
+    start, end = date.fromisoformat(first), date.fromisoformat(last)
+    weeks_from = start + timedelta(days=-start.weekday() % 7)  # the first Monday from start
+    weeks_to = end - timedelta(days=(end.weekday() + 1) % 7)  # the last Sunday up to end
+    if weeks_to < weeks_from:
+        return [(DAILY, first, last)]
+    found = [(WEEKLY, weeks_from.isoformat(), (weeks_to - timedelta(days=6)).isoformat())]
+    if start < weeks_from:
+        found.insert(0, (DAILY, first, (weeks_from - timedelta(days=1)).isoformat()))
+    if weeks_to < end:
+        found.append((DAILY, (weeks_to + timedelta(days=1)).isoformat(), last))
+    return found
+
+
+def _level_rows(table: str, account_id: str, level: str, periods: Sequence[tuple[str, str, str]]
+                ) -> tuple[str, list[str]]:
+    """What to select from (``table``'s rows of ``level`` in the ``periods``: one range of its key each) and
+    its parameters."""
+    _own(table)
+    where = "WHERE account_id = ? AND level = ? AND period = ? AND day >= ? AND day <= ?"
+    params = [value for period in periods for value in (account_id, level, *period)]
+    if len(periods) == 1:
+        return f"{table} {where}", params
+    return "(" + " UNION ALL ".join([f"SELECT * FROM {table} {where}"] * len(periods)) + ") AS r", params
 
 
 def _level_select(columns: Sequence[str], level: str) -> tuple[str, str]:
@@ -334,23 +420,16 @@ def _unattributed_dims(columns: Sequence[str]) -> tuple[Any, ...]:
     return tuple(0 if c == ATTRIBUTED else "" for c in columns)
 
 
-_LEVEL_WHERE = "WHERE account_id = ? AND level = ? AND day >= ? AND day <= ?"
-
-
 async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[ClickSum]:
     """Click counts summed per distinct ``columns`` (of :data:`DIMENSIONS`) over the account's days ``first``
     to ``last`` (inclusive)."""
     width = len(columns)
     level = _level_of(columns)
     sums = ", ".join(f"sum({c})" for c in CLICK_COUNTS)
-    if level is not None:
-        select, group = _level_select(columns, level)
-        rows = await fetch_all(conn, f"SELECT {select}, {sums} FROM conversion_level_clicks {_LEVEL_WHERE}{group}",
-                               (account_id, level, first, last))
-    else:
-        grouping = _grouping(columns)
-        rows = await fetch_all(conn, f"SELECT {grouping}, {sums} FROM conversion_clicks {_WHERE} GROUP BY {grouping}",
-                               (account_id, first, last))
+    select, group = _level_select(columns, level)
+    source, params = _level_rows("conversion_level_clicks", account_id, level,
+                                 spans(first, last, "day" in columns))
+    rows = await fetch_all(conn, f"SELECT {select}, {sums} FROM {source}{group}", params)
     return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows
             if row[width] is not None]
 
@@ -359,21 +438,16 @@ async def events_by(conn: Conn, account_id: str, first: str, last: str, columns:
     """Events summed per distinct ``columns`` and type; the unattributed have link_id '' (or attributed 0)."""
     width = len(columns)
     level = _level_of(columns)
-    if level is None:
-        group = _grouping(columns)
-        rows = await fetch_all(
-            conn, f"SELECT {group}, type, sum(events) FROM conversion_events {_WHERE} GROUP BY {group}, type",
-            (account_id, first, last))
-        return [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
+    periods = spans(first, last, "day" in columns)
     select, group = _level_select(columns, level)
+    source, params = _level_rows("conversion_level_events", account_id, level, periods)
     rows = await fetch_all(
-        conn, f"SELECT {select}, type, sum(events) FROM conversion_level_events {_LEVEL_WHERE}"
-              f"{group + ', type' if group else ' GROUP BY type'}", (account_id, level, first, last))
+        conn, f"SELECT {select}, type, sum(events) FROM {source}{group + ', type' if group else ' GROUP BY type'}",
+        params)
     found = [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
     none = _unattributed_dims(columns)
-    for row in await fetch_all(
-            conn, f"SELECT type, sum(events) FROM conversion_level_events {_LEVEL_WHERE} GROUP BY type",
-            (account_id, UNATTRIBUTED, first, last)):
+    source, params = _level_rows("conversion_level_events", account_id, UNATTRIBUTED, periods)
+    for row in await fetch_all(conn, f"SELECT type, sum(events) FROM {source} GROUP BY type", params):
         found.append(EventSum(none, row[0], int(row[1])))
     return found
 
@@ -393,24 +467,16 @@ async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns
                 for row in found]
 
     level = _level_of(columns)
-    if level is None:
-        group = _grouping(columns)
-        if dialect(conn) == "postgresql":
-            buckets = ", ".join(f"sum((delays ->> {i})::bigint)" for i in range(len(BUCKETS)))
-        else:
-            buckets = ", ".join(f"sum(json_extract(delays, '$[{i}]'))" for i in range(len(BUCKETS)))
-        return sums(await fetch_all(
-            conn, f"SELECT {group}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_revenue "
-                  f"{_WHERE} GROUP BY {group}, currency", (account_id, first, last)))
+    periods = spans(first, last, "day" in columns)
     buckets = ", ".join(f"sum({c})" for c in DELAY_COLUMNS)
     select, group = _level_select(columns, level)
+    source, params = _level_rows("conversion_level_revenue", account_id, level, periods)
     found = sums(await fetch_all(
-        conn, f"SELECT {select}, currency, sum(purchases), {revenue}, {buckets} FROM conversion_level_revenue "
-              f"{_LEVEL_WHERE}{group + ', currency' if group else ' GROUP BY currency'}",
-        (account_id, level, first, last)))
+        conn, f"SELECT {select}, currency, sum(purchases), {revenue}, {buckets} FROM {source}"
+              f"{group + ', currency' if group else ' GROUP BY currency'}", params))
+    source, params = _level_rows("conversion_level_revenue", account_id, UNATTRIBUTED, periods)
     return found + sums(await fetch_all(
-        conn, f"SELECT currency, sum(purchases), {revenue}, {buckets} FROM conversion_level_revenue "
-              f"{_LEVEL_WHERE} GROUP BY currency", (account_id, UNATTRIBUTED, first, last)),
+        conn, f"SELECT currency, sum(purchases), {revenue}, {buckets} FROM {source} GROUP BY currency", params),
         _unattributed_dims(columns))
 
 

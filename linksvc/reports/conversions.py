@@ -166,26 +166,42 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery) -> dict[s
     labels = await repo.link_labels(conn, account_id)
     no_label = repo.LinkLabel("", "", None)
 
-    def key_of(dims: Sequence[str]) -> Key:
-        found = dict(zip(with_link, dims, strict=False))
-        return tuple(labels.get(found["link_id"], no_label).campaign_id if g == "campaign"
-                     else str(found[_COLUMN[g]]) for g in query.group_by)
+    # A row's key from the dimensions read: their places (a campaign is the link's, looked up in labels).
+    places = [(with_link.index(_COLUMN[g]), g == "campaign") for g in query.group_by]
+
+    def key_of(dims: Sequence[Any]) -> Key:
+        return tuple(labels.get(dims[at], no_label).campaign_id if campaign else dims[at]
+                     for at, campaign in places)
 
     rows: dict[Key, Figures] = {}
     unattributed = Figures()
 
-    def target(dims: Sequence[str]) -> Figures:
-        return unattributed if not dims[link_at] else rows.setdefault(key_of(dims), Figures())
+    def row_of(key: Key) -> Figures:
+        figures = rows.get(key)
+        if figures is None:
+            figures = rows[key] = Figures()
+        return figures
 
-    for sums in await repo.clicks_by(conn, account_id, first, last, columns):
-        rows.setdefault(key_of(sums.dims), Figures()).add(Figures(counts=list(sums.counts)))
+    def target(dims: Sequence[Any]) -> Figures:
+        return row_of(key_of(dims)) if dims[link_at] else unattributed
+
+    # Added in place: tens of thousands of sums at size, each a few additions.
+    for sums in await repo.clicks_by(conn, account_id, first, last, columns):  # columns: a prefix of with_link
+        counts = row_of(key_of(sums.dims)).counts
+        for i, n in enumerate(sums.counts):
+            counts[i] += n
     for events in await repo.events_by(conn, account_id, first, last, with_link):
-        target(events.dims).add(Figures(events={events.type: events.events}))
+        found = target(events.dims).events
+        found[events.type] = found.get(events.type, 0) + events.events
     for revenue in await repo.revenue_by(conn, account_id, first, last, with_link):
         if not revenue.purchases:  # every purchase of that currency was reversed: no revenue to show in it
             continue
-        target(revenue.dims).add(Figures(purchases=revenue.purchases, revenue={revenue.currency: revenue.revenue},
-                                         delays=list(revenue.delays)))
+        figures = target(revenue.dims)
+        figures.purchases += revenue.purchases
+        figures.revenue[revenue.currency] = figures.revenue.get(revenue.currency, Decimal(0)) + revenue.revenue
+        delays = figures.delays
+        for i, n in enumerate(revenue.delays):
+            delays[i] += n
     totals = Figures()
     for figures in rows.values():
         totals.add(figures)

@@ -2,18 +2,19 @@
 (and events, through the click their stored lineage names) with the contract's definitions, and compared
 with the report, which reads only the rollups, for several groupings, on both stores.
 
-Clicks span several days and links, people and bots, repeated visitors, every route; some are recorded
+Clicks span five weeks and several links, people and bots, repeated visitors, every route; some are recorded
 through the resolver, most straight into the click recorder (their times in the past). The event half of the
 rebuild reads ``events.lineage`` (the click each event found when it was written); the events are purchases in
 two currencies, custom events and reversals sent through the storefront API, some naming no stored click."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import time
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -23,7 +24,7 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import CLICKS, DB
 from linksvc.jsoncodec import loads
 from linksvc.links.clicks import Click
-from storage.conversions import BUCKETS, bucket_of
+from storage.conversions import BUCKETS, DAILY, LEVELS, WEEKLY, bucket_of, spans
 from storage.db import MIGRATIONS_DIR as MIGRATIONS
 from storage.db import dialect, execute, fetch_all
 from tests.conftest import ADMIN, bearer, token_for
@@ -33,7 +34,9 @@ DAY = 86400
 ANSWERS = ("destination", "fallback", "intent", "deeplink", "play", "app_store", "broken")
 ROUTE = {"destination": "web", "fallback": "web", "intent": "app", "deeplink": "app", "play": "store",
          "app_store": "store"}
-GROUPS = ["day", "link", "campaign", "utm_source,platform", "day,utm_campaign", "campaign,utm_medium", "platform"]
+GROUPS = ["day", "link", "campaign", "utm_source,platform", "day,utm_campaign", "campaign,utm_medium", "platform",
+          "link,utm_source", "link,platform", "campaign,platform"]
+SPAN = 35  # days of clicks before now: the report's weekly rows hold several whole weeks of them
 
 
 async def make_clicks(client: TestClient) -> None:
@@ -47,7 +50,7 @@ async def make_clicks(client: TestClient) -> None:
         utm = {k: v for k, v in (("utm_source", rng.choice(["email", "ig", ""])),
                                  ("utm_medium", rng.choice(["mail", ""])),
                                  ("utm_campaign", rng.choice(["bf", "xmas", ""]))) if v}
-        recorder.record(Click(account, link, f"t{n}", now - rng.uniform(0, 9 * DAY), rng.choice(["ios", "android",
+        recorder.record(Click(account, link, f"t{n}", now - rng.uniform(0, SPAN * DAY), rng.choice(["ios", "android",
                               "desktop"]), rng.random() < 0.15, rng.choice(ANSWERS), "UA", "", utm,
                               rng.choice([f"{v:016x}" for v in range(12)] + [None]), {}))
         if n % 100 == 0:
@@ -70,10 +73,10 @@ async def make_events(client: TestClient) -> None:
                                                     "WHERE account_id = ? ORDER BY id", (A,))
     now = time.time()
     purchases = []
-    for n in range(60):
+    for n in range(150):
         tracking, clicked_at = rng.choice(clicks) if n % 6 else (f"nobody-{n}", None)
         start = (datetime.fromisoformat(clicked_at.replace("Z", "+00:00")).timestamp() if clicked_at
-                 else now - rng.uniform(0, 8 * DAY))
+                 else now - rng.uniform(0, SPAN * DAY))
         issued = min(now - 60, start + rng.choice([30, 200, 4000, 50000, 2 * DAY, 9 * DAY]))
         event: dict[str, Any] = {"customer_id": ids(A)["customers"], "tracking_id": tracking,
                                  "issued_at": datetime.fromtimestamp(issued, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
@@ -175,22 +178,37 @@ def view(f: dict[str, Any]) -> dict[str, Any]:
             "click_to_purchase": {"median_seconds": bound(f["delays"], 0.5), "p90_seconds": bound(f["delays"], 0.9)}}
 
 
+def ranges() -> list[tuple[str, str]]:
+    """The last week (and a day), and a range of three weeks that neither starts on a Monday nor ends on a Sunday
+    (its days at each end are read from the daily rows, the two or three whole weeks between from the weekly
+    ones)."""
+    today = datetime.now(UTC).date()
+    last = today - timedelta(days=1)
+    if last.weekday() == 6:
+        last -= timedelta(days=1)
+    first = last - timedelta(days=20)
+    if first.weekday() == 0:
+        first -= timedelta(days=1)
+    periods = spans(first.isoformat(), last.isoformat(), by_day=False)
+    assert [p for p, _, _ in periods] == [DAILY, WEEKLY, DAILY]
+    assert (date.fromisoformat(periods[1][2]) - date.fromisoformat(periods[1][1])).days >= 7  # two weeks or more
+    return [((today - timedelta(days=7)).isoformat(), today.isoformat()), (first.isoformat(), last.isoformat())]
+
+
 @pytest.mark.parametrize("group_by", GROUPS)
 async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestClient, group_by: str) -> None:
     await make_clicks(seeded)
     await make_events(seeded)
-    for account in (A, B):
+    for account, (first, last) in itertools.product((A, B), ranges()):
         response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
                                     "&from=2020-01-01&to=2030-01-01", headers=ADMIN)
         assert response.status == 400  # more than 366 days
-        today = time.strftime("%Y-%m-%d", time.gmtime())
-        first = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 7 * DAY))
         response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
-                                    f"&from={first}&to={today}", headers=ADMIN)
+                                    f"&from={first}&to={last}", headers=ADMIN)
         assert response.status == 200, await response.text()
         data = (await response.json())["data"]
         names = group_by.split(",")
-        expected = await rebuild(seeded, account, first, today, names)
+        expected = await rebuild(seeded, account, first, last, names)
         got = {tuple(row["key"][n] for n in names): {k: v for k, v in row.items() if k != "key"}
                for row in data["rows"]}
         assert got == expected["rows"]
@@ -212,26 +230,41 @@ async def level_rows(conn: Any) -> dict[str, set[tuple[Any, ...]]]:
         rows = set()
         for row in await fetch_all(conn, f"SELECT * FROM {table}"):
             values = list(row)
-            if table == "conversion_level_revenue":  # account_id, level, day, a, b, currency, purchases, revenue
-                values[7] = Decimal(str(values[7]))
-            if any(v for v in values[5:] if not isinstance(v, str)):
+            if table == "conversion_level_revenue":  # account_id, level, period, day, a, b, currency, purchases,
+                values[8] = Decimal(str(values[8]))  # revenue
+            if any(v for v in values[6:] if not isinstance(v, str)):
                 rows.add(tuple(values))
         found[table] = rows
     return found
 
 
+def fill_statements(script: str, start: str, count: int) -> list[str]:
+    """The statements of a migration's script from the first holding ``start`` to its end: ``count`` of them."""
+    found = [s for s in script[script.index(start):].split(";\n") if s.strip()]
+    assert len(found) == count
+    return found
+
+
 async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded: TestClient) -> None:
-    """Migration 0020 (PostgreSQL 0005) fills the coarse level from the fine rollups an older release kept; run
-    on the data the writers just kept, it gives back exactly the rows they wrote."""
+    """Migration 0020 (PostgreSQL 0005) fills the coarse level from the fine rollups an older release kept, and
+    0024 (PostgreSQL 0009) its link pairs and weekly rows; run on the data the writers just kept, they give back
+    exactly the rows they wrote."""
     await make_clicks(seeded)
     await make_events(seeded)
     db = seeded.app[DB]
     kept = await level_rows(db.reader)
     assert all(kept.values()) and any(row[1] == "unattributed" for row in kept["conversion_level_events"])
-    script = (MIGRATIONS / "postgresql" / "0005_conversion_levels.sql" if dialect(db.reader) == "postgresql"
+    for table in LEVEL_TABLES:  # every level, both periods, and several weeks
+        assert {row[1] for row in kept[table]} >= set(LEVELS)
+        assert {row[2] for row in kept[table]} == {DAILY, WEEKLY}
+        assert len({row[3] for row in kept[table] if row[2] == WEEKLY}) >= 4
+    pg = dialect(db.reader) == "postgresql"
+    levels = (MIGRATIONS / "postgresql" / "0005_conversion_levels.sql" if pg
               else MIGRATIONS / "0020_conversion_levels.sql").read_text(encoding="utf-8")
-    fill = [s for s in script[script.index("INSERT INTO conversion_level_clicks"):].split(";\n") if s.strip()]
-    assert len(fill) == 3
+    weeks = (MIGRATIONS / "postgresql" / "0009_conversion_weeks.sql" if pg
+             else MIGRATIONS / "0024_conversion_weeks.sql").read_text(encoding="utf-8")
+    fill = [*fill_statements(levels, "INSERT INTO conversion_level_clicks", 3),
+            *fill_statements(weeks, "-- Filled from the rollups already kept", 6)]
 
     async def upgrade(tx: Any) -> None:
         for table in LEVEL_TABLES:

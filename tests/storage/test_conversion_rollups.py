@@ -65,3 +65,16 @@ async def test_event_rollups_add_up_exactly_and_reversals_take_purchases_out(set
 def test_buckets() -> None:
     assert [conversions.bucket_of(s) for s in (0, 60, 61, 300, 86400, 2592000, 2592001, -5)] == [
         0, 0, 1, 1, 7, 12, 13, 0]
+
+
+def test_spans_read_whole_weeks_from_weekly_rows_and_the_days_around_them_from_daily_ones() -> None:
+    d, w = conversions.DAILY, conversions.WEEKLY
+    # 2026-11-02 is a Monday, 2026-11-15 a Sunday
+    assert conversions.spans("2026-11-02", "2026-11-15", by_day=False) == [(w, "2026-11-02", "2026-11-09")]
+    assert conversions.spans("2026-10-29", "2026-11-17", by_day=False) == [
+        (d, "2026-10-29", "2026-11-01"), (w, "2026-11-02", "2026-11-09"), (d, "2026-11-16", "2026-11-17")]
+    assert conversions.spans("2026-11-03", "2026-11-09", by_day=False) == [(d, "2026-11-03", "2026-11-09")]
+    assert conversions.spans("2026-11-03", "2026-11-15", by_day=False) == [
+        (d, "2026-11-03", "2026-11-08"), (w, "2026-11-09", "2026-11-09")]
+    assert conversions.spans("2026-10-29", "2026-11-17", by_day=True) == [(d, "2026-10-29", "2026-11-17")]
+    assert conversions.monday("2026-11-15") == conversions.monday("2026-11-09") == "2026-11-09"
