@@ -7,7 +7,7 @@ transaction or reads through a connection itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar
 
@@ -31,6 +31,11 @@ class Store(Protocol):
     @property
     def background(self) -> Conn:
         """A read connection of its own, for the few reads that visit many rows."""
+        ...
+
+    async def readers(self, count: int) -> Sequence[Conn]:
+        """``count`` read connections that run statements at the same time (the background one first), for a
+        read of several large statements (the conversion report)."""
         ...
 
     def transaction(self) -> AbstractAsyncContextManager[Tx]:

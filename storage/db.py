@@ -29,6 +29,7 @@ takes a while), and :meth:`Database.open` reports them to a :class:`MigrationPro
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import sqlite3
@@ -147,6 +148,9 @@ class Database:
         self._generations: Generations | None = None
         self._reader: sqlite3.Connection | None = None
         self._background: aiosqlite.Connection | None = None
+        self._target = ""
+        self._more: list[aiosqlite.Connection] = []  # readers beyond the background one, opened when first asked
+        self._more_lock = asyncio.Lock()
 
     async def open(self, progress: MigrationProgress | None = None) -> None:
         """Starts the writer and applies the migrations not applied yet; ``progress`` counts them on a
@@ -174,10 +178,26 @@ class Database:
         self._writer = writer
         writer.start()
         self._reader = connect_reader(target, self.cache_kib, uri=memory)
-        self._background = await _connect_background(target, self.synchronous, self.cache_kib, memory)
+        self._target = target
+        self._background = await self._connect_more()
         if memory:  # shared cache locks tables: read what the writer's transaction holds, as one connection would
             self._reader.execute("PRAGMA read_uncommitted=ON")
-            await self._background.execute("PRAGMA read_uncommitted=ON")
+
+    async def _connect_more(self) -> aiosqlite.Connection:
+        memory = self.path == ":memory:"
+        conn = await _connect_background(self._target, self.synchronous, self.cache_kib, memory)
+        if memory:
+            await conn.execute("PRAGMA read_uncommitted=ON")
+        return conn
+
+    async def readers(self, count: int) -> Sequence[Conn]:
+        """``count`` read connections, each on a thread of its own (the background one first): SQLite runs
+        their statements at the same time. Those beyond the background one are opened at the first call that
+        needs them and kept until :meth:`close`."""
+        async with self._more_lock:
+            while len(self._more) < count - 1:
+                self._more.append(await self._connect_more())
+        return [self.background, *self._more[:count - 1]]
 
     async def close(self) -> None:
         """Commits the units of work that wait (and lets the waiting transactions run), then closes."""
@@ -190,6 +210,9 @@ class Database:
             self._reader.close()
         if self._background is not None:
             await self._background.close()
+        for more in self._more:
+            await more.close()
+        self._more = []
         self._reader = self._background = None
         self._writer = None
 

@@ -435,6 +435,11 @@ class PostgresDatabase:
     def background(self) -> PgConnection:
         return PgConnection(self.pool)
 
+    async def readers(self, count: int) -> Sequence[PgConnection]:
+        """``count`` read connections that run statements at the same time: the pool gives each statement
+        a connection of its own."""
+        return [PgConnection(self.pool) for _ in range(count)]
+
     @property
     def writer(self) -> WriteCounters:
         return self.counters
