@@ -195,6 +195,14 @@ def ranges() -> list[tuple[str, str]]:
     return [((today - timedelta(days=7)).isoformat(), today.isoformat()), (first.isoformat(), last.isoformat())]
 
 
+def exact(figures: Any) -> Any:
+    """Revenue compared as numbers: the report adds reversed purchases and their reversals, so an amount sent as
+    ``922.3`` may read ``922.30`` (the same sum, at the scale of the amounts added)."""
+    if isinstance(figures, dict):
+        return {k: ({c: Decimal(a) for c, a in v.items()} if k == "revenue" else exact(v)) for k, v in figures.items()}
+    return figures
+
+
 @pytest.mark.parametrize("group_by", GROUPS)
 async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestClient, group_by: str) -> None:
     await make_clicks(seeded)
@@ -211,8 +219,8 @@ async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestC
         expected = await rebuild(seeded, account, first, last, names)
         got = {tuple(row["key"][n] for n in names): {k: v for k, v in row.items() if k != "key"}
                for row in data["rows"]}
-        assert got == expected["rows"]
-        assert data["unattributed"] == expected["unattributed"]
+        assert exact(got) == exact(expected["rows"])
+        assert exact(data["unattributed"]) == exact(expected["unattributed"])
         assert data["totals"]["clicks"]["human"] == sum(r["clicks"]["human"] for r in got.values()) > 0
         if account == A:  # the event half is not empty: purchases, revenue, delays and the unattributed
             assert data["totals"]["purchases"] > 0 and data["totals"]["revenue"]
