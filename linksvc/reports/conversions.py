@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from linksvc.accounts.service import get_account
@@ -34,6 +34,29 @@ DEFAULT_DAYS = 7
 _COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
            "utm_campaign": "utm_campaign", "platform": "platform", "day": "day"}
 RATE = Decimal("0.0001")
+# ISO 4217 currencies whose minor unit is not the cent (every other code has two decimals).
+MINOR_UNITS = {**dict.fromkeys(("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI",
+                                "VND", "VUV", "XAF", "XOF", "XPF"), 0),
+               **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
+               **dict.fromkeys(("CLF", "UYW"), 4)}
+
+
+def amount_text(currency: str, amount: Decimal) -> str:
+    """An exact sum as text at its currency's decimals (``49.00`` USD, ``1500`` JPY), or at more when the
+    amounts sent had more (``12.345`` USD): never rounded, and the same sum reads the same in every grouping
+    (Decimal addition alone would give ``49.0`` or ``922.30``, as the amounts added happened to be written)."""
+    places = MINOR_UNITS.get(currency, 2)
+    exponent = amount.normalize().as_tuple().exponent
+    if isinstance(exponent, int) and -exponent > places:
+        places = -exponent
+    try:
+        return format(amount.quantize(Decimal(1).scaleb(-places)), "f")
+    except InvalidOperation:  # more digits than the context's precision: as it is
+        return format(amount, "f")
+
+
+def _amounts(revenue: Mapping[str, Decimal]) -> dict[str, str]:
+    return {currency: amount_text(currency, amount) for currency, amount in sorted(revenue.items())}
 
 
 @dataclass(frozen=True)
@@ -123,7 +146,7 @@ class Figures:
             "routes": {"web": web, "app": app, "store": store},
             "events": {kind: n for kind, n in sorted(self.events.items()) if n},
             "purchases": self.purchases,
-            "revenue": {currency: format(amount, "f") for currency, amount in sorted(self.revenue.items())},
+            "revenue": _amounts(self.revenue),
             "conversion_rate": rate,
             "click_to_purchase": {"median_seconds": rank_bound(self.delays, 0.5),
                                   "p90_seconds": rank_bound(self.delays, 0.9)},
@@ -223,7 +246,7 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery, more: Seq
         "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
         "totals": totals.view(),
         "unattributed": {"events": sum(unattributed.events.values()), "purchases": unattributed.purchases,
-                         "revenue": {c: format(a, "f") for c, a in sorted(unattributed.revenue.items())}},
+                         "revenue": _amounts(unattributed.revenue)},
     }
 
 

@@ -196,8 +196,8 @@ def ranges() -> list[tuple[str, str]]:
 
 
 def exact(figures: Any) -> Any:
-    """Revenue compared as numbers: the report adds reversed purchases and their reversals, so an amount sent as
-    ``922.3`` may read ``922.30`` (the same sum, at the scale of the amounts added)."""
+    """Revenue compared as numbers (the report writes a sum at its currency's decimals: ``922.30`` for the
+    ``922.3`` sent; tests/unit/test_report_amounts.py checks the text)."""
     if isinstance(figures, dict):
         return {k: ({c: Decimal(a) for c, a in v.items()} if k == "revenue" else exact(v)) for k, v in figures.items()}
     return figures

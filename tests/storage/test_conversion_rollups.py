@@ -54,7 +54,7 @@ async def test_event_rollups_add_up_exactly_and_reversals_take_purchases_out(set
         row = report["rows"][0]
         assert row["key"]["link"] == link
         assert row["events"] == {"PURCHASE": 4, "app_open": 1}
-        assert row["purchases"] == 3 and row["revenue"] == {"COP": "15000", "USD": "431.60"}
+        assert row["purchases"] == 3 and row["revenue"] == {"COP": "15000.00", "USD": "431.60"}
         assert row["click_to_purchase"] == {"median_seconds": 60, "p90_seconds": 172800}
         assert row["conversion_rate"] is None  # no click
         assert report["unattributed"] == {"events": 1, "purchases": 1, "revenue": {"USD": "20.00"}}
