@@ -14,22 +14,14 @@ from aiohttp.test_utils import TestClient
 
 from linksvc.links.fdl_service import long_links_code
 from linksvc.settings import Settings
+from tests.agents import AGENTS
 from tests.conftest import ADMIN
 from tests.factories import A, B
 from tests.http.test_domains import added, start, verify
 
 ADMIN_API = "/api/admin/v1"
 HOST = "go.shop.example"
-UA = {
-    "chrome_android": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-                      "Chrome/126.0.6478.71 Mobile Safari/537.36",
-    "firefox_android": "Mozilla/5.0 (Android 14; Mobile; rv:127.0) Gecko/127.0 Firefox/127.0",
-    "iphone": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-              "Version/17.5 Mobile/15E148 Safari/604.1",
-    "desktop": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-               "Version/17.5 Safari/605.1.15",
-    "whatsapp": "WhatsApp/2.23.20.0",
-}
+UA = {**AGENTS, "desktop": AGENTS["safari_mac"]}
 FULL = ("/?link=https%3A%2F%2Fshop.example%2Foffer%3Fid%3D7&apn=com.shop.app&amv=42"
         "&afl=https%3A%2F%2Fshop.example%2Fandroid&ibi=com.shop.ios&isi=1234567&ifl=https%3A%2F%2Fshop.example%2Fios"
         "&ofl=https%3A%2F%2Fshop.example%2Fdesktop&utm_source=newsletter&utm_medium=email&utm_campaign=bf"

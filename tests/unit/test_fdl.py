@@ -13,6 +13,7 @@ from linksvc.links.decide import decide
 from linksvc.links.devices import classify
 from linksvc.links.fdl import PARAMETERS, export_rows, link_of_long_link, parameters_of, short_path
 from linksvc.links.fdl_service import checked_long_link, long_links_code
+from tests.agents import AGENTS
 
 # The migration guide's example (https://firebase.google.com/support/guides/app-links-universal-links).
 GUIDE = ("https://example.page.link/?link=https://example.web.app/welcome&apn=com.example.android"
@@ -23,16 +24,7 @@ FULL = ("https://go.shop.example/?link=https%3A%2F%2Fshop.example%2Foffer%3Fid%3
         "&ofl=https%3A%2F%2Fshop.example%2Fdesktop&utm_source=newsletter&utm_medium=email&utm_campaign=bf"
         "&utm_term=coffee&utm_content=hero&gclid=abc&at=1010l&ct=bf-mail&mt=8&pt=99&st=Black+Friday"
         "&sd=Half+price&si=https%3A%2F%2Fshop.example%2Fog.png&d=0")
-UA = {
-    "chrome_android": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-                      "Chrome/126.0.6478.71 Mobile Safari/537.36",
-    "firefox_android": "Mozilla/5.0 (Android 14; Mobile; rv:127.0) Gecko/127.0 Firefox/127.0",
-    "iphone": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-              "Version/17.5 Mobile/15E148 Safari/604.1",
-    "desktop": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-               "Chrome/126.0.0.0 Safari/537.36",
-    "googlebot": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
-}
+UA = {**AGENTS, "desktop": AGENTS["chrome_windows"]}
 TABLE = ("link", "apn", "afl", "amv", "ibi", "ifl", "ius", "ipfl", "ipbi", "isi", "imv", "efr", "ofl",
          "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "gclid", "at", "ct", "mt", "pt",
          "st", "sd", "si", "d")
