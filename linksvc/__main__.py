@@ -82,7 +82,8 @@ def _route_text(answer: dict[str, Any]) -> str:
         lines.append(f"Location: {answer['location']}")
     if answer["body"] is not None:
         lines.append(json.dumps(answer["body"]))
-    labels = {"device": "why", "route": "route", "skipped": "skipped", "tracking_id": "tracking_id"}
+    labels = {"device": "why", "route": "route", "preview": "preview", "skipped": "skipped",
+              "tracking_id": "tracking_id"}
     for step in answer["explanation"]:
         label = labels.get(step["step"])
         lines.append(f"{label}: {step['text']}" if label else step["text"])

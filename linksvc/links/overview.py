@@ -22,6 +22,7 @@ from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
 from linksvc.links.explain import describe_device, explain
+from linksvc.links.previews import PreviewCard, card_of, is_preview_fetcher
 from linksvc.links.urls import query_values
 from linksvc.links.utm import default_utm, edit_utm, utm_of
 from linksvc.store import Store
@@ -109,6 +110,17 @@ def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], publ
     }
 
 
+def preview_text(card: PreviewCard, destination: str) -> str:
+    """The preview page's card in one line: what each field shows and where it links."""
+    shown = [f"title {card.title!r}"]
+    if card.description:
+        shown.append(f"description {card.description!r}")
+    if card.image_url:
+        shown.append(f"image {card.image_url}")
+    shown.append(f"site {card.site_name!r}")
+    return ", ".join(shown) + f"; links to {destination}"
+
+
 async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[str, str], accepts_json: bool,
                         public_url: str, service_label: str, now: float) -> dict[str, Any] | None:
     """What ``GET /{code}`` would answer this click and why; None for an unknown code. The tracking id a
@@ -126,5 +138,19 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
                     {"step": "device", "text": describe_device(device)},
                     {"step": "route", "text": f"the link is {reason}: 410 and a small page"}]}
     decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
+    if is_preview_fetcher(device) and decision.status == 302 and decision.location is not None:
+        card = await card_of(conn, row.account_id, link)
+        if card is None:
+            steps[1]["text"] = (f"a link-preview fetcher, and neither the link nor its account sets a preview: "
+                                f"{steps[1]['text']}")
+        else:  # as the resolver answers it: the page, no redirect
+            steps[1]["text"] = ("a link-preview fetcher, and the link or its account sets a preview -> 200 and a "
+                                "page of Open Graph and Twitter card tags that links to the destination (recorded "
+                                "as a bot click answered preview)")
+            steps.insert(2, {"step": "preview", "title": card.title, "description": card.description,
+                             "image_url": card.image_url, "site_name": card.site_name, "links_to": decision.location,
+                             "text": preview_text(card, decision.location)})
+            return {**answer, "status": 200, "location": None, "answer": "preview", "body": None,
+                    "utm": decision.utm, "tracking_id": decision.tracking_id, "explanation": steps}
     return {**answer, "status": decision.status, "location": decision.location, "answer": decision.answer,
             "body": decision.body, "utm": decision.utm, "tracking_id": decision.tracking_id, "explanation": steps}

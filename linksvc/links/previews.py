@@ -18,6 +18,7 @@ Decisions (docs/decisions.md, "Link previews"):
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,7 +32,7 @@ from linksvc.links.link_urls import HttpsUrl
 from linksvc.resources.models import Strict
 from linksvc.store import Store, in_one_unit
 from storage import link_previews as repo
-from storage.db import Tx
+from storage.db import Conn, Tx
 
 PREVIEW_FETCHERS: frozenset[str] = frozenset({
     # Meta: Facebook, Messenger, Instagram; iMessage and LINE send facebookexternalhit too
@@ -105,11 +106,11 @@ async def put_defaults(db: Store, account_id: str, defaults: AccountPreviewDefau
     return defaults_view(account_id, await in_one_unit(db, unit))
 
 
-async def card_of(db: Store, account_id: str, link: dict[str, Any]) -> PreviewCard | None:
+async def card_of(conn: Conn, account_id: str, link: Mapping[str, Any]) -> PreviewCard | None:
     """What the preview page shows of ``link``: per field the link's value, else the account's default; None
     when neither sets a title, description or image (the fetcher then gets the 302)."""
     own = link.get("preview") or {}
-    defaults = await repo.get_defaults(db.reader, account_id)
+    defaults = await repo.get_defaults(conn, account_id)
     return merge_card(own, defaults, link["destination_url"])
 
 

@@ -17,6 +17,8 @@ from tests.processes import ServiceStore, service_store, sqlite_only
 CHROME_ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/116.0.0.0 "
                   "Mobile Safari/537.36")
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+WHATSAPP = "WhatsApp/2.23.20.0"
+FACEBOOK = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
 
 
 def linksvc(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,6 +46,8 @@ def _seed(folder: Path, store: ServiceStore) -> None:
         {**base, "id": "aaaaaaaa-0109-4000-8000-000000000109", "code": "offaaaa", "disabled": True},
         {**base, "id": "aaaaaaaa-0110-4000-8000-000000000110", "code": "oldaaaa",
          "expires_at": "2020-01-01T00:00:00Z"},
+        {**base, "id": "aaaaaaaa-0111-4000-8000-000000000111", "code": "cardaaa",
+         "preview": {"title": "Black Friday", "image_url": "https://shop.example/og.png"}},
     ]
     (folder / "seed.json").write_text(json.dumps(seed))
     loaded = linksvc("seed", str(folder / "seed.json"), *store.args())
@@ -72,6 +76,33 @@ def test_a_bot_gets_the_destination(db: list[str]) -> None:
                                       "&tracking_id=t-1#top"]
     assert "route: bots always get the destination (recorded as a bot click)" in lines
     assert "tracking_id: kept from the query" in lines
+
+
+@pytest.mark.parametrize("agent", [WHATSAPP, FACEBOOK])
+def test_a_preview_fetcher_gets_the_links_card(db: list[str], agent: str) -> None:
+    run = linksvc("route", "cardaaa", "--user-agent", agent, *db)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "200 OK" and not any(line.startswith("Location:") for line in lines)
+    assert ("route: a link-preview fetcher, and the link or its account sets a preview -> 200 and a page of Open "
+            "Graph and Twitter card tags that links to the destination (recorded as a bot click answered preview)"
+            ) in lines
+    assert ("preview: title 'Black Friday', image https://shop.example/og.png, site 'shop.example'; links to "
+            "https://shop.example/p?x=1&utm_source=linksvc&utm_medium=email&tracking_id=TRACKING_ID#top") in lines
+    answer = json.loads(linksvc("route", "cardaaa", "--user-agent", agent, "--json", *db).stdout)
+    assert (answer["status"], answer["answer"], answer["location"]) == (200, "preview", None)
+    card = next(step for step in answer["explanation"] if step["step"] == "preview")
+    assert (card["title"], card["description"], card["image_url"]) == ("Black Friday", None,
+                                                                      "https://shop.example/og.png")
+
+
+def test_a_preview_fetcher_follows_the_redirect_when_nothing_is_set(db: list[str]) -> None:
+    lines = linksvc("route", "appaaaa", "--user-agent", WHATSAPP, *db).stdout.splitlines()
+    assert lines[0] == "302 Found" and lines[1].startswith("Location: https://shop.example/p?x=1")
+    assert ("route: a link-preview fetcher, and neither the link nor its account sets a preview: bots always get "
+            "the destination (recorded as a bot click)") in lines
+    lines = linksvc("route", "cardaaa", "--user-agent", GOOGLEBOT, *db).stdout.splitlines()  # a search crawler
+    assert lines[0] == "302 Found" and "route: bots always get the destination (recorded as a bot click)" in lines
 
 
 def test_json_output(db: list[str]) -> None:
