@@ -181,7 +181,7 @@ async def _preview(request: web.Request, stored: service.StoredLink, code: str, 
     link nor its account sets anything to show: the fetcher then follows the 302 like any bot."""
     if decision.status != 302 or decision.location is None:
         return None
-    card = await card_of(request.app[DB].reader, stored.account_id, stored.link)
+    card = await card_of(request.app[DB], stored.account_id, stored.link)
     if card is None:
         return None
     body = preview_page(card, _short_url(request.app[SETTINGS], code, domain), decision.location)

@@ -22,7 +22,7 @@ from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
 from linksvc.links.explain import describe_device, explain
-from linksvc.links.previews import PreviewCard, card_of, is_preview_fetcher
+from linksvc.links.previews import PreviewCard, card_on, is_preview_fetcher
 from linksvc.links.urls import query_values
 from linksvc.links.utm import default_utm, edit_utm, utm_of
 from linksvc.store import Store
@@ -139,7 +139,7 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
                     {"step": "route", "text": f"the link is {reason}: 410 and a small page"}]}
     decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
     if is_preview_fetcher(device) and decision.status == 302 and decision.location is not None:
-        card = await card_of(conn, row.account_id, link)
+        card = await card_on(conn, row.account_id, link)
         if card is None:
             steps[1]["text"] = (f"a link-preview fetcher, and neither the link nor its account sets a preview: "
                                 f"{steps[1]['text']}")

@@ -106,9 +106,14 @@ async def put_defaults(db: Store, account_id: str, defaults: AccountPreviewDefau
     return defaults_view(account_id, await in_one_unit(db, unit))
 
 
-async def card_of(conn: Conn, account_id: str, link: Mapping[str, Any]) -> PreviewCard | None:
+async def card_of(db: Store, account_id: str, link: Mapping[str, Any]) -> PreviewCard | None:
     """What the preview page shows of ``link``: per field the link's value, else the account's default; None
     when neither sets a title, description or image (the fetcher then gets the 302)."""
+    return await card_on(db.reader, account_id, link)
+
+
+async def card_on(conn: Conn, account_id: str, link: Mapping[str, Any]) -> PreviewCard | None:
+    """:func:`card_of` read on ``conn`` (``linksvc route`` holds a connection, not the service's store)."""
     own = link.get("preview") or {}
     defaults = await repo.get_defaults(conn, account_id)
     return merge_card(own, defaults, link["destination_url"])
