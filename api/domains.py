@@ -76,7 +76,8 @@ ENDPOINTS = [
     Endpoint("DELETE", _DOMAIN, delete_domain, "Delete a custom domain that no link names", "domains", status=204,
              security="admin", errors=(401, 404, 409)),
     Endpoint("POST", f"{_DOMAIN}/verify", verify_domain,
-             "Fetch the token from the domain: live when it answers it, else 422 naming what happened", "domains",
+             "Fetch the token from the domain: live when it answers it, else 422 (not_served or wrong_body)",
+             "domains",
              response=Envelope[DomainView], security="admin", errors=(401, 404, 422)),
 ]
 

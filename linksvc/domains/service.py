@@ -1,14 +1,15 @@
 """Custom domains of an account: add, list, read, delete and verify (the admin API's rules).
 
-A host is a lower-case DNS name with at least one dot, not an IP address and not a shared host, unique across
-the service. A new domain is ``pending`` with a random token; it goes ``live`` once the service fetched the
-token back from ``/.well-known/linksvc-verify/{token}`` on the domain (:mod:`linksvc.domains.verify`). The
-links that name a domain keep it from being deleted (409 naming how many).
+A host is a lower-case DNS name with at least one dot, never an IP address in any notation, nor a name for local
+networks (``.internal``, ``.localhost``, ...), nor a shared host, and unique across the service. A new domain is
+``pending`` with a random token; it goes ``live`` once the service fetched the token back from
+``/.well-known/linksvc-verify/{token}`` on the domain (:mod:`linksvc.domains.verify`), through the same guard
+against private addresses as deliveries. The links that name a domain keep it from being deleted (409 naming how
+many).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import secrets
 import uuid
@@ -20,6 +21,7 @@ from linksvc.domains.hosts import LIVE, PENDING, SharedHosts
 from linksvc.domains.verify import VERIFY_PATH, fetch_problem, verification_url
 from linksvc.errors import Conflict, InvalidField, NotFound, ServiceError
 from linksvc.links.fdl_service import drop_long_links_link, ensure_long_links_link, import_export, long_links_code
+from linksvc.netguard import is_ip_literal
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from linksvc.store import Store, in_one_unit
@@ -29,6 +31,10 @@ from storage.domains import DomainRecord
 from storage.links import links_naming_domain
 
 _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+# Names that resolve only on a local network or machine, by standard: localhost (RFC 6761), mDNS's local
+# (RFC 6762), home.arpa (RFC 8375), ICANN's private-use internal (metadata.google.internal), and two that never
+# resolve publicly (invalid, onion). No such name can be proven to be an account's public domain.
+LOCAL_SUFFIXES = ("localhost", "local", "internal", "home.arpa", "invalid", "onion")
 
 
 class NotVerified(ServiceError):
@@ -39,7 +45,8 @@ class NotVerified(ServiceError):
 
 
 def check_host(raw: str, shared: SharedHosts) -> str:
-    """The host as stored (lower-case, no trailing dot), or InvalidField naming ``host``."""
+    """The host as stored (lower-case, no trailing dot), or InvalidField naming ``host``: a DNS name, never an IP
+    address in any notation (:func:`linksvc.netguard.is_ip_literal`), nor a name kept for local networks."""
     host = raw.strip().lower().rstrip(".")
 
     def refuse(message: str, rule: str = "format") -> InvalidField:
@@ -47,17 +54,14 @@ def check_host(raw: str, shared: SharedHosts) -> str:
 
     if not host.isascii():
         raise refuse("must be an ASCII DNS name (write an internationalised name in its xn-- form)")
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        pass
-    else:
-        raise refuse("must be a DNS name, not an IP address")
+    if is_ip_literal(host):
+        raise refuse("must be a DNS name, not an IP address (nor a name whose last label is a number)")
     labels = host.split(".")
     if len(host) > 253 or len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
         raise refuse("must be a DNS name with at least one dot (letters, digits and hyphens: links.example.com)")
-    if labels[-1].isdigit():
-        raise refuse("must be a DNS name, not an IP address")
+    local = next((suffix for suffix in LOCAL_SUFFIXES if host == suffix or host.endswith(f".{suffix}")), None)
+    if local is not None:
+        raise refuse(f"is a name for local networks (.{local}), never a public domain", "reserved")
     if host in shared.hosts:
         raise refuse("is one of the service's shared hosts", "reserved")
     return host
@@ -130,12 +134,15 @@ async def delete_domain(db: Store, resources: Resources, account_id: str, domain
 
 async def verify_domain(db: Store, settings: Settings, resources: Resources, account_id: str, domain_id: str
                         ) -> dict[str, Any]:
-    """Fetches the token from the domain; live when it is there, else NotVerified naming what happened. A live
+    """Fetches the token from the domain; live when it is there, else NotVerified (:mod:`linksvc.domains.verify`
+    says what it tells). A live
     domain gets its long-links link (the clicks on its long Dynamic Links: linksvc.links.fdl_service)."""
     found = await _domain(db, account_id, domain_id)
     if found.status != LIVE:
         problem = await fetch_problem(settings.domain_verify_scheme, found.host, found.token,
-                                      settings.domain_verify_connect, settings.domain_verify_timeout_seconds)
+                                      connect=settings.domain_verify_connect,
+                                      timeout=settings.domain_verify_timeout_seconds,
+                                      allow_private=settings.allow_private_destinations)
         if problem is not None:
             raise NotVerified(details=[problem])
 

@@ -19,7 +19,7 @@ secret or a new endpoint applies to retries) and sent; outcomes are recorded in 
     the vendor refused the data        failed, with the vendor's code and message (not retried; the admin
                                        API can retry it by hand); any other status, 3xx included, too
     an address that is not public      failed, with the refusal as the last error (unless private
-                                       destinations are allowed; see :mod:`linksvc.forwarding.guard`)
+                                       destinations are allowed; see :mod:`linksvc.netguard`)
 
 Before the builder runs, the event gets the click behind its ``tracking_id`` (``event["click"]``: user agent,
 referer, time, the link's destination) for the destinations that ask for them (Meta's website events), and
@@ -52,11 +52,11 @@ import aiohttp
 from linksvc.clock import iso, utcnow
 from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints
 from linksvc.forwarding.destinations import build, build_test, judge
-from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
 from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
 from linksvc.forwarding.sender import Answer, send
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, Verdict
+from linksvc.netguard import PublicOnlyResolver, RefusedDestination
 from linksvc.redaction import mask_url_credentials, redact_error
 from storage import clicks as click_repo
 from storage import customers as customer_repo

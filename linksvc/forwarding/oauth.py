@@ -22,10 +22,10 @@ from typing import Any
 
 import aiohttp
 
-from linksvc.forwarding.guard import check_literal_host
 from linksvc.forwarding.outgoing import setting
 from linksvc.forwarding.sender import read_bounded
 from linksvc.forwarding.verdicts import json_body
+from linksvc.netguard import check_literal_host
 from linksvc.untrusted import safe_text
 
 GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"

@@ -1,6 +1,6 @@
 """One HTTP request to a destination, and what came back (at most 1 MiB of it).
 
-The session's resolver refuses names that resolve to non-public addresses (:mod:`linksvc.forwarding.guard`);
+The session's resolver refuses names that resolve to non-public addresses (:mod:`linksvc.netguard`);
 address literals are checked here before the request. Redirects are never followed. A destination's answer
 is read up to :data:`MAX_RESPONSE_BYTES`: an endless or huge body (a misbehaving or hostile endpoint) must
 not fill the memory; beyond it the connection is dropped instead of drained.
@@ -14,8 +14,8 @@ from email.utils import parsedate_to_datetime
 
 import aiohttp
 
-from linksvc.forwarding.guard import check_literal_host
 from linksvc.forwarding.outgoing import Outgoing
+from linksvc.netguard import check_literal_host
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 

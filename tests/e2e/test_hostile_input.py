@@ -359,3 +359,36 @@ def test_clicks_and_events_still_recorded_for_every_account(service: Service) ->
     events = dict(service.store.rows("SELECT account_id, count(*) FROM events GROUP BY account_id"))
     assert events.get(A, 0) >= 1 and events.get(B, 0) >= 1
     assert service.store.integrity() == "ok"
+
+
+# --- issue 32: Domains are DNS names ---
+
+@pytest.fixture(scope="module")
+def domains_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A service of its own: the module's ``service`` is stopped by the test before."""
+    folder = tmp_path_factory.mktemp("hostile-domains")
+    with service_store(folder) as store:
+        yield from _serve(folder, store)
+
+
+# A custom domain spelled as an address a resolver or a browser would connect to, raw JSON as an attacker types
+# it: inet_aton's hex, octal and short forms, a browser's numeric last label, IPv6, escapes and look-alikes.
+IP_DOMAINS = [
+    b'"0x7f.0x1"', b'"127.0.0.0x1"', b'"0xa9.0xfea9fe"', b'"0251.0376.0251.0376"', b'"2130706433"', b'"127.1"',
+    b'"0X7F.1."', b'"\\u0030x7f.0x1"', b'"[::ffff:169.254.169.254]"', b'"::ffff:a9fe:a9fe"', b'"[::1]"',
+    b'"%31%32%37.0.0.1"', b'"links.example.0x1"', b'" 10.0.0.1 "', b'"127.0.0.1\\t"',
+    '"１２７.０.０.１"'.encode(), '"127。0。0。1"'.encode(), b'"metadata.google.internal"',
+]
+
+
+@pytest.mark.parametrize("host", IP_DOMAINS)
+def test_an_ip_address_is_no_custom_domain(domains_service: Service, host: bytes) -> None:
+    path = f"/api/admin/v1/accounts/{A}/domains"
+    reply = exchange(domains_service.port, raw_request(
+        "POST", path, [("Authorization", f"Bearer {ADMIN_TOKEN}"), ("Content-Type", "application/json")],
+        b'{"host": ' + host + b"}"))
+    assert reply.status == 400, reply.raw[:300]
+    body = json.loads(reply.body)
+    assert set(body) == {"error", "details"} and body["details"]["field"] == "host", body
+    status, listed, _ = call(domains_service.base + path, {"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert status == 200 and listed["data"] == []

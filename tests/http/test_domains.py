@@ -1,28 +1,35 @@
 """Custom domains through the admin API: adding, listing, reading, deleting and verifying a domain, the links
 that name one, and the ownership proof fetched over a real loopback socket (from the service itself, from a
-local server that answers the wrong body, from a port nobody listens on, from one that answers 404)."""
+local server that answers the wrong body, from a port nobody listens on, one that never answers, one that
+answers 404: the last three one same answer), never from a private address unless allowed."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestClient, TestServer
 
 from api.appkeys import DB
 from api.server import FAST_LANE
 from linksvc.app import create_app
+from linksvc.domains.verify import fetch_problem
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage import domains as domains_repo
 from tests.conftest import ADMIN, ServiceTestServer
 from tests.factories import A, B, ids, two_accounts
+from tests.http.conftest import Receiver
 from tests.rawhttp import kept_alive
+from tests.unit.test_domain_hosts import IP_LITERALS, LOCAL_NAMES
 
 ADMIN_API = "/api/admin/v1"
 
@@ -33,12 +40,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def start(aiohttp_client: Any, settings: Settings, connect_port: int | None = None) -> TestClient:
+async def start(aiohttp_client: Any, settings: Settings, connect_port: int | None = None, timeout: float = 2.0,
+                guarded: bool = False) -> TestClient:
     """The service with the two test accounts; its verification fetch connects to ``connect_port`` (by default
-    the service's own port) over plain HTTP."""
+    the service's own port) over plain HTTP; ``guarded``: to the domain itself, private addresses refused (the
+    service as deployed)."""
     port = free_port()
-    settings = replace(settings, domain_verify_scheme="http",
-                       domain_verify_connect=f"127.0.0.1:{connect_port or port}", domain_verify_timeout_seconds=2.0)
+    connect = "" if guarded else f"127.0.0.1:{connect_port or port}"
+    settings = replace(settings, domain_verify_scheme="http", domain_verify_connect=connect,
+                       domain_verify_timeout_seconds=timeout, allow_private_destinations=not guarded)
     client: TestClient = await aiohttp_client(ServiceTestServer(create_app(settings), host="127.0.0.1", port=port))
     await load_seed(client.app[DB], two_accounts(), allow_private=True)
     return client
@@ -88,6 +98,27 @@ async def test_a_host_that_is_not_a_dns_name_of_the_account_is_refused(service: 
     body = await response.json()
     assert set(body) == {"error", "details"}
     assert body["details"]["field"] == "host"
+
+
+@pytest.mark.parametrize(("host", "what"), IP_LITERALS)
+async def test_an_ip_address_in_any_notation_is_refused(service: TestClient, host: str, what: str) -> None:
+    response = await add(service, host)
+    assert response.status == 400, (what, await response.text())
+    body = await response.json()
+    assert set(body) == {"error", "details"}
+    assert body["details"]["field"] == "host"
+    assert "not an IP address" in body["details"]["message"], what
+
+
+@pytest.mark.parametrize("host", LOCAL_NAMES)
+async def test_a_name_for_local_networks_is_refused(service: TestClient, host: str) -> None:
+    response = await add(service, host)
+    assert response.status == 400, await response.text()
+    issue = (await response.json())["details"]["issues"][0]
+    assert (issue["path"], issue["type"]) == ("host", "reserved")
+    assert issue["message"].startswith("is a name for local networks"), issue
+    listed = await (await service.get(f"{ADMIN_API}/accounts/{A}/domains", headers=ADMIN)).json()
+    assert listed["data"] == []
 
 
 async def test_a_shared_host_is_refused(aiohttp_client: Any, settings: Settings) -> None:
@@ -193,19 +224,56 @@ async def test_a_wrong_body_is_not_a_proof(aiohttp_client: Any, settings: Settin
     assert problem["url"] == domain["verification"]["url"]
 
 
-async def test_a_refused_connection_is_named(aiohttp_client: Any, settings: Settings) -> None:
-    client = await start(aiohttp_client, settings, free_port())
-    problem = await not_verified(client, await added(client, "links.example.com"))
-    assert problem["problem"] == "connection_refused"
-    assert "connection refused" in problem["message"]
+@pytest.fixture
+async def silent() -> AsyncIterator[int]:
+    """A port that accepts connections and never answers."""
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    yield int(server.sockets[0].getsockname()[1])
+    server.close()
 
 
-async def test_a_status_other_than_200_is_named(aiohttp_client: Any, settings: Settings,
-                                                impostor: TestServer) -> None:
-    client = await start(aiohttp_client, settings, impostor.port)
-    problem = await not_verified(client, await added(client, "missing.example.com"))
-    assert problem["problem"] == "status"
-    assert "status 404" in problem["message"]
+async def stored(client: TestClient, host: str) -> dict[str, Any]:
+    """A domain stored with ``host`` as is, past the host check (a row from before the check refused it)."""
+    domain = await added(client, f"stored-{uuid.uuid4().hex[:8]}.example.com")
+    db = client.app[DB]
+    record = await domains_repo.by_id(db.reader, A, domain["id"])
+    assert record is not None
+    copy = replace(record, id=str(uuid.uuid4()), host=host, token=f"{record.token[:-1]}x")
+
+    async def unit(tx: Any) -> None:
+        await domains_repo.insert(tx, copy)
+
+    await db.write(unit)
+    return {"id": copy.id, "host": host}
+
+
+def without_host(problem: dict[str, Any], host: str) -> dict[str, Any]:
+    """The answer with the domain's own URL and host taken out: what is left must say nothing else."""
+    assert problem["url"].startswith(f"http://{host}/.well-known/linksvc-verify/")
+    return {key: value.replace(problem["url"], "URL").replace(host, "HOST") for key, value in problem.items()}
+
+
+async def test_every_failure_to_fetch_is_the_same_answer(aiohttp_client: Any, settings: Settings,
+                                                         impostor: TestServer, silent: int) -> None:
+    """A refused connection, a timeout, a status other than 200, a name or an address that is not public: one
+    answer, which says nothing about what is behind the host (an admin could otherwise map the internal
+    network: which ports are open, which hosts exist)."""
+    answers = []
+    for port, host in ((free_port(), "refused.example.com"), (silent, "silent.example.com"),
+                       (impostor.port, "missing.example.com")):
+        client = await start(aiohttp_client, settings, port, timeout=0.5)
+        answers.append(without_host(await not_verified(client, await added(client, host)), host))
+    # The service as deployed: no LINKSVC_DOMAIN_VERIFY_CONNECT, private destinations not allowed; hosts the
+    # check refuses today, stored before it did, that resolve (or are) a loopback address.
+    deployed = await start(aiohttp_client, settings, guarded=True)
+    for host in ("localhost", "0x7f.0x1", "127.1", "127.0.0.1", "[::1]", "[::ffff:127.0.0.1]"):
+        answers.append(without_host(await not_verified(deployed, await stored(deployed, host)), host))
+    assert answers == [{"problem": "not_served", "url": "URL", "message": "could not fetch URL: HOST must point at "
+                        "this service, which answers the token there"}] * len(answers)
 
 
 async def test_a_link_may_name_only_a_domain_of_its_account(service: TestClient) -> None:
@@ -292,3 +360,37 @@ async def test_a_shared_host_reads_no_domain(service: TestClient, monkeypatch: p
     for attempt in range(2):  # the handler, then the fast lane
         answer = await service.get("/lnkaaaa", allow_redirects=False)
         assert answer.status == 302, attempt
+
+
+# The verification fetch and what a name resolves to ------------------------------------------------------------
+
+
+class PointedDNS(AbstractResolver):
+    """Stands in for DNS: ``name`` resolves to 127.0.0.1 at ``port`` (a name an admin pointed at an internal
+    server); any other name resolves nowhere."""
+
+    def __init__(self, name: str, port: int) -> None:
+        self.name, self.port = name, port
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        if host != self.name:
+            raise OSError(f"no such name {host}")
+        return [{"hostname": host, "host": "127.0.0.1", "port": self.port, "proto": 0, "flags": 0,
+                 "family": socket.AF_INET}]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_name_resolving_to_a_private_address_is_never_fetched(receiver: Receiver) -> None:
+    dns = PointedDNS("links.example.com", receiver.server.port or 0)
+    fetch = partial(fetch_problem, "http", "links.example.com", "the-token", connect="", timeout=2.0, resolver=dns)
+    problem = await fetch(allow_private=False)
+    assert problem is not None and problem["problem"] == "not_served", problem
+    assert receiver.received == []
+    # The same name with private destinations allowed: fetched (the receiver's answer is not the token).
+    problem = await fetch(allow_private=True)
+    assert problem is not None and problem["problem"] == "wrong_body", problem
+    assert [(r["path"], r["headers"]["Host"]) for r in receiver.received] == [
+        ("/.well-known/linksvc-verify/the-token", "links.example.com")]

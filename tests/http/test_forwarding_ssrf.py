@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestClient
 from yarl import URL
 
 from api.appkeys import DB
-from linksvc.forwarding.guard import PublicOnlyResolver, RefusedDestination
+from linksvc.netguard import PublicOnlyResolver, RefusedDestination
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
 from tests.conftest import ADMIN

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linksvc.forwarding.guard import RefusedDestination, check_literal_host
-from linksvc.resources.urls import is_public_address
+from linksvc.netguard import RefusedDestination, check_literal_host, is_public_address
 
 NOT_PUBLIC = [
     "127.0.0.1", "127.8.9.10", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1",
