@@ -123,8 +123,9 @@ async def account_link_targets(conn: Conn, account_id: str) -> list[LinkTargets]
     for row in rows:
         apps = [value if isinstance(value, dict) else _object(value) or {} for value in (row[3], row[4])]
         urls = (row[0], row[1], row[2], apps[0].get("fallback_url"), apps[1].get("fallback_url"))
-        found.append(LinkTargets(tuple(url for url in urls if _text(url)), _text(apps[0].get("package")),
-                                 _text(apps[1].get("bundle_id")), _text(apps[1].get("app_store_id"))))
+        found.append(LinkTargets(tuple(url for url in urls if isinstance(url, str) and url),
+                                 _text(apps[0].get("package")), _text(apps[1].get("bundle_id")),
+                                 _text(apps[1].get("app_store_id"))))
     return found
 
 

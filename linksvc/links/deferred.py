@@ -4,9 +4,10 @@ The app hands over what it has of the click: on Android the install referrer (th
 the Play URL the resolver sent, as the Play Install Referrer API returns it: decoded once, a query string
 with the UTM fields, ``tracking_id`` and ``link``); on iOS the text the landing page put on the pasteboard
 when the person tapped "Open in the app" (:func:`pasteboard_token`). Either names a tracking_id; the click
-behind it, in the caller's account only, gives the link (for a click on a long Dynamic Link, the long link the
-referrer names, checked again: :func:`linksvc.links.fdl_service.long_link_of_referrer`), and the install is recorded (one per click: the
-store's unique key decides, so a second claim, even one at the same moment, is refused) before the answer.
+behind it, in the caller's account only, gives the link (for a click on a long Dynamic Link, the long link
+the referrer names, checked again: :func:`linksvc.links.fdl_service.long_link_of_referrer`), and the install
+is recorded (one per click: the store's unique key decides, so a second claim, even one at the same moment,
+is refused) before the answer.
 """
 
 from __future__ import annotations

@@ -257,7 +257,8 @@ async def test_the_domains_url_patterns_allow_other_targets(service: TestClient)
     found = await location(service, partner.replace("www.partner", "WWW.Partner"), UA["chrome_android"])
     assert found.startswith("intent://WWW.Partner.example/sale?x=1") and ";package=com.shop.app;" in found
     for elsewhere in ("https%3A%2F%2Fwww.partner.example%2Fother",  # a full match: another path is not allowed
-                      "https%3A%2F%2Fpartner.example.evil.net%2Fsale", "https%3A%2F%2Fevil.net%2Fpartner.example%2Fsale"):
+                      "https%3A%2F%2Fpartner.example.evil.net%2Fsale",
+                      "https%3A%2F%2Fevil.net%2Fpartner.example%2Fsale"):
         assert (await click(service, f"/?link={elsewhere}", UA["desktop"])).status == 400, elsewhere
     # Another account's domain does not lend its patterns, nor its links' hosts.
     other = await added(service, "go.other.example", account=B)
@@ -332,7 +333,7 @@ async def test_app_found_answers_the_deep_link_as_a_stored_link_with_the_same_qu
 
 
 async def test_a_deferred_claim_of_a_long_link_install_answers_the_long_link(service: TestClient) -> None:
-    path = (f"/?link=https%3A%2F%2Fshop.example%2Foffer%3Fid%3D7&apn=com.shop.app&ofl=https%3A%2F%2Fshop.example"
+    path = ("/?link=https%3A%2F%2Fshop.example%2Foffer%3Fid%3D7&apn=com.shop.app&ofl=https%3A%2F%2Fshop.example"
             "%2Fdesktop&utm_source=qr&utm_campaign=spring")
     found = await location(service, path, UA["firefox_android"])  # the Play page, with the install referrer
     assert found.startswith("https://play.google.com/store/apps/details?id=com.shop.app&referrer=")
