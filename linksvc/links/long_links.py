@@ -136,8 +136,9 @@ def refusals(body: Mapping[str, Any], query: Mapping[str, str], own: OwnTargets,
             parameter = "link"
         if isinstance(url, str) and not url_allowed(url, own, domain.url_patterns) \
                 and not any(issue.path == parameter for issue in issues):
-            issues.append(Issue(parameter, f"leads to an address that {domain.host} does not allow (its URL "
-                                           "patterns, or the hosts of the account's own links)", "not_allowed"))
+            issues.append(Issue(parameter, f"leads to an address that {domain.host} does not allow (neither a host "
+                                           "of the links of this account nor a URL pattern of the domain)",
+                                "not_allowed"))
     for obj, member, parameter, known, what in APP_FIELDS:
         value = _member(body, f"{obj}.{member}")
         if isinstance(value, str) and value not in getattr(own, known):
