@@ -81,12 +81,22 @@ def _top_level_bar(pattern: str) -> bool:
     return False
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
+
+
 def problem(pattern: str) -> str | None:
     """Why ``pattern`` cannot be on an allow-list, or None."""
     if not pattern.strip():
         return "must not be empty"
     if len(pattern) > MAX_LENGTH:
         return f"must be at most {MAX_LENGTH} characters"
+    if not pattern.isprintable() or not _is_utf8(pattern):
+        return "must be printable text"
     try:
         re2.compile(pattern, options=_OPTIONS)
     except re2.error as exc:
@@ -148,4 +158,6 @@ def matches(patterns: Iterable[str], url: str) -> bool:
     if not wanted:
         return False
     target = normalised(url)
+    if not _is_utf8(target):
+        return False
     return any(compiled.fullmatch(target) is not None for compiled in _compiled(wanted))

@@ -350,3 +350,10 @@ async def test_a_deferred_claim_of_a_long_link_install_answers_the_long_link(ser
     assert data["destination_url"] == (f"https://shop.example/desktop?utm_source=qr&utm_campaign=spring"
                                        f"&tracking_id={tracking_id}")
     assert data["link_code"] == long_links_code(HOST) and data["platform"] == "android"
+
+
+async def test_a_long_link_with_odd_bytes_is_refused_not_an_error(service: TestClient) -> None:
+    for query in ("link=https%3A%2F%2Fshop.example%2F%ED%A0%80", "link=https%3A%2F%2Fshop.example%2F%00",
+                  "link=https%3A%2F%2Fshop.example%2F%FF", "link=https%3A%2F%2F%5B%3A%3A1%5D%2F"):
+        response = await click(service, f"/?{query}", UA["desktop"])
+        assert response.status in (302, 400), (query, response.status)
