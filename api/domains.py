@@ -13,13 +13,25 @@ from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope
 from linksvc.domains import service as domains
 from linksvc.domains.hosts import DomainRecord, SharedHosts, held_domains, request_host
+from linksvc.domains.url_patterns import EXAMPLE, MAX_LENGTH, MAX_PATTERNS
 
 SHARED_HOSTS: web.AppKey[SharedHosts] = web.AppKey("shared_hosts", SharedHosts)
+
+
+PATTERNS_DOC = (f"the long links' allow-list: RE2 regular expressions, each matched over the whole decoded URL of "
+                f"link, ofl, afl, ifl and si, each naming its scheme and host ({EXAMPLE}); at most {MAX_PATTERNS}, "
+                f"each at most {MAX_LENGTH} characters. The hosts of the account's own links are allowed without one")
 
 
 class DomainCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     host: str = Field(min_length=1, max_length=253, description="a DNS name with at least one dot")
+    url_patterns: list[str] = Field(default_factory=list, max_length=MAX_PATTERNS, description=PATTERNS_DOC)
+
+
+class DomainUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url_patterns: list[str] = Field(max_length=MAX_PATTERNS, description=PATTERNS_DOC + " (replaces the list)")
 
 
 class Verification(BaseModel):
@@ -35,12 +47,18 @@ class DomainView(BaseModel):
     verification: Verification
     created_at: str
     verified_at: str | None
+    url_patterns: list[str] = Field(description=PATTERNS_DOC)
 
 
 async def create_domain(request: web.Request, body: DomainCreate) -> web.Response:
     created = await domains.add_domain(request.app[DB], request.app[SETTINGS], request.app[SHARED_HOSTS],
-                                       request.match_info["account_id"], body.host)
+                                       request.match_info["account_id"], body.host, body.url_patterns)
     return data(created, status=201)
+
+
+async def update_domain(request: web.Request, body: DomainUpdate) -> web.Response:
+    return data(await domains.set_url_patterns(request.app[DB], request.app[SETTINGS], request.match_info["account_id"],
+                                               request.match_info["domain_id"], body.url_patterns))
 
 
 async def list_domains(request: web.Request) -> web.Response:
@@ -73,6 +91,10 @@ ENDPOINTS = [
              errors=(400, 401, 404, 409)),
     Endpoint("GET", _DOMAIN, get_domain, "Read a custom domain", "domains", response=Envelope[DomainView],
              security="admin", errors=(401, 404)),
+    Endpoint("PATCH", _DOMAIN, update_domain,
+             "Replace the allow-list of the domain's long Dynamic Links (url_patterns); a pattern that is not a "
+             "valid RE2 expression or does not name its host is 400 naming it (url_patterns[2])", "domains",
+             body=DomainUpdate, response=Envelope[DomainView], security="admin", errors=(400, 401, 404)),
     Endpoint("DELETE", _DOMAIN, delete_domain, "Delete a custom domain that no link names", "domains", status=204,
              security="admin", errors=(401, 404, 409)),
     Endpoint("POST", f"{_DOMAIN}/verify", verify_domain,

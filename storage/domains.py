@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import orjson
+
 from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
 
 OWNS = ("domains",)
 
-_COLUMNS = "id, account_id, host, status, token, created_at, verified_at"
+_COLUMNS = "id, account_id, host, status, token, created_at, verified_at, url_patterns"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,18 +26,19 @@ class DomainRecord:
     token: str
     created_at: str
     verified_at: str | None
+    url_patterns: tuple[str, ...] = ()  # the long links' allow-list (linksvc.domains.url_patterns), JSON when stored
 
 
 def _record(row: Row) -> DomainRecord:
     return DomainRecord(str(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4]), str(row[5]),
-                        None if row[6] is None else str(row[6]))
+                        None if row[6] is None else str(row[6]), tuple(orjson.loads(row[7] or "[]")))
 
 
 async def insert(tx: Tx, record: DomainRecord) -> None:
     await execute(
-        tx, f"INSERT INTO domains ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        tx, f"INSERT INTO domains ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (record.id, record.account_id, record.host, record.status, record.token, record.created_at,
-         record.verified_at),
+         record.verified_at, orjson.dumps(list(record.url_patterns)).decode()),
     )
 
 
@@ -64,6 +67,12 @@ async def every_domain(conn: Conn) -> list[DomainRecord]:
 async def mark_live(tx: Tx, domain_id: str, verified_at: str) -> bool:
     return await execute(tx, "UPDATE domains SET status = 'live', verified_at = ? WHERE id = ?",
                          (verified_at, domain_id)) > 0
+
+
+async def set_url_patterns(tx: Tx, account_id: str, domain_id: str, patterns: tuple[str, ...]) -> bool:
+    """Replaces the domain's allow-list; False when the account has no such domain."""
+    return await execute(tx, "UPDATE domains SET url_patterns = ? WHERE id = ? AND account_id = ?",
+                         (orjson.dumps(list(patterns)).decode(), domain_id, account_id)) > 0
 
 
 async def delete(tx: Tx, account_id: str, domain_id: str) -> bool:

@@ -98,6 +98,37 @@ async def account_app_settings(conn: Conn) -> list[tuple[str, AppSettings]]:
     return [(str(row[0]), AppSettings(_object(row[1]), _object(row[2]))) for row in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class LinkTargets:
+    """Where one link leads: its URLs (destination, fallbacks, deeplink; those it has) and its apps."""
+
+    urls: tuple[str, ...]
+    android_package: str | None
+    ios_bundle_id: str | None
+    ios_app_store_id: str | None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+async def account_link_targets(conn: Conn, account_id: str) -> list[LinkTargets]:
+    """Where each of the account's links leads (the long links' own targets: linksvc.links.long_links), in one
+    statement; the bodies are read in full only for their URL and app members."""
+    members = [json_member(conn, "body", name) for name in ("destination_url", "fallback_url", "deeplink")]
+    android, ios = json_object(conn, "android")[0], json_object(conn, "ios")[0]
+    rows = await fetch_all(conn, f"SELECT {', '.join(members)}, {android}, {ios} FROM links WHERE account_id = ?",
+                           (account_id,))
+    found = []
+    for row in rows:
+        apps = [value if isinstance(value, dict) else _object(value) or {} for value in (row[3], row[4])]
+        urls = (row[0], row[1], row[2], apps[0].get("fallback_url"), apps[1].get("fallback_url"))
+        found.append(LinkTargets(tuple(url for url in urls if isinstance(url, str) and url),
+                                 _text(apps[0].get("package")), _text(apps[1].get("bundle_id")),
+                                 _text(apps[1].get("app_store_id"))))
+    return found
+
+
 def json_object(conn: Conn, member: str) -> tuple[str, str]:
     """The SQL of a JSON member that is an object, and of the test that it is one, in the connection's dialect."""
     if dialect(conn) == "postgresql":

@@ -35,14 +35,14 @@ from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
-from linksvc.errors import InvalidField
+from linksvc.errors import InvalidField, NotFound
 from linksvc.jsoncodec import dumpb
 from linksvc.links import fdl, service
 from linksvc.links.clicks import Click
 from linksvc.links.decide import Decision, decide, unavailable
 from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
-from linksvc.links.fdl_service import checked_long_link, long_links_code
+from linksvc.links.fdl_service import long_link_click
 from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.urls import with_query
 from linksvc.links.visitors import Visitors
@@ -82,24 +82,25 @@ async def resolve(request: web.Request) -> web.StreamResponse:
 
 async def long_link(request: web.Request) -> web.StreamResponse:
     """``GET /?link=...``: a long Dynamic Link (:mod:`linksvc.links.fdl`) on a live custom domain, answered by
-    the resolver like a stored link; its click is recorded against the domain's long-links link. Anywhere else,
-    and without ``link``, 404."""
+    the resolver like a stored link when it leads only where the account allows (:mod:`linksvc.links.long_links`);
+    its click is recorded against the domain's long-links link. Anywhere else, and without ``link``, 404; a
+    parameter the Link model or the account refuses, a 400 page naming it."""
     host, shared, domain = await domain_of_request(request)
     if shared or domain is None or domain.status != LIVE or not fdl.is_long_link(request.query):
         return _page(404, "Link not found", "There is no link at this address.")
-    held = await service.link_of_code(request.app[DB], long_links_code(host))
-    if held is None or held.account_id != domain.account_id:
-        return _page(404, "Link not found", "There is no link at this address.")
-    if unavailable(held.link, time.time()) is not None:
-        return _page(410, "Link no longer available", "This link has been switched off or has expired.")
     query = {key: request.query[key] for key in request.query}
     try:
-        body, long = checked_long_link(query, held.id)
+        held, body, long = await long_link_click(request.app[DB], domain, query)
+    except NotFound:
+        return _page(404, "Link not found", "There is no link at this address.")
     except InvalidField as refused:
         return _page(400, "Link cannot be opened", f"This Dynamic Link is not valid: {refused.as_text()}.")
-    kept = {"tracking_id": query["tracking_id"]} if query.get("tracking_id") else {}
+    if unavailable(held.link, time.time()) is not None:
+        return _page(410, "Link no longer available", "This link has been switched off or has expired.")
+    # What decide() reads of a stored link's query: the UTM (here the long link's), tracking_id and $app-found.
+    carried = {name: query[name] for name in ("tracking_id", "$app-found") if query.get(name)}
     return await _answer(request, replace(held, link=body), f"?{request.rel_url.raw_query_string}",
-                         {**long.utm, **kept}, host, long.app_store_tokens)
+                         {**long.utm, **carried}, host, long.app_store_tokens)
 
 
 async def _answer(request: web.Request, stored: service.StoredLink, code: str, query: Mapping[str, str],

@@ -5,7 +5,8 @@ networks (``.internal``, ``.localhost``, ...), nor a shared host, and unique acr
 ``pending`` with a random token; it goes ``live`` once the service fetched the token back from
 ``/.well-known/linksvc-verify/{token}`` on the domain (:mod:`linksvc.domains.verify`), through the same guard
 against private addresses as deliveries. The links that name a domain keep it from being deleted (409 naming how
-many).
+many). Each domain holds the allow-list of its long Dynamic Links' targets (``url_patterns``:
+:mod:`linksvc.domains.url_patterns`), set when it is added or replaced later.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
+from linksvc.domains import url_patterns
 from linksvc.domains.hosts import LIVE, PENDING, SharedHosts
 from linksvc.domains.verify import VERIFY_PATH, fetch_problem, verification_url
 from linksvc.errors import Conflict, InvalidField, NotFound, ServiceError
@@ -76,14 +78,16 @@ def domain_view(record: DomainRecord, scheme: str) -> dict[str, Any]:
                          "url": verification_url(scheme, record.host, record.token)},
         "created_at": record.created_at,
         "verified_at": record.verified_at,
+        "url_patterns": list(record.url_patterns),
     }
 
 
-async def add_domain(db: Store, settings: Settings, shared: SharedHosts, account_id: str, raw_host: str
-                     ) -> dict[str, Any]:
+async def add_domain(db: Store, settings: Settings, shared: SharedHosts, account_id: str, raw_host: str,
+                     patterns: list[str] | None = None) -> dict[str, Any]:
     host = check_host(raw_host, shared)
+    allowed = url_patterns.checked(patterns or [])
     record = DomainRecord(str(uuid.uuid4()), account_id, host, PENDING, secrets.token_urlsafe(32),
-                          iso(utcnow()), None)
+                          iso(utcnow()), None, allowed)
 
     async def unit(tx: Tx) -> None:
         await get_account(tx, account_id)
@@ -110,6 +114,20 @@ async def _domain(db: Store, account_id: str, domain_id: str) -> DomainRecord:
 
 async def get_domain(db: Store, settings: Settings, account_id: str, domain_id: str) -> dict[str, Any]:
     return domain_view(await _domain(db, account_id, domain_id), settings.domain_verify_scheme)
+
+
+async def set_url_patterns(db: Store, settings: Settings, account_id: str, domain_id: str, patterns: list[str]
+                           ) -> dict[str, Any]:
+    """Replaces the allow-list of the domain's long links (every worker holds it at its next request)."""
+    allowed = url_patterns.checked(patterns)
+    await _domain(db, account_id, domain_id)
+
+    async def unit(tx: Tx) -> None:
+        if not await repo.set_url_patterns(tx, account_id, domain_id, allowed):
+            raise NotFound("Domain not found", f"no domain with id {domain_id} in this account")
+
+    await in_one_unit(db, unit)
+    return await get_domain(db, settings, account_id, domain_id)
 
 
 async def delete_domain(db: Store, resources: Resources, account_id: str, domain_id: str) -> None:

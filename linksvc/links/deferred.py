@@ -4,8 +4,10 @@ The app hands over what it has of the click: on Android the install referrer (th
 the Play URL the resolver sent, as the Play Install Referrer API returns it: decoded once, a query string
 with the UTM fields, ``tracking_id`` and ``link``); on iOS the text the landing page put on the pasteboard
 when the person tapped "Open in the app" (:func:`pasteboard_token`). Either names a tracking_id; the click
-behind it, in the caller's account only, gives the link, and the install is recorded (one per click: the
-store's unique key decides, so a second claim, even one at the same moment, is refused) before the answer.
+behind it, in the caller's account only, gives the link (for a click on a long Dynamic Link, the long link
+the referrer names, checked again: :func:`linksvc.links.fdl_service.long_link_of_referrer`), and the install
+is recorded (one per click: the store's unique key decides, so a second claim, even one at the same moment,
+is refused) before the answer.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, NotFound
 from linksvc.links import service
 from linksvc.links.clicks import ClickRecorder
+from linksvc.links.fdl_service import long_link_of_referrer
 from linksvc.links.urls import query_values, with_query
 from linksvc.links.utm import UTM_FIELDS
 from linksvc.resources.service import Resources
@@ -37,10 +40,12 @@ def pasteboard_token(tracking_id: str) -> str:
 
 @dataclass(frozen=True)
 class ClaimKey:
-    """What a claim names: the click's tracking_id and, from an install referrer, the UTM it carried."""
+    """What a claim names: the click's tracking_id and, from an install referrer, the UTM it carried and the
+    address clicked (``link``: the short URL, or the long Dynamic Link itself)."""
 
     tracking_id: str
     utm: dict[str, str]
+    link: str | None = None
 
 
 def _checked(tracking_id: str, field: str, what: str) -> str:
@@ -57,7 +62,8 @@ def key_of_referrer(referrer: str) -> ClaimKey:
     percent-encoded. Fields besides tracking_id, link and the UTM are tolerated."""
     fields = query_values("?" + referrer.strip().lstrip("?"))
     tracking_id = _checked(fields.get("tracking_id", ""), "install_referrer", "the install referrer")
-    return ClaimKey(tracking_id, {name: fields[name] for name in UTM_FIELDS if fields.get(name)})
+    return ClaimKey(tracking_id, {name: fields[name] for name in UTM_FIELDS if fields.get(name)},
+                    fields.get("link") or None)
 
 
 def key_of_token(token: str) -> ClaimKey:
@@ -85,7 +91,9 @@ async def claim(db: Store, clicks: ClickRecorder, account_id: str, platform: str
     if not await db.write(lambda tx: repo.insert_install(tx, install)):
         raise Conflict("Already claimed",
                        f"the install of the click {key.tracking_id} was claimed before: a click is claimed once")
-    link = stored.link
+    # A click on a long Dynamic Link is recorded against its domain's long-links link, which leads only to the
+    # domain's root: the link the person clicked is the long link the install referrer names, checked again.
+    link = await long_link_of_referrer(db, stored, key.link) or stored.link
     utm: dict[str, str | None] = {name: click.utm.get(name) or key.utm.get(name) or None for name in UTM_FIELDS}
     carried = {**{name: value for name, value in utm.items() if value}, "tracking_id": key.tracking_id}
     return {

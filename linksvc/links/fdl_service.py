@@ -2,9 +2,12 @@
 (:mod:`linksvc.links.fdl` reads both).
 
 - **A long link** is answered through the resolver like a stored link: its parameters make a link body, checked
-  by the Link model (a wrong parameter is a 400 page naming it), and :func:`linksvc.links.decide.decide` answers
-  it. Its clicks are recorded against the domain's *long-links link* (:func:`long_links_code`), a stored link of
-  the account created when the domain goes live, so that clicks and reports count them per domain.
+  by the Link model and then by what the account allows (:mod:`linksvc.links.long_links`: the domain's URL
+  patterns, the account's own hosts and apps); a wrong or refused parameter is a 400 page naming it, and
+  :func:`linksvc.links.decide.decide` answers the rest. Its clicks are recorded against the domain's *long-links
+  link* (:func:`long_links_code`), a stored link of the account created when the domain goes live, so that clicks
+  and reports count them per domain. A deferred claim of such a click answers the long link the install referrer
+  names, checked again (:func:`long_link_of_referrer`).
 - **The importer** creates, for each row of the export, a link at the short link's own path on that domain:
   the long link's parameters, its ``utm_*`` written into the destination (a stored link has no other place for
   them, and the resolver carries them from there), its name as the preview title when it has none.
@@ -17,8 +20,10 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-from linksvc.errors import Conflict, InvalidField, Issue, ServiceError
+from linksvc.domains.hosts import LIVE, held_domains
+from linksvc.errors import Conflict, InvalidField, Issue, NotFound, ServiceError
 from linksvc.links.fdl import (
     ExportProblem,
     LongLink,
@@ -28,10 +33,14 @@ from linksvc.links.fdl import (
     parameters_of,
     short_path,
 )
+from linksvc.links.long_links import own_targets, refusals
+from linksvc.links.service import StoredLink, link_of_code
 from linksvc.links.utm import edit_utm
 from linksvc.resources.models import LINK_CODE_PATTERN, Link
 from linksvc.resources.service import Resources
 from linksvc.resources.validation import validate
+from linksvc.store import Store
+from storage.domains import DomainRecord
 from storage.links import encoded_link_by_code
 
 MAX_ROWS = 10_000
@@ -82,6 +91,44 @@ def checked_long_link(query: Mapping[str, str], link_id: str) -> tuple[dict[str,
     body = model.model_dump(mode="json", exclude_none=True)
     body["id"] = link_id
     return body, long
+
+
+async def long_link_click(db: Store, domain: DomainRecord, query: Mapping[str, str]
+                          ) -> tuple[StoredLink, dict[str, Any], LongLink]:
+    """A click on a long link of ``domain`` (live): the domain's long-links link, the link the long link describes
+    (checked by the Link model, then against what the account allows) and its parameters. NotFound when the
+    domain has no long-links link; InvalidField naming the FDL parameters at fault."""
+    held = await link_of_code(db, long_links_code(domain.host))
+    if held is None or held.account_id != domain.account_id:
+        raise NotFound("Link not found", "There is no link at this address.")
+    body, long = checked_long_link(query, held.id)
+    refused = refusals(body, query, await own_targets(db, domain.account_id), domain)
+    if refused:
+        raise InvalidField.of(refused, error="Invalid Dynamic Link")
+    return held, body, long
+
+
+async def long_link_of_referrer(db: Store, held: StoredLink, clicked: str | None) -> dict[str, Any] | None:
+    """The link a long link describes, when ``held`` is a domain's long-links link and ``clicked`` (the install
+    referrer's ``link``: the long link the person clicked) is a long link on that live domain that the account
+    still allows; else None."""
+    host = held.link.get("domain")
+    if not clicked or not isinstance(host, str) or held.link.get("code") != long_links_code(host):
+        return None
+    try:
+        parts = urlsplit(clicked)
+        same_host = (parts.hostname or "").rstrip(".") == host
+    except ValueError:
+        return None
+    domain = (await held_domains(db).current()).get(host)
+    if not same_host or parts.path not in ("", "/") or domain is None or domain.status != LIVE \
+            or domain.account_id != held.account_id:
+        return None
+    try:
+        _, body, _ = await long_link_click(db, domain, parameters_of(clicked))
+    except ServiceError:
+        return None
+    return body
 
 
 def renamed(refused: InvalidField, query: Mapping[str, str]) -> InvalidField:

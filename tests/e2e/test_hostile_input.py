@@ -392,3 +392,78 @@ def test_an_ip_address_is_no_custom_domain(domains_service: Service, host: bytes
     assert set(body) == {"error", "details"} and body["details"]["field"] == "host", body
     status, listed, _ = call(domains_service.base + path, {"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert status == 200 and listed["data"] == []
+
+
+# --- issue 32: Long links ---
+# A long Dynamic Link names its targets in its own URL: on a live custom domain, every spelling of "somewhere
+# else" is refused with a 400 page and no Location, over raw sockets against the real ``linksvc serve``.
+
+LONG_HOST = "go.shop.example"
+SHOP_LINK = {"code": "shop-app-e2e", "kind": "external", "destination_url": "https://shop.example/",
+             "android": {"package": "com.shop.app"}, "ios": {"bundle_id": "com.shop.ios", "app_store_id": "1234567"}}
+ANDROID_CHROME = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+                  "Chrome/126.0.0.0 Mobile Safari/537.36")
+
+
+@pytest.fixture(scope="module")
+def long_links(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The service with a live domain of account A (verified by fetching from itself) and a link naming its apps."""
+    folder = tmp_path_factory.mktemp("long-links")
+    port = free_port()
+    (folder / "demo.json").write_text(json.dumps(two_accounts()))
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(folder / "demo.json"),
+           "LINKSVC_LOAD_DEMO": "1", "LINKSVC_DOMAIN_VERIFY_SCHEME": "http",
+           "LINKSVC_DOMAIN_VERIFY_CONNECT": f"127.0.0.1:{port}"}
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+    with service_store(folder) as store:
+        log = folder / "server.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(serve_command(port, store), env=env, stdout=out, stderr=subprocess.STDOUT)
+        svc = Service(port, store, log, process)
+        try:
+            assert ready(svc.base), log.read_text()
+            api = f"{svc.base}/api/admin/v1/accounts/{A}"
+            status, body, _ = call(f"{api}/domains", admin, "POST", json.dumps({"host": LONG_HOST}).encode())
+            assert status == 201, body
+            status, body, _ = call(f"{api}/domains/{body['data']['id']}/verify", admin, "POST", b"")
+            assert status == 200 and body["data"]["status"] == "live", body
+            status, body, _ = call(f"{api}/links", admin, "POST", json.dumps(SHOP_LINK).encode())
+            assert status == 201, body
+            yield svc
+        finally:
+            if process.poll() is None:
+                stop(process)
+
+
+def long_link(svc: Service, query: str, agent: str = ANDROID_CHROME) -> Reply:
+    raw = (f"GET /?{query} HTTP/1.1\r\nHost: {LONG_HOST}\r\nUser-Agent: {agent}\r\nConnection: close\r\n\r\n")
+    return exchange(svc.port, raw.encode("latin-1"))
+
+
+@pytest.mark.parametrize("query", [
+    "link=https%3A%2F%2Fevil.example.net%2Fphish",
+    "link=https://evil.example.net/phish",
+    "link=HTTPS%3A%2F%2FEVIL.example.net%2F",
+    "link=https%3A%2F%2Fshop.example%40evil.example.net%2F",  # user information
+    "link=https%3A%2F%2Fshop.example.evil.net%2F",
+    "link=https%3A%2F%2Fevil.example.net%5C%40shop.example%2F",  # a backslash browsers read as a slash
+    "link=https%3A%2F%2Fevil.example.net%2F%2F&link=https%3A%2F%2Fshop.example%2F",  # the first value counts
+    "link=https%253A%252F%252Fevil.example.net%252F",  # encoded twice
+    "link=%2F%2Fevil.example.net%2F",
+    "link=https%3A%2F%2Fshop.example%2F&ofl=https%3A%2F%2Fevil.example.net%2F",
+    "link=https%3A%2F%2Fshop.example%2F&apn=com.shop.app&afl=https%3A%2F%2Fevil.example.net%2F",
+    "link=https%3A%2F%2Fshop.example%2F&isi=1234567&ifl=https%3A%2F%2Fevil.example.net%2F",
+    "link=https%3A%2F%2Fshop.example%2F&apn=com.evil.app",
+    "link=intent%3A%2F%2Fevil%23Intent%3Bpackage%3Dcom.evil.app%3Bend&ofl=https%3A%2F%2Fshop.example%2F",
+    "link=javascript%3Aalert(1)%2F%2Fshop.example%2F",
+])
+def test_a_long_link_to_anywhere_else_is_refused(long_links: Service, query: str) -> None:
+    for agent in (ANDROID_CHROME, "WhatsApp/2.23.20.0", "curl/8.5"):
+        reply = long_link(long_links, query, agent)
+        assert reply.status == 400, (query, reply.raw[:300])
+        assert "location" not in reply.headers and b"evil" not in reply.body
+
+
+def test_a_long_link_to_the_accounts_own_host_is_followed(long_links: Service) -> None:
+    reply = long_link(long_links, "link=https%3A%2F%2Fshop.example%2Foffer&apn=com.shop.app")
+    assert reply.status == 302 and reply.headers["location"].startswith("intent://shop.example/offer?")
