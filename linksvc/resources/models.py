@@ -6,7 +6,7 @@ OpenAPI documents. Unknown fields are refused, so a typo names itself instead of
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -193,7 +193,7 @@ class Connection(Strict):
     forward_purchases: bool = True
     # Required, the choice explicit: an allow-list of event types (PURCHASE or custom names), or ["*"] for
     # every type. A connection stored before it was required may hold none (or []): it forwards none.
-    event_types: list[str] = Field(min_length=1, description=(
+    event_types: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=500, description=(
         'the event types the connection forwards: PURCHASE and custom type names, or ["*"] for every type '
         "(required; a type left out is filtered, with the reason)"))
     config: dict[str, Any] = Field(default_factory=dict)

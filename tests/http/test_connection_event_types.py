@@ -11,9 +11,11 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
-from linksvc.jsoncodec import dumps, loads
-from storage.db import execute, fetch_all
+from linksvc.jsoncodec import dumps
+from storage import documents
+from storage.db import execute
 from tests.conftest import ADMIN
+from tests.factories import A
 from tests.http.conftest import Receiver
 from tests.http.test_forwarding import ADMIN_API, CUSTOMER, SECRET, purchase, send, settled
 
@@ -40,12 +42,18 @@ async def counts(client: TestClient, connection_id: str) -> dict[str, Any]:
 
 async def test_a_connection_must_say_which_types_it_forwards(service: TestClient, receiver: Receiver) -> None:
     for given, rule in ((None, "missing"), ([], "too_few_items"), (["*", "PURCHASE"], "not_allowed"),
-                        ([" "], "string_too_short"), ("*", "type")):
+                        ([" "], "string_too_short"), ("*", "type"), ("all", "type"), ({"*": True}, "type")):
         body = webhook(receiver) if given is None else webhook(receiver, event_types=given)
         refused = await create(service, body, 400)
         assert set(refused) == {"error", "details"}
         assert refused["details"]["field"] == "event_types", given
         assert [(i["path"], i["type"]) for i in refused["details"]["issues"]] == [("event_types", rule)], given
+    # Hostile lists: 400 naming the item or the list, never a 500.
+    for given, path, rule in (([5], "event_types[0]", "type"), (["x" * 65], "event_types[0]", "string_too_long"),
+                              ([f"t{n}" for n in range(501)], "event_types", "too_many_items"),
+                              ([["PURCHASE"]], "event_types[0]", "type")):
+        refused = await create(service, webhook(receiver, event_types=given), 400)
+        assert [(i["path"], i["type"]) for i in refused["details"]["issues"]] == [(path, rule)]
     created = (await create(service, webhook(receiver, event_types=["*"])))["data"]
     assert created["event_types"] == ["*"]
     response = await service.patch(f"{ADMIN_API}/connections/{created['id']}", json={"event_types": []},
@@ -107,9 +115,10 @@ def receiver_count(receiver: Receiver) -> int:
 async def test_a_connection_stored_without_event_types_forwards_none_and_says_why(service: TestClient,
                                                                                   receiver: Receiver) -> None:
     connection = (await create(service, webhook(receiver, event_types=["*"])))["data"]["id"]
+    stored = await documents.get(service.app[DB].reader, "connections", A, connection)
+    assert stored is not None
+    body = {k: v for k, v in stored.body.items() if k != "event_types"}
     async with service.app[DB].transaction() as tx:  # as a connection stored before the field was required
-        [row] = await fetch_all(tx, "SELECT body FROM connections WHERE id = ?", (connection,))
-        body = {k: v for k, v in loads(row["body"]).items() if k != "event_types"}
         await execute(tx, "UPDATE connections SET body = ? WHERE id = ?", (dumps(body), connection))
     response = await service.get(f"{ADMIN_API}/connections/{connection}", headers=ADMIN)
     assert response.status == 200 and "event_types" not in (await response.json())["data"]
