@@ -165,6 +165,32 @@ async def retry(tx: Tx, account_id: str, delivery_id: str, now: str) -> bool:
     return changed == 1
 
 
+async def counts_of_connection(conn: Conn, account_id: str, connection_id: str) -> list[tuple[str, str | None, int]]:
+    """(state, reason, count) of the connection's deliveries; the reason only for filtered and skipped ones."""
+    rows = await fetch_all(
+        conn,
+        "SELECT state, CASE WHEN state IN ('filtered', 'skipped') THEN reason END AS why, count(*) FROM deliveries "
+        "WHERE account_id = ? AND connection_id = ? GROUP BY state, why ORDER BY state, count(*) DESC, why",
+        (account_id, connection_id))
+    return [(r[0], r[1], int(r[2])) for r in rows]
+
+
+async def retry_filtered(tx: Tx, account_id: str, connection_id: str, reasons: Sequence[str], now: str,
+                         delivery_id: str | None = None) -> int:
+    """The connection's filtered deliveries with one of ``reasons`` (only ``delivery_id`` when given) back to
+    pending, due now, their reason kept until an outcome replaces it; how many."""
+    if not reasons:
+        return 0
+    marks = ", ".join("?" for _ in reasons)
+    one = " AND id = ?" if delivery_id is not None else ""
+    return await execute(
+        tx,
+        "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_until = NULL, updated_at = ? "
+        f"WHERE account_id = ? AND connection_id = ? AND state = 'filtered' AND reason IN ({marks}){one}",
+        [now, now, account_id, connection_id, *reasons, *([delivery_id] if delivery_id is not None else [])],
+    )
+
+
 async def counts_by_state(conn: Conn) -> list[tuple[str, str, int]]:
     """(destination, state, count) for the metrics (on SQLite's reader it never waits: a scrape calls it)."""
     return [(r[0], r[1], int(r[2])) for r in await fetch_all(

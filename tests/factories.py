@@ -47,6 +47,7 @@ def account_doc(account_id: str, environment: str) -> dict[str, Any]:
                        "wallet": {"lines": [{"amount": 100, "reward_id": reward}]}}],
         "custom_event_types": [{"id": _uuid(account_id, 6), "name": "page_view"}],
         "connections": [{"id": _uuid(account_id, 7), "destination": "webhook", "enabled": False,
+                         "event_types": ["PURCHASE"],
                          "config": {"endpoint_url": "https://hooks.example.com/in",
                                     "secret": "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI="}}],
         "links": [{"id": _uuid(account_id, 8), "code": f"lnk{account_id[:4]}", "kind": "email",

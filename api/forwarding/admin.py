@@ -57,6 +57,41 @@ async def retry_delivery(request: web.Request) -> web.Response:
     return data(view)
 
 
+class ReasonCount(BaseModel):
+    reason: str | None
+    deliveries: int
+
+
+class FilteredCount(ReasonCount):
+    sendable: bool = Field(description="the connection's rules no longer give this reason (a type now in "
+                                       "event_types, forwarding on again): retry-filtered sends them")
+
+
+class DeliveryCounts(BaseModel):
+    by_state: dict[str, int] = Field(description="deliveries in each state: pending, delivered, filtered, skipped, "
+                                                 "failed, dead")
+    filtered: list[FilteredCount] = Field(description="the filtered ones by reason, most first")
+    skipped: list[ReasonCount] = Field(description="the skipped ones (the vendor would refuse them) by reason")
+
+
+async def connection_delivery_counts(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await deliveries.counts_of_connection(request.app[DB], request.app[RESOURCES], account_id,
+                                                      connection_id))
+
+
+class FilteredRetried(BaseModel):
+    retried: int = Field(description="filtered deliveries back to pending")
+    reasons: list[str] = Field(description="the reasons they had, which the connection no longer gives")
+
+
+async def retry_filtered(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    result = await deliveries.retry_filtered(request.app[DB], request.app[RESOURCES], account_id, connection_id)
+    request.app[DISPATCHER].wake()
+    return data(result)
+
+
 class ConnectionTest(BaseModel):
     outcome: str = Field(description="delivered (the vendor accepted the test event), failed (it refused it: see "
                                      "message), retry (it could not be reached or asked to try later) or not_sent "
@@ -107,8 +142,17 @@ ENDPOINTS = [
              "Give a webhook connection a new signing secret, shown once; for 24 hours every delivery is "
              "signed with the new and the old secret", "connections", response=Envelope[SecretRotated],
              security="admin", errors=(400, 401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries/counts", connection_delivery_counts,
+             "How many deliveries to a connection are in each state, and its filtered and skipped ones by reason "
+             "(whether the connection now lets each filtered reason through)", "deliveries",
+             response=Envelope[DeliveryCounts], security="admin", errors=(401, 404)),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/deliveries/retry-filtered", retry_filtered,
+             "Send again the connection's filtered deliveries that its rules now let through (a type added to "
+             "event_types, forwarding switched on); consent is checked again before sending", "deliveries",
+             response=Envelope[FilteredRetried], security="admin", errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
-             "Send a failed or dead delivery again", "deliveries", response=Envelope[DeliveryView],
+             "Send a failed or dead delivery again, or a filtered one the connection's rules now let through "
+             "(409 naming the reason while they do not)", "deliveries", response=Envelope[DeliveryView],
              security="admin", errors=(401, 404, 409)),
     Endpoint("POST", "/accounts/{account_id}/connections/{id}/test", test_connection,
              "Send one synthetic event the vendor's own way of testing (nothing is counted) and answer what the "

@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from api.appkeys import DB, DISPATCHER
+from api.appkeys import CLICKS, DB, DISPATCHER
 from api.auth import principal
 from api.routing import data
 from linksvc.clock import utcnow
@@ -22,7 +22,7 @@ from linksvc.resources.validation import validate
 async def post_event(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
     [result] = await events.ingest(request.app[DB], who.account_id, [body], who.kind,
-                                   utcnow())
+                                   utcnow(), clicks=request.app[CLICKS])
     if isinstance(result, ServiceError):
         raise result
     request.app[DISPATCHER].wake()
@@ -35,7 +35,7 @@ async def post_events_bulk(request: web.Request, body: Any) -> web.Response:
     who = principal(request)
     bulk = validate(BulkIn, body)
     outcomes = await events.ingest(request.app[DB], who.account_id, bulk.events,
-                                   who.kind, utcnow(), bulk=True)
+                                   who.kind, utcnow(), bulk=True, clicks=request.app[CLICKS])
     results: list[dict[str, Any]] = [
         {"index": index, "status": outcome.status, "error": outcome.error, "details": outcome.details}
         if isinstance(outcome, ServiceError) else {"index": index, "status": 202, "id": outcome[0]}

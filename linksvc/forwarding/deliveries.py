@@ -1,5 +1,6 @@
-"""What the admin API shows of forwarding: deliveries per event and per connection, a retry by hand, and the
-test of a connection."""
+"""What the admin API shows of forwarding: deliveries per event and per connection, the connection's counts
+(filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a filtered one the
+connection's rules now let through, one or all of the connection's), and the test of a connection."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
 from linksvc.forwarding import versions
+from linksvc.forwarding.rules import lifted_reasons
 from linksvc.resources.service import Resources
 from linksvc.store import Store
 from storage import deliveries as repo
@@ -39,13 +41,57 @@ async def of_connection(db: Store, resources: Resources, account_id: str, connec
     return [_view(r) for r in rows]
 
 
-async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
-    """A failed or dead delivery goes back to pending, due now (its count of tries is kept)."""
+STATES = ("pending", "delivered", "filtered", "skipped", "failed", "dead")
+
+
+async def counts_of_connection(db: Store, resources: Resources, account_id: str,
+                               connection_id: str) -> dict[str, Any]:
+    """How many deliveries the connection has in each state, and its filtered and skipped ones by reason,
+    most first; each filtered reason says whether the connection's rules now let those through (``sendable``:
+    :func:`retry_filtered` sends them). 404 unless the account's connection."""
+    connection = await resources.get(account_id, "connections", connection_id)
+    counts = await repo.counts_of_connection(db.reader, account_id, connection_id)
+    by_state = dict.fromkeys(STATES, 0)
+    for state, _, n in counts:
+        by_state[state] = by_state.get(state, 0) + n
+    lifted = set(lifted_reasons(connection, [reason for state, reason, _ in counts if state == "filtered"]))
+    return {
+        "by_state": by_state,
+        "filtered": [{"reason": reason, "deliveries": n, "sendable": reason in lifted}
+                     for state, reason, n in counts if state == "filtered"],
+        "skipped": [{"reason": reason, "deliveries": n} for state, reason, n in counts if state == "skipped"],
+    }
+
+
+async def retry_filtered(db: Store, resources: Resources, account_id: str, connection_id: str) -> dict[str, Any]:
+    """Every filtered delivery of the connection whose reason its rules no longer give (a type now in
+    ``event_types``, forwarding switched on again) goes back to pending, due now; the dispatcher checks the
+    rules and the customer's consent again before it sends. 404 unless the account's connection."""
+    connection = await resources.get(account_id, "connections", connection_id)
     async with db.transaction() as tx:
-        if await repo.by_id(tx, account_id, delivery_id) is None:
+        reasons = [reason for state, reason, _ in await repo.counts_of_connection(tx, account_id, connection_id)
+                   if state == "filtered"]
+        lifted = lifted_reasons(connection, reasons)
+        retried = await repo.retry_filtered(tx, account_id, connection_id, lifted, iso(utcnow()))
+    return {"retried": retried, "reasons": lifted}
+
+
+async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
+    """A failed or dead delivery goes back to pending, due now (its count of tries is kept); so does a filtered
+    one whose reason the connection's rules no longer give (409 naming the reason while they still do)."""
+    async with db.transaction() as tx:
+        found = await repo.by_id(tx, account_id, delivery_id)
+        if found is None:
             raise NotFound("Delivery not found", f"no delivery with id {delivery_id} in this account")
-        if not await repo.retry(tx, account_id, delivery_id, iso(utcnow())):
-            raise Conflict("Not retryable", "only failed or dead deliveries can be retried")
+        if found.state == "filtered":
+            connection = await documents.get(tx, "connections", account_id, found.connection_id)
+            lifted = lifted_reasons(connection.body, [found.reason]) if connection is not None else []
+            if not lifted:
+                raise Conflict("Still filtered", f"the delivery is filtered because {found.reason}: change the "
+                               "connection (its event_types, forward_* or enabled) so that it lets it through")
+            await repo.retry_filtered(tx, account_id, found.connection_id, lifted, iso(utcnow()), delivery_id)
+        elif not await repo.retry(tx, account_id, delivery_id, iso(utcnow())):
+            raise Conflict("Not retryable", "only failed, dead or filtered deliveries can be retried")
     row = await repo.by_id(db.reader, account_id, delivery_id)
     assert row is not None  # retried just now; deleted only with its account
     return _view(row)

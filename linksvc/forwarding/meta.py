@@ -7,10 +7,13 @@ version being ``config.api_version`` or the default of :mod:`linksvc.forwarding.
 
 - ``Purchase`` (or a custom event's type), its ``event_id`` derived from the order id so that the browser
   pixel's event of the same order is deduplicated;
-- ``user_data`` always (Meta requires it): the customer's email, phone (E.164 digits with the connection's
-  ``default_country_code``: :func:`linksvc.forwarding.meta_rules.e164_digits`) and id hashed, ``fbc``/``fbp``
-  only as the client sent them (never made from ``fbclid``, UTM or the time), and for a website event the
-  attributing click's ``client_user_agent``; the click's landing page is the ``event_source_url``;
+- ``user_data`` (Meta requires it, with at least one customer information parameter): the customer's
+  email, phone (E.164 digits with the connection's ``default_country_code``:
+  :func:`linksvc.forwarding.meta_rules.e164_digits`) and id hashed, ``fbc``/``fbp`` only as the client sent
+  them (never made from ``fbclid``, UTM or the time), and for a website event the attributing click's
+  ``client_user_agent``; the click's landing page is the ``event_source_url``. An event with none of these
+  (no known customer, no contact on the event, no click ids, no website click) is skipped with the reason:
+  Meta refuses an event whose ``user_data`` is empty;
 - ``action_source``: the connection's (``website`` by default); a website event without a usable click is
   sent as ``physical_store`` when a store recorded it, else ``other`` (:func:`~.meta_rules.action_source`).
 
@@ -53,6 +56,9 @@ __all__ = ["build", "build_test", "judge"]
 
 DEFAULT_BASE = "https://graph.facebook.com"
 TEST_CUSTOMER = "linksvc-connection-test"
+NO_CUSTOMER_INFORMATION = (
+    "no customer information to send (no known customer, email, phone, fbc, fbp or website click): Meta refuses "
+    "an event whose user_data holds none of its customer information parameters")
 
 
 def user_data(event: dict[str, Any], customer: dict[str, Any] | None, connection: dict[str, Any],
@@ -92,7 +98,7 @@ def server_event(event: dict[str, Any], customer: dict[str, Any] | None,
             "action_source": source,
             "event_source_url": browser[1] if browser else None,
         }),
-        "user_data": user_data(event, customer, connection, browser),  # required, even when empty
+        "user_data": user_data(event, customer, connection, browser),  # required: build() skips it empty
         **compact({"custom_data": custom_data(body) if is_purchase else None}),
     }
 
@@ -116,7 +122,10 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
     issued = event.get("issued_at") or (event.get("body") or {})["issued_at"]
     if too_old(issued, now):
         return Skipped(f"the event happened more than 7 days ago ({issued}): Meta refuses such events")
-    payload: dict[str, Any] = {"data": [server_event(event, customer, connection)]}
+    server = server_event(event, customer, connection)
+    if not server["user_data"]:
+        return Skipped(NO_CUSTOMER_INFORMATION)
+    payload: dict[str, Any] = {"data": [server]}
     # config.test_event_code is for the connection's test only: on a real delivery it would make the vendor
     # show the event as a test and count it nowhere.
     return post_json(events_url(connection, pixel_id, token), payload)

@@ -9,10 +9,14 @@ rewards, tiers and reversals follow the rules of the event they come from (its t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from linksvc.forwarding.outgoing import ADS_DESTINATIONS, REVERSAL
 from linksvc.loyalty.models import PURCHASE
+from linksvc.resources.models import ALL_EVENT_TYPES
+
+TYPE_PREFIX, TYPE_SUFFIX = "event type ", " is not allowed by the connection"
 
 # Meta and TikTok would count a reversal sent to them as one more Purchase conversion; Google Ads click
 # conversions have no negative upload through this API (adjustments are a separate service).
@@ -26,8 +30,8 @@ REVERSAL_REFUSED = {
 def filter_reason(connection: dict[str, Any], kind: str, event: dict[str, Any],
                   customer: dict[str, Any] | None) -> str | None:
     """Why nothing is sent for this delivery, or None to send it. Checked in this order: the connection is
-    off, the destination never takes this kind, forwarding of this type is off, the type is not allowed,
-    the customer's consent refuses it."""
+    off, the destination never takes this kind, forwarding of this type is off, the type is not allowed
+    (``event_types``: the names listed, or ``["*"]`` for every type), the customer's consent refuses it."""
     destination = connection.get("destination", "")
     if not connection.get("enabled", True):
         return "connection disabled"
@@ -39,9 +43,41 @@ def filter_reason(connection: dict[str, Any], kind: str, event: dict[str, Any],
             return "purchase forwarding is off"
     elif not connection.get("forward_events", True):
         return "event forwarding is off"
-    if event_type not in (connection.get("event_types") or []):
-        return f"event type {event_type} is not allowed by the connection"
+    if not type_allowed(connection, event_type):
+        return type_reason(event_type)
     return consent_reason(destination, customer)
+
+
+def type_allowed(connection: dict[str, Any], event_type: Any) -> bool:
+    """Whether the connection's ``event_types`` let the type through: ``["*"]`` every type, else those listed.
+    A connection stored before the field was required (none, or ``[]``) lets none through, as it always did."""
+    types = connection.get("event_types") or []
+    return ALL_EVENT_TYPES in types or event_type in types
+
+
+def type_reason(event_type: Any) -> str:
+    return f"{TYPE_PREFIX}{event_type}{TYPE_SUFFIX}"
+
+
+def lifted_reasons(connection: dict[str, Any], reasons: Sequence[str | None]) -> list[str]:
+    """Of the reasons a delivery to the connection was filtered with, those its rules no longer give: what a
+    change of the connection (enabled, forward_*, event_types) now lets through. A customer's consent and
+    the refused reversals are never lifted here (the dispatcher checks consent again before sending)."""
+    lifted = []
+    for reason in reasons:
+        if reason == "connection disabled":
+            allowed = bool(connection.get("enabled", True))
+        elif reason == "purchase forwarding is off":
+            allowed = bool(connection.get("forward_purchases", True))
+        elif reason == "event forwarding is off":
+            allowed = bool(connection.get("forward_events", True))
+        elif reason is not None and reason.startswith(TYPE_PREFIX) and reason.endswith(TYPE_SUFFIX):
+            allowed = type_allowed(connection, reason[len(TYPE_PREFIX):-len(TYPE_SUFFIX)])
+        else:
+            allowed = False
+        if allowed and reason is not None:
+            lifted.append(reason)
+    return lifted
 
 
 def consent_reason(destination: str, customer: dict[str, Any] | None) -> str | None:

@@ -31,6 +31,7 @@ import contextlib
 import logging
 import time
 from collections import deque
+from collections.abc import Collection
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -197,6 +198,21 @@ class ClickRecorder:
             await dead_letters.insert(tx, "click", click.account_id, reason, dead_letter_payload(click), iso(utcnow()))
         self.dead += 1
         log.error("a click of link %s could not be stored and was set aside: %s", click.link_id, reason)
+
+    def holds(self, account_id: str, tracking_ids: Collection[str]) -> bool:
+        """Whether a click of the account behind one of ``tracking_ids`` waits in this process's buffer (not
+        written yet, or being written now). A scan of the buffer, newest first: it holds what came since the
+        last write (``interval`` seconds or ``batch`` clicks), and the request path pays nothing for it."""
+        if not tracking_ids or not self._buffer:
+            return False
+        return any(click.tracking_id in tracking_ids and click.account_id == account_id
+                   for click in reversed(self._buffer))
+
+    async def flush_if_holding(self, account_id: str, tracking_ids: Collection[str]) -> None:
+        """:meth:`flush_before_counting` when :meth:`holds`: an event that names a click answered a moment ago
+        finds it stored; one whose click is stored already (or unknown here) costs no write."""
+        if self.holds(account_id, tracking_ids):
+            await self.flush_before_counting()
 
     async def flush_before_counting(self) -> None:
         """Writes what waits so that a count includes it. When the store refuses writes (locked, full) the

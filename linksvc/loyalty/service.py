@@ -32,6 +32,7 @@ from linksvc.clock import iso
 from linksvc.errors import Conflict, Forbidden, InvalidField, Issues, ServiceError
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
+from linksvc.links.clicks import ClickRecorder
 from linksvc.loyalty import attribution, rules
 from linksvc.loyalty.ids import uuid7 as new_id
 from linksvc.loyalty.lineage import delay_of, lineage_of, rollup_key
@@ -618,11 +619,18 @@ async def apply(tx: Tx, account_id: str, prepared: Prepared, now_dt: datetime) -
 
 
 async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: str,
-                 now: datetime, bulk: bool = False) -> list[Result]:
+                 now: datetime, bulk: bool = False, clicks: ClickRecorder | None = None) -> list[Result]:
     """Events as received: each checked (:func:`check`, on the reader), then every accepted one written by
     :func:`apply_batch` on the store's write queue, together with the accepted events of the other requests of
     the account that wait meanwhile (:class:`_Coalescer`). Returns each event's result in order, once committed.
-    ``bulk`` names each event's problems ``events[i]...`` as the bulk endpoint does."""
+    ``bulk`` names each event's problems ``events[i]...`` as the bulk endpoint does.
+
+    ``clicks``, the process's click recorder: when a click behind an accepted event's tracking_id still waits
+    in its buffer (answered within the last flush interval, as an app opened through ``$app-found`` sends its
+    event), the recorder writes first, so that the batch finds the click for the event's lineage and rollups.
+    An event whose click is stored already, or is not in this process's buffer, costs no write. A click
+    buffered by another worker process or node is not seen: it is found once that process wrote it (within
+    ``click_flush_seconds``)."""
     results: list[Result | None] = []
     accepted: list[Prepared] = []
     for index, raw in enumerate(raws):
@@ -633,6 +641,9 @@ async def ingest(store: Store, account_id: str, raws: Sequence[Any], key_kind: s
         except ServiceError as refused:
             results.append(refused)
     if accepted:
+        if clicks is not None:
+            named = {p.attribution["tracking_id"] for p in accepted if "tracking_id" in p.attribution}
+            await clicks.flush_if_holding(account_id, named)
         applied = iter(await _coalescer(store).apply(account_id, accepted))
         results = [next(applied) if result is None else result for result in results]
     return [result for result in results if result is not None]

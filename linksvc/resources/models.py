@@ -6,7 +6,7 @@ OpenAPI documents. Unknown fields are refused, so a typo names itself instead of
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -180,6 +180,10 @@ class CustomEventType(Strict):
         return name
 
 
+# A connection's event_types that forwards every type (custom type names begin with a letter: never "*").
+ALL_EVENT_TYPES = "*"
+
+
 class Connection(Strict):
     id: Uuid = Field(default_factory=new_id)
     name: ShortText = ""
@@ -187,9 +191,21 @@ class Connection(Strict):
     enabled: bool = True
     forward_events: bool = True
     forward_purchases: bool = True
-    # An allow-list of event types (PURCHASE or custom names); empty forwards none.
-    event_types: list[str] = Field(default_factory=list)
+    # Required, the choice explicit: an allow-list of event types (PURCHASE or custom names), or ["*"] for
+    # every type. A connection stored before it was required may hold none (or []): it forwards none.
+    event_types: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=500, description=(
+        'the event types the connection forwards: PURCHASE and custom type names, or ["*"] for every type '
+        "(required; a type left out is filtered, with the reason)"))
     config: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("event_types")
+    @classmethod
+    def _every_type_alone(cls, types: list[str]) -> list[str]:
+        if ALL_EVENT_TYPES in types and len(types) > 1:
+            raise PydanticCustomError("not_allowed", '"*" (every type) stands alone: ["*"], or a list of types')
+        if any(not name.strip() for name in types):
+            raise PydanticCustomError("string_too_short", "an event type is a name: PURCHASE or a custom type")
+        return types
 
 
 # A link's URLs are checked by their types (linksvc.links.link_urls): the one place for admin bodies, the

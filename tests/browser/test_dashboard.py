@@ -205,6 +205,11 @@ def test_deliveries_show_their_states_and_a_dead_one_is_retried(watched: Watched
     filtered = page.locator('tr[data-state="filtered"]')
     filtered.first.wait_for()
     assert "no analytics identity" in filtered.first.inner_text()
+    # The connection's choice of event types, and its filtered deliveries counted by reason.
+    summary = page.get_by_label("Forwarding summary")
+    assert summary.locator('[data-fact="event-types"]').inner_text() == "PURCHASE"
+    reasons = summary.locator('[data-fact="filtered"] li').all_inner_texts()
+    assert reasons and any("no analytics identity" in reason for reason in reasons), reasons
 
     connection.select_option(scene.connections["Order webhook (local)"])
     page.locator('tr[data-state="delivered"]').first.wait_for()

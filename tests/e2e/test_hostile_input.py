@@ -52,6 +52,7 @@ def seed() -> dict[str, Any]:
     for account in doc["accounts"]:
         account["connections"].append({
             "id": account["connections"][0]["id"][:-2] + "99", "destination": "webhook", "enabled": False,
+            "event_types": ["PURCHASE"],
             "config": {"endpoint_url": f"https://hook-user:{URL_PASSWORD}@hooks.example.com/in",
                        "secret": WEBHOOK_SECRET}})
     return doc

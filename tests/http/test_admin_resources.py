@@ -50,7 +50,7 @@ CASES = [
     Case("custom-event-types", {"name": "signup_{n}", "description": "d"}, {"name": "signed_up"},
          ("description", ""), ("active", False)),
     Case("connections", {"destination": "messaging", "name": "crm {n}", "event_types": ["PURCHASE"]},
-         {"destination": "ga4"}, ("event_types", []), ("enabled", False)),
+         {"destination": "ga4", "event_types": ["*"]}, ("name", ""), ("event_types", ["PURCHASE", "page_view"])),
     Case("links", {"kind": "email", "destination_url": "https://shop.example/{n}", "deeplink": "app://p"},
          {"kind": "push", "destination_url": "https://shop.example/b"}, ("deeplink", None), ("disabled", True)),
 ]
@@ -251,7 +251,8 @@ async def stored_connection(client: TestClient, account: str, doc_id: str) -> di
 
 
 async def test_connection_secrets_are_masked_in_every_response(seeded: TestClient) -> None:
-    body = {"destination": "meta", "config": {"endpoint_url": "https://graph.example.com/v1",
+    body = {"event_types": ["PURCHASE"],
+            "destination": "meta", "config": {"endpoint_url": "https://graph.example.com/v1",
                                               "access_token": "EAAB-very-secret", "pixel_id": "123"}}
     created = await create(seeded, A, "connections", body)
     assert created["config"] == {"endpoint_url": "https://graph.example.com/v1", "access_token": "********",
@@ -289,7 +290,7 @@ async def test_patch_with_a_new_secret_replaces_it(seeded: TestClient) -> None:
 
 
 async def test_nested_connection_secrets_are_masked(seeded: TestClient) -> None:
-    body = {"destination": "s3_export",
+    body = {"event_types": ["PURCHASE"], "destination": "s3_export",
             "config": {"bucket": "exports", "credentials": {"access_key_id": "AKIA1", "secret_access_key": "s3cr3t"}}}
     created = await create(seeded, A, "connections", body)
     text = await (await seeded.get(f"{API}/accounts/{A}/connections/{created['id']}", headers=ADMIN)).text()
@@ -301,7 +302,8 @@ async def test_secrets_held_in_lists_objects_and_header_names_are_masked_and_kep
     config = {"endpoint_url": "https://hooks.example.com/in", "api_keys": ["sk-one", "sk-two"],
               "tokens": {"refresh": "rt-1", "scope": "ads"}, "headers": {"X-Api-Key": "hk-1", "Accept": "json"},
               "Authorization": "Bearer ab-1", "passwd": "pw-1", "apikey": "ak-1", "use_tokens": True, "secret": SECRET}
-    created = await create(seeded, A, "connections", {"destination": "webhook", "config": config})
+    created = await create(seeded, A, "connections", {"event_types": ["PURCHASE"],
+                                                      "destination": "webhook", "config": config})
     assert created["config"] == {
         "endpoint_url": "https://hooks.example.com/in", "api_keys": ["********", "********"],
         "tokens": {"refresh": "********", "scope": "********"}, "headers": {"X-Api-Key": "********",
@@ -318,7 +320,8 @@ async def test_secrets_held_in_lists_objects_and_header_names_are_masked_and_kep
 
 
 async def test_put_sending_the_mask_back_keeps_the_stored_secret(seeded: TestClient) -> None:
-    body = {"destination": "meta", "config": {"endpoint_url": "https://graph.example.com/v1",
+    body = {"event_types": ["PURCHASE"],
+            "destination": "meta", "config": {"endpoint_url": "https://graph.example.com/v1",
                                               "access_token": "EAAB-very-secret"}}
     created = await create(seeded, A, "connections", body)
     editable = {k: v for k, v in created.items() if k not in {"created_at", "updated_at"}}

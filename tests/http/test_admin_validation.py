@@ -55,19 +55,26 @@ BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
     ("brands", {"name": ""}, "name"),
     ("rewards", {"name": "R", "attributes": {"conversion_factor": -1}}, "attributes.conversion_factor"),
     ("contacts", {"dob": "yesterday"}, "dob"),
-    ("connections", {"destination": "slack"}, "destination"),
-    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/",
+    ("connections", {"event_types": ["PURCHASE"], "destination": "slack"}, "destination"),
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "webhook", "config": {"endpoint_url": "https://h.example/",
                                                           "secret": SHORT_WHSEC}}, "config.secret"),
-    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/",
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "webhook", "config": {"endpoint_url": "https://h.example/",
                                                           "secret": "whsec_not base64!"}}, "config.secret"),
-    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/", "secret": WHSEC,
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "webhook", "config": {"endpoint_url": "https://h.example/", "secret": WHSEC,
                                                           "previous_secret": WHSEC}},
      "config.previous_secret_expires_at"),
-    ("connections", {"destination": "webhook", "config": {"endpoint_url": "https://h.example/",
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "webhook", "config": {"endpoint_url": "https://h.example/",
                                                           "secret": "not-a-whsec-secret"}}, "config.secret"),
-    ("connections", {"destination": "webhook", "config": {"secret": WHSEC}}, "config.endpoint_url"),
-    ("connections", {"destination": "messaging", "config": {"endpoint_url": 5}}, "config.endpoint_url"),
-    ("connections", {"destination": "messaging", "config": {"endpoint_url": "ftp://h.example/"}},
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "webhook", "config": {"secret": WHSEC}}, "config.endpoint_url"),
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "messaging", "config": {"endpoint_url": 5}}, "config.endpoint_url"),
+    ("connections", {"event_types": ["PURCHASE"],
+                     "destination": "messaging", "config": {"endpoint_url": "ftp://h.example/"}},
      "config.endpoint_url"),
     ("custom-event-types", {"name": "1starts-with-a-digit"}, "name"),
     ("campaigns", {"name": "C", "type": "BEHAVIOR",
@@ -227,15 +234,17 @@ async def test_private_endpoints_are_refused_unless_allowed(strict_client: TestC
     created = await strict_client.post(f"{API}/accounts", json={"name": "Strict"}, headers=ADMIN)
     account = (await created.json())["data"]["id"]
     url = f"{API}/accounts/{account}/connections"
-    cases = [(url, {"destination": "messaging", "config": {"endpoint_url": endpoint}}, "config.endpoint_url")
+    cases = [(url, {"event_types": ["PURCHASE"],
+                    "destination": "messaging", "config": {"endpoint_url": endpoint}}, "config.endpoint_url")
              for endpoint in PRIVATE_URLS]
-    cases.append((url, {"destination": "webhook", "config": {"endpoint_url": "http://127.0.0.1/h", "secret": WHSEC}},
+    cases.append((url, {"event_types": ["PURCHASE"],
+                        "destination": "webhook", "config": {"endpoint_url": "http://127.0.0.1/h", "secret": WHSEC}},
                   "config.endpoint_url"))
     found = await bad_fields(strict_client, "POST", cases)
     assert found == {n: (400, ["details", "error"], "config.endpoint_url") for n in range(len(cases))}
     assert await count(strict_client, account, "connections") == 0
 
-    public = await strict_client.post(url, json={"destination": "webhook", "config": {
+    public = await strict_client.post(url, json={"event_types": ["PURCHASE"], "destination": "webhook", "config": {
         "endpoint_url": "https://hooks.example.com/in", "secret": WHSEC}}, headers=ADMIN)
     assert public.status == 201
     connection_id = (await public.json())["data"]["id"]
@@ -249,7 +258,8 @@ async def test_private_endpoints_are_refused_unless_allowed(strict_client: TestC
 
 async def test_private_endpoints_are_accepted_when_allowed(seeded: TestClient) -> None:
     # The shared fixtures turn LINKSVC_ALLOW_PRIVATE_DESTINATIONS on, as tests against local servers need.
-    body = {"destination": "webhook", "config": {"endpoint_url": "http://127.0.0.1:9000/x", "secret": WHSEC}}
+    body = {"event_types": ["PURCHASE"],
+            "destination": "webhook", "config": {"endpoint_url": "http://127.0.0.1:9000/x", "secret": WHSEC}}
     response = await seeded.post(f"{API}/accounts/{A}/connections", json=body, headers=ADMIN)
     assert response.status == 201
     assert (await response.json())["data"]["config"]["endpoint_url"] == "http://127.0.0.1:9000/x"

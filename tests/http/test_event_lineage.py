@@ -8,18 +8,22 @@ click's ``utm_origin`` writes it on the stored row (the click writer of this bra
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
+from linksvc.app import create_app
 from linksvc.jsoncodec import loads
+from linksvc.seed import load_seed
+from linksvc.settings import Settings
 from storage.clicks import clicks_for_tracking_ids
 from storage.db import execute, fetch_all
-from tests.conftest import ADMIN, bearer, token_for
-from tests.factories import A, B, ids
+from tests.conftest import ADMIN, bearer, service_server, token_for
+from tests.factories import A, B, ids, two_accounts
 
 EVENTS = "/api/storefront/v1/behavior/events"
 ADMIN_API = "/api/admin/v1/accounts"
@@ -28,11 +32,23 @@ CUSTOMER = ids(A)["customers"]
 TERMS = ("tracking_id", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
 
 
+IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 Version/17.1 Mobile/15E148 "
+          "Safari/604.1")
+
+
+@pytest.fixture
+async def held(aiohttp_client: Any, settings: Settings) -> TestClient:
+    """The seeded service whose click writer waits an hour between writes (and never gathers its batch of
+    500 here): a click answered stays in the recorder's buffer until something writes it."""
+    client: TestClient = await aiohttp_client(service_server(create_app(replace(settings,
+                                                                                click_flush_seconds=3600))))
+    await load_seed(client.app[DB], two_accounts(), allow_private=True)
+    return client
+
+
 async def click(client: TestClient, query: str = "") -> dict[str, Any]:
     """A click through the resolver, stored; its row."""
-    response = await client.get(f"/{CODE}{query}", headers={"User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS "
-                                "17_1 like Mac OS X) AppleWebKit/605.1.15 Version/17.1 Mobile/15E148 Safari/604.1"},
-                                allow_redirects=False)
+    response = await client.get(f"/{CODE}{query}", headers={"User-Agent": IPHONE}, allow_redirects=False)
     assert response.status == 302
     await client.app[CLICKS].flush()
     rows = await fetch_all(client.app[DB].reader, "SELECT tracking_id FROM clicks ORDER BY id DESC LIMIT 1")
@@ -136,6 +152,37 @@ async def test_a_click_of_another_account_is_not_behind_an_event(seeded: TestCli
     event_id = await send(seeded, {"type": "page_view", "customer_id": ids(B)["customers"],
                                    "tracking_id": "shared"}, account=B)
     assert (await detail(seeded, event_id, account=B))["data"]["lineage"]["click"] is None
+
+
+async def test_an_event_sent_right_after_its_click_finds_it(held: TestClient) -> None:
+    """The app opened by the click sends its event at once: the click still waits in the recorder's buffer."""
+    response = await held.get(f"/{CODE}?tracking_id=trk-now&utm_source=mail", headers={"User-Agent": IPHONE},
+                              allow_redirects=False)
+    assert response.status == 302 and held.app[CLICKS].pending == 1
+    event_id = await send(held, purchase("o-now", tracking_id="trk-now", utm_source="mail"))
+    lineage = (await detail(held, event_id))["data"]["lineage"]
+    assert lineage["click"] is not None
+    assert (lineage["click"]["tracking_id"], lineage["click"]["link_code"], lineage["click"]["platform"]) == (
+        "trk-now", CODE, "ios")
+    assert lineage["utm_source"]["agrees"] is True
+    [counted] = await rollup(held, "conversion_events")
+    assert (counted["link_id"], counted["platform"]) == (ids(A)["links"], "ios")  # on the click's key
+    # In a bulk request too; and a click of another account with the same tracking_id is never its click.
+    response = await held.get(f"/{CODE}?tracking_id=trk-bulk", headers={"User-Agent": IPHONE},
+                              allow_redirects=False)
+    assert response.status == 302
+    response = await held.post(f"{EVENTS}/bulk", json={"events": [
+        {"type": "page_view", "customer_id": ids(B)["customers"], "tracking_id": "trk-bulk"}]},
+        headers=bearer(await token_for(held, B)))
+    assert response.status == 200, await response.text()
+    other = (await response.json())["data"]["results"][0]["id"]
+    assert (await detail(held, other, account=B))["data"]["lineage"]["click"] is None
+    response = await held.post(f"{EVENTS}/bulk", json={"events": [
+        {"type": "page_view", "customer_id": CUSTOMER, "tracking_id": "trk-bulk"}]},
+        headers=bearer(await token_for(held, A)))
+    assert response.status == 200, await response.text()
+    mine = (await response.json())["data"]["results"][0]["id"]
+    assert (await detail(held, mine))["data"]["lineage"]["click"]["tracking_id"] == "trk-bulk"
 
 
 async def test_events_stored_before_lineage_show_null(seeded: TestClient) -> None:

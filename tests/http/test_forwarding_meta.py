@@ -1,5 +1,6 @@
 """Meta against a local server answering Meta's documented bodies: a refused event, a 200 that received none,
-a rate limit, a success; a website event carrying its click's browser; the connection test."""
+a rate limit, a success; a website event carrying its click's browser; an event with no customer information
+(which the server refuses as Meta does) skipped before it is sent; the connection test."""
 
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ def recorded(name: str) -> tuple[int, Any]:
     return case["status"], case["body"]
 
 
+def refusal(payload: Any) -> tuple[int, Any] | None:
+    """What Meta refuses whatever the script says: an event whose user_data holds no customer information
+    parameter ("You must provide at least one of the following user_data parameters")."""
+    for server_event in (payload or {}).get("data") or []:
+        if not server_event.get("user_data"):
+            return recorded("refused_no_customer_information")
+    return None
+
+
 @dataclass
 class GraphApi:
     """A server that records what it receives and answers from a script of (status, body), then success."""
@@ -47,7 +57,8 @@ async def graph() -> AsyncIterator[GraphApi]:
     async def handle(request: web.Request) -> web.Response:
         api = holder[0]
         api.received.append({"path": request.path, "query": dict(request.query), "json": loads(await request.read())})
-        status, body = api.script.pop(0) if api.script else recorded("success")
+        payload = api.received[-1]["json"]
+        status, body = refusal(payload) or (api.script.pop(0) if api.script else recorded("success"))
         return web.json_response(body, status=status)
 
     app = web.Application()
@@ -157,3 +168,19 @@ async def test_the_connection_test_is_not_sent_without_a_test_event_code(service
     data = (await response.json())["data"]
     assert data["outcome"] == "not_sent" and "test_event_code" in data["message"]
     assert graph.received == []
+
+
+async def test_an_event_without_customer_information_is_skipped_not_refused(service: TestClient,
+                                                                           graph: GraphApi) -> None:
+    await meta_connection(service, graph)
+    # A customer the account does not know, no email, phone or click ids, no click: nothing for user_data.
+    event_id = await send(service, purchase(customer_id="cust-unknown"))
+    [delivery] = await settled(service, event_id)
+    assert (delivery["state"], delivery["tries"], delivery["last_status"]) == ("skipped", 0, None)
+    assert "no customer information" in delivery["reason"] and "user_data" in delivery["reason"]
+    assert graph.received == []
+    # The same event with the customer's email carries it, and Meta takes it.
+    event_id = await send(service, purchase("o-2", customer_id="cust-unknown", email="ana@example.com"))
+    [delivery] = await settled(service, event_id)
+    assert delivery["state"] == "delivered"
+    assert list(graph.received[0]["json"]["data"][0]["user_data"]) == ["em"]

@@ -262,9 +262,11 @@ async def test_connection_secrets_are_masked_on_every_read_and_never_logged(serv
     # A bad connection with secrets in the body: a 400 that does not repeat them.
     bad_secret = captured.remember("refused webhook secret", "not-a-whsec-secret-0123456789")
     text = await _status(client, "POST", collection, 400, headers=ADMIN, json={
+        "event_types": ["PURCHASE"],
         "destination": "webhook", "config": {"endpoint_url": "https://hooks.example.com/in", "secret": bad_secret}})
     captured.assert_clean(text, "the refused connection")
     text = await _status(client, "POST", collection, 400, headers=ADMIN, json={
+        "event_types": ["PURCHASE"],
         "destination": "nowhere", "config": {"secret": bad_secret, "access_token": configs["meta"]["access_token"]}})
     captured.assert_clean(text, "the refused connection")
 
@@ -352,7 +354,7 @@ async def test_url_credentials_are_masked_everywhere_and_kept_when_sent_back(ser
         return config
 
     response = await client.post(collection, headers=ADMIN, json={
-        "destination": "webhook", "name": "with credentials", "enabled": False,
+        "event_types": ["PURCHASE"], "destination": "webhook", "name": "with credentials", "enabled": False,
         "config": {"endpoint_url": stored_url, "secret": hook_secret, "extra": {"mirrors": [mirror]}}})
     text = await response.text()
     assert response.status == 201, text

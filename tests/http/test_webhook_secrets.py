@@ -60,7 +60,7 @@ async def test_short_and_non_base64_secrets_are_refused_on_every_edit(service: T
                            ("PATCH", "whsec_" + "a_b-" * 8)):
         body = {"config": {**config, "secret": secret}}
         if method == "PUT":
-            body |= {"destination": "webhook"}
+            body |= {"event_types": ["PURCHASE"], "destination": "webhook"}
         response = await service.request(method, f"{ADMIN_API}/connections/{connection}", json=body, headers=ADMIN)
         found.append((response.status, (await response.json())["details"]["field"]))
     assert found == [(400, "config.secret")] * 4
@@ -73,7 +73,8 @@ async def test_short_and_non_base64_secrets_are_refused_on_every_edit(service: T
 
 
 async def test_a_generated_secret_is_shown_once_then_masked(service: TestClient) -> None:
-    body = {"destination": "webhook", "config": {"endpoint_url": "https://hooks.example.com/in"}}
+    body = {"event_types": ["PURCHASE"],
+            "destination": "webhook", "config": {"endpoint_url": "https://hooks.example.com/in"}}
     response = await service.post(f"{ADMIN_API}/connections", json=body, headers=ADMIN)
     assert response.status == 201, await response.text()
     created = (await response.json())["data"]
@@ -89,6 +90,7 @@ async def test_a_generated_secret_is_shown_once_then_masked(service: TestClient)
     again = await (await service.post(f"{ADMIN_API}/connections", json=body, headers=ADMIN)).json()
     assert again["data"]["config"]["secret"] != secret
     given = await (await service.post(f"{ADMIN_API}/connections", json={
+        "event_types": ["PURCHASE"],
         "destination": "webhook", "config": {"endpoint_url": "https://hooks.example.com/in", "secret": SECRET}},
         headers=ADMIN)).json()
     assert given["data"]["config"]["secret"] == MASK
@@ -171,7 +173,8 @@ async def test_rotation_stays_in_its_account(service: TestClient) -> None:
 
 
 async def test_only_webhook_connections_have_a_secret_to_rotate(service: TestClient) -> None:
-    body = {"destination": "messaging", "config": {"endpoint_url": "https://msg.example.com/in"}}
+    body = {"event_types": ["PURCHASE"],
+            "destination": "messaging", "config": {"endpoint_url": "https://msg.example.com/in"}}
     created = await (await service.post(f"{ADMIN_API}/connections", json=body, headers=ADMIN)).json()
     response = await service.post(rotate_url(A, created["data"]["id"]), headers=ADMIN)
     assert response.status == 400

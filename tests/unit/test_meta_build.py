@@ -1,4 +1,4 @@
-"""Meta's request (linksvc/forwarding/meta.py): the version in the URL, the 7-day skip, user_data always,
+"""Meta's request (linksvc/forwarding/meta.py): the version in the URL, the 7-day skip, user_data never empty,
 phones hashed as E.164 digits, the click's user agent and page for website events, and the connection test."""
 
 from __future__ import annotations
@@ -74,9 +74,13 @@ def test_seven_days_old_is_sent_older_is_skipped(age: timedelta, skipped: bool) 
         assert json.loads(request.body)["data"][0]["event_time"] == int((NOW - age).timestamp())
 
 
-def test_user_data_is_there_even_with_nothing_to_match() -> None:
-    _, payload = sent(event(customer_id=None, store_id="S1") | {"customer_id": None})
-    assert payload["data"][0]["user_data"] == {}
+def test_an_event_with_nothing_for_user_data_is_skipped_with_the_reason() -> None:
+    request = meta.build("event", event(customer_id=None, store_id="S1") | {"customer_id": None}, None,
+                         {"destination": "meta", "config": CONFIG}, "d-1", NOW)
+    assert isinstance(request, Skipped) and "no customer information" in request.reason
+    # One parameter is enough: the client's fbp alone is sent.
+    _, payload = sent(event(customer_id=None, click_ids={"fbp": "fb.1.1.2"}) | {"customer_id": None})
+    assert payload["data"][0]["user_data"] == {"fbp": "fb.1.1.2"}
 
 
 @pytest.mark.parametrize(("phone", "default", "digits"), [

@@ -1,5 +1,7 @@
-// Deliveries of forwarded events, per connection: their state (delivered, filtered or skipped with its
-// reason, failed, dead, or still pending), a retry for the failed and dead ones, and a test of the connection.
+// Deliveries of forwarded events, per connection: which event types the connection forwards, how many of its
+// deliveries are in each state and why the filtered and skipped ones were not sent, each delivery's state
+// (delivered, filtered or skipped with its reason, failed, dead, or still pending), a retry for the failed and
+// dead ones and for the filtered ones the connection now lets through, and a test of the connection.
 
 import { admin, inAccount, query } from './api.js';
 import { badge, field, h, table, toast, when } from './dom.js';
@@ -13,6 +15,39 @@ function outcome(d) {
   if (d.last_error && status && d.last_error.includes(String(d.last_status))) return d.last_error;
   if (d.last_error || status) return [status, d.last_error].filter(Boolean).join(': ');
   return '—';
+}
+
+// What a connection's event_types say: every type (["*"]), the types listed, or none at all (a connection
+// stored before the choice was required: it forwards no event until it is edited).
+export function forwardedTypes(connection) {
+  const types = connection.event_types || [];
+  if (types.includes('*')) return 'Every event type';
+  if (!types.length) return 'No event type: this connection forwards nothing until its event_types are chosen';
+  return types.join(', ');
+}
+
+async function summary(ctx, chosen, onRetried) {
+  const counts = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/counts`))).data;
+  const states = STATES.filter((s) => counts.by_state[s]).map((s) => `${counts.by_state[s]} ${s}`).join(', ');
+  const sendable = counts.filtered.filter((f) => f.sendable).reduce((n, f) => n + f.deliveries, 0);
+  const resend = h('button', { type: 'button', class: 'small' }, `Send the ${sendable} filtered deliveries now allowed`);
+  resend.addEventListener('click', async () => {
+    resend.disabled = true;
+    const answer = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/retry-filtered`),
+      { method: 'POST' })).data;
+    toast(`${answer.retried} filtered deliveries queued again.`);
+    onRetried();
+  });
+  const reasons = (items, withSendable) => h('ul', { class: 'reasons' }, items.map((f) => h('li',
+    { 'data-reason': f.reason }, `${f.deliveries} × ${f.reason}`,
+    withSendable && f.sendable ? h('span', { class: 'muted' }, ' (the connection now allows them)') : null)));
+  return h('dl', { class: 'facts compact', 'aria-label': 'Forwarding summary' },
+    h('dt', {}, 'Forwards'), h('dd', { 'data-fact': 'event-types' }, forwardedTypes(chosen)),
+    h('dt', {}, 'Deliveries'), h('dd', { 'data-fact': 'states' }, states || 'none yet'),
+    ...(counts.filtered.length ? [h('dt', {}, 'Filtered, by reason'), h('dd', { 'data-fact': 'filtered' },
+      reasons(counts.filtered, true), sendable ? resend : null)] : []),
+    ...(counts.skipped.length ? [h('dt', {}, 'Skipped, by reason'), h('dd', { 'data-fact': 'skipped' },
+      reasons(counts.skipped, false))] : []));
 }
 
 export async function deliveriesView(ctx) {
@@ -52,7 +87,7 @@ export async function deliveriesView(ctx) {
   const more = h('button', { type: 'button', class: 'quiet' }, 'Show more');
 
   function retryButton(delivery) {
-    if (!['failed', 'dead'].includes(delivery.state)) return null;
+    if (!['failed', 'dead'].includes(delivery.state)) return null;  // filtered ones: from the summary
     const button = h('button', { type: 'button', class: 'small', 'aria-label': `Retry delivery ${delivery.id}` }, 'Retry');
     button.addEventListener('click', async () => {
       button.disabled = true;
@@ -87,8 +122,9 @@ export async function deliveriesView(ctx) {
   }
   more.addEventListener('click', load);
   await load();
+  const reload = () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: chosen.id, state })}`);
   return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
     h('p', { class: 'muted' }, 'Events forwarded to each connection: delivered, filtered (with the reason), failed '
       + '(refused by the destination), dead (retries exhausted) or pending.'),
-    form, h('div', { class: 'toolbar' }, testButton, testResult), results);
+    form, await summary(ctx, chosen, reload), h('div', { class: 'toolbar' }, testButton, testResult), results);
 }
