@@ -11,9 +11,8 @@ time from click to purchase are the upper bounds of the buckets holding those ra
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -24,12 +23,15 @@ from linksvc.accounts.service import get_account
 from linksvc.clock import utcnow
 from linksvc.errors import Issues
 from linksvc.links.clicks import ClickRecorder
+from linksvc.spreadsheet import csv_text
 from linksvc.store import Store
 from storage import conversions as repo
 from storage.db import Conn
 
 GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day")
 MAX_DAYS = 366
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""A report's dates: the calendar date YYYY-MM-DD only (no ISO week or ordinal dates, no basic format)."""
 DEFAULT_DAYS = 7
 _COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
            "utm_campaign": "utm_campaign", "platform": "platform", "day": "day"}
@@ -76,7 +78,7 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
         if text is None or text == "":
             continue
         try:
-            if len(text) != 10:
+            if not DATE.fullmatch(text):  # fromisoformat alone takes 2026-W02-1 and 20260105 too
                 raise ValueError(text)
             dates[name] = date.fromisoformat(text)
         except ValueError:
@@ -267,9 +269,9 @@ CSV_FIGURES = ("clicks_human", "clicks_bot", "visitors", "routes_web", "routes_a
 
 
 def report_csv(report: Mapping[str, Any]) -> str:
-    """The report's rows as CSV: one column per key member, then the figures; events and revenue as
-    ``type=n`` and ``CUR=amount`` joined by ``; `` (they have a member per type or currency)."""
-    rows = report["rows"]
+    """The report's rows as CSV (:func:`linksvc.spreadsheet.csv_text`: every field quoted, none a formula): one
+    column per key member, then the figures; events and revenue as ``type=n`` and ``CUR=amount`` joined by
+    ``; `` (they have a member per type or currency)."""
     keys: list[str] = []
     for name in report["group_by"]:
         keys.append(name)
@@ -277,23 +279,13 @@ def report_csv(report: Mapping[str, Any]) -> str:
             keys.append("link_code")
         elif name == "campaign":
             keys.append("campaign_name")
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([*keys, *CSV_FIGURES])
-    for row in rows:
-        writer.writerow([_cell(row["key"].get(k)) for k in keys] + _figure_cells(row))
-    return out.getvalue()
+    return csv_text([[*keys, *CSV_FIGURES],
+                     *([row["key"].get(k) for k in keys] + _figure_cells(row) for row in report["rows"])])
 
 
-def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text  # not a formula in a spreadsheet
-
-
-def _figure_cells(row: Mapping[str, Any]) -> list[str]:
+def _figure_cells(row: Mapping[str, Any]) -> list[Any]:
     delays = row["click_to_purchase"]
-    return [_cell(v) for v in (
-        row["clicks"]["human"], row["clicks"]["bot"], row["visitors"], row["routes"]["web"], row["routes"]["app"],
-        row["routes"]["store"], "; ".join(f"{k}={n}" for k, n in row["events"].items()), row["purchases"],
-        "; ".join(f"{c}={a}" for c, a in row["revenue"].items()), row["conversion_rate"],
-        delays["median_seconds"], delays["p90_seconds"])]
+    return [row["clicks"]["human"], row["clicks"]["bot"], row["visitors"], row["routes"]["web"], row["routes"]["app"],
+            row["routes"]["store"], "; ".join(f"{k}={n}" for k, n in row["events"].items()), row["purchases"],
+            "; ".join(f"{c}={a}" for c, a in row["revenue"].items()), row["conversion_rate"],
+            delays["median_seconds"], delays["p90_seconds"]]

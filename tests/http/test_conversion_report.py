@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -186,3 +187,37 @@ async def test_edges_of_the_calendar_and_empty_values_never_fail(service: TestCl
     response = await service.get(f"{REPORT}{query}", headers=ADMIN)
     assert response.status in (200, 400), await response.text()
     assert set(await response.json()) == ({"data"} if response.status == 200 else {"error", "details"})
+
+
+@pytest.mark.parametrize("query", ["?from=2026-W02-1", "?to=2026-W05-7", "?from=2026-002", "?to=20260105",
+                                   "?from=%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-01-05"])
+async def test_report_dates_are_calendar_dates_only(service: TestClient, query: str) -> None:
+    """The API documents YYYY-MM-DD: an ISO week date, an ordinal date, the basic format or other digits are
+    refused, naming the parameter."""
+    response = await service.get(f"{REPORT}{query}", headers=ADMIN)
+    assert response.status == 400, await response.text()
+    body = await response.json()
+    assert set(body) == {"error", "details"}
+    assert body["details"]["field"] == query[1:].split("=")[0]
+
+
+def split_anyhow(text: str) -> list[str]:
+    """The cells a careless reader would see: the text split on every separator a locale may use, quotes
+    ignored."""
+    return [part.strip('"') for line in text.split("\r\n") for part in re.split("[,;\t]", line)]
+
+
+async def test_no_csv_cell_reads_as_a_formula_whatever_the_separator(service: TestClient) -> None:
+    """A UTM value from an anonymous click, ``ok;=1+1;``, cannot become a formula cell in a spreadsheet of a
+    semicolon locale: every field is quoted, and a trigger after any separator is neutralised too."""
+    for value in ("ok%3B%3D1%2B1%3B", "%3DHYPERLINK(%22x%22)", "a%2C%40SUM(1)", "x%3B-2", "%2B57"):
+        await click(service, EMAIL_CODE, CHROME_ANDROID, "10.0.0.7", f"?utm_source={value}")
+    response = await service.get(f"{REPORT}?group_by=utm_source,link&format=csv", headers=ADMIN)
+    assert response.status == 200
+    text = await response.text()
+    lines = text.split("\r\n")
+    assert all(line.startswith('"') and line.endswith('"') for line in lines if line)  # every field quoted
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert {row["utm_source"] for row in table} == {
+        "ok;'=1+1;", "'=HYPERLINK(\"x\")", "a,'@SUM(1)", "x;'-2", "'+57"}
+    assert not [cell for cell in split_anyhow(text) if cell[:1] in ("=", "+", "-", "@")]
