@@ -8,8 +8,10 @@ first and then runs a few multi-row statements: never one per row. Each writer a
 (migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
 week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
 :func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
-the days around them (:func:`spans`), and never scans clicks or events. The fine rollups are kept for the
-migrations that fill new levels from them. Missing dimension values are '' (they are keys).
+the days around them (:func:`spans`), and never scans clicks or events. An event's UTM in the coarse level is
+the click's behind it (the report's default), in the fine rollups its own: the report reads those for
+``utm_from=event``, and the migrations fill new levels from them. :func:`top_groups` picks the groups a report
+shows, so that no read returns a row per distinct value. Missing dimension values are '' (they are keys).
 """
 
 from __future__ import annotations
