@@ -11,7 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.appkeys import CLICKS, DB
 from api.routing import Endpoint, data
 from api.schemas import Envelope
-from linksvc.reports.conversions import GROUPS, conversion_report, report_csv, report_query
+from linksvc.reports.conversions import (
+    DEFAULT_ROWS,
+    GROUPS,
+    MAX_ROWS,
+    conversion_report,
+    report_csv,
+    report_query,
+)
 
 
 class ConversionQuery(BaseModel):
@@ -22,7 +29,15 @@ class ConversionQuery(BaseModel):
                                                      "at most 366 days after from")
     group_by: str | None = Field(default=None, description=f"one or two of {', '.join(GROUPS)}, separated by a "
                                                            "comma; default day")
-    format: Literal["json", "csv"] = Field(default="json", description="csv: the rows as text/csv")
+    utm_from: Literal["click", "event"] = Field(
+        default="click", description="grouped by a utm_* field, whose UTM keys an event: the click's behind its "
+                                     "tracking_id (default: a click and the events attributed to it share a row) or "
+                                     "the event's own as it was sent")
+    limit: int = Field(default=DEFAULT_ROWS, ge=1, le=MAX_ROWS,
+                       description="the groups shown at most, the most purchases first, then the most human clicks; "
+                                   "the rest are summed in other")
+    format: Literal["json", "csv"] = Field(default="json", description="csv: the rows as text/csv, then an (other) "
+                                                                       "line when groups were left out")
 
 
 class Clicks(BaseModel):
@@ -64,17 +79,26 @@ class Unattributed(BaseModel):
     revenue: dict[str, str]
 
 
+class OtherGroups(ConversionFigures):
+    groups: int = Field(description="how many groups are summed here")
+
+
 class ConversionReport(BaseModel):
     from_: str = Field(alias="from")
     to: str
     group_by: list[str]
+    utm_from: Literal["click", "event"] = Field(description="whose UTM keys the events in a grouping by a utm_* "
+                                                            "field: the click's behind their tracking_id, or their own")
+    limit: int
+    groups: int = Field(description="how many groups the range holds; rows holds the first limit of them")
     rows: list[ConversionRow]
+    other: OtherGroups | None = Field(description="the groups beyond limit, summed; null when every group is shown")
     totals: ConversionFigures
     unattributed: Unattributed = Field(description="events with no stored click behind their tracking_id")
 
 
 async def conversions(request: web.Request, query: ConversionQuery) -> web.Response:
-    checked = report_query(query.from_, query.to, query.group_by)
+    checked = report_query(query.from_, query.to, query.group_by, utm_from=query.utm_from, limit=query.limit)
     report = await conversion_report(request.app[DB], request.app[CLICKS], request.match_info["account_id"], checked)
     if query.format == "csv":
         name = f"conversions-{report['from']}-{report['to']}.csv"

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from storage import conversions
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
+from storage.db import Conn, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("clicks", "click_journals")
 
@@ -20,14 +20,22 @@ COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bo
 
 
 @dataclass(frozen=True, slots=True)
-class ClickCount:
-    """How many clicks (``bot`` or human) share a key: ``value`` is the second part of a two-part key (a major
+class ClickSplit:
+    """How many clicks, human and bot, share a key: ``value`` is the second part of a two-part key (a major
     version, a device model), None for one-part keys (a day, a platform, a utm_source)."""
 
     key: Any
     value: Any
-    bot: bool
-    n: int
+    human: int
+    bot: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClickGroups:
+    """The first groups of a breakdown, and how many groups it has in all."""
+
+    rows: tuple[ClickSplit, ...]
+    groups: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,38 +142,35 @@ def _major(column: str, postgresql: bool = False) -> str:
     return f"CASE WHEN instr({column}, '.') > 0 THEN substr({column}, 1, instr({column}, '.') - 1) ELSE {column} END"
 
 
-async def click_counts(conn: Conn, link_id: str, since: str) -> dict[str, list[ClickCount]]:
-    """Clicks of a link since ``since``, each split with bot: by day, platform, utm_source, browser family and
-    major version, OS family and major version, device brand and model (the most clicked first)."""
+async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict[str, ClickGroups]:
+    """Clicks of a link since ``since``, human and bot apart: by day and platform (every group: their number
+    is bounded), and by utm_source, browser family and major version, OS family and major version, device brand
+    and model, values a click's sender chooses: the ``limit`` most clicked groups (then by key, null first),
+    with how many groups there are in all. The store groups, orders and cuts: what comes back is at most
+    ``limit`` rows per breakdown, however many distinct values the clicks carry."""
     where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
     pg = dialect(conn) == "postgresql"
-    # PostgreSQL 15 wants a subquery in FROM named (SQLite takes the name too), and puts NULL last where
-    # SQLite puts it first.
-    most = "AS g ORDER BY sum(n) OVER (PARTITION BY k, v) DESC, " + ("k NULLS FIRST, v NULLS FIRST" if pg else "k, v")
-    counts = {
-        "browser": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT browser_family AS k, "
-                                         f"{_major('browser_version', pg)} AS v, bot, count(*) AS n {where} "
-                                         f"GROUP BY k, v, bot) {most}", (link_id, since)),
-        "os": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT os_family AS k, "
-                                    f"{_major('os_version', pg)} AS v, bot, count(*) AS n {where} "
-                                    f"GROUP BY k, v, bot) {most}", (link_id, since)),
-        "device": await fetch_all(conn, f"SELECT k, v, bot, n FROM (SELECT device_brand AS k, device_model AS v, "
-                                        f"bot, count(*) AS n {where} GROUP BY k, v, bot) {most}", (link_id, since)),
-        "day": await fetch_all(conn, f"SELECT substr(clicked_at, 1, 10) AS k, bot, count(*) AS n {where} "
-                                     "GROUP BY k, bot ORDER BY k", (link_id, since)),
-        "platform": await fetch_all(conn, f"SELECT platform AS k, bot, count(*) AS n {where} GROUP BY k, bot",
-                                    (link_id, since)),
-        "utm_source": await fetch_all(conn, f"SELECT utm_source AS k, bot, count(*) AS n {where} GROUP BY k, bot",
-                                      (link_id, since)),
+    # PostgreSQL puts NULL last where SQLite puts it first.
+    nulls = " NULLS FIRST" if pg else ""
+
+    async def groups(key: str, value: str | None, cut: bool) -> ClickGroups:
+        second = value or "NULL"
+        rows = await fetch_all(
+            conn, f"SELECT {key} AS k, {second} AS v, sum(1 - bot), sum(bot), count(*) OVER () {where} "
+                  f"GROUP BY {key}{', ' + value if value else ''} ORDER BY "
+                  f"{'count(*) DESC, ' if cut else ''}k{nulls}{', v' + nulls if value else ''}"
+                  f"{' LIMIT ?' if cut else ''}", (link_id, since, *((limit,) if cut else ())))
+        return ClickGroups(tuple(ClickSplit(row[0], row[1], int(row[2]), int(row[3])) for row in rows),
+                           int(rows[0][4]) if rows else 0)
+
+    return {
+        "day": await groups("substr(clicked_at, 1, 10)", None, False),
+        "platform": await groups("platform", None, False),
+        "utm_source": await groups("utm_source", None, True),
+        "browser": await groups("browser_family", _major("browser_version", pg), True),
+        "os": await groups("os_family", _major("os_version", pg), True),
+        "device": await groups("device_brand", "device_model", True),
     }
-    return {name: [_count(row) for row in rows] for name, rows in counts.items()}
-
-
-def _count(row: Row) -> ClickCount:
-    """(k, v, bot, n) or (k, bot, n)."""
-    if len(row) == 4:
-        return ClickCount(row[0], row[1], bool(row[2]), int(row[3]))
-    return ClickCount(row[0], None, bool(row[1]), int(row[2]))
 
 
 async def click_by_tracking_id(conn: Conn, account_id: str, tracking_id: str) -> TrackedClick | None:

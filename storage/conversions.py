@@ -8,8 +8,10 @@ first and then runs a few multi-row statements: never one per row. Each writer a
 (migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
 week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
 :func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
-the days around them (:func:`spans`), and never scans clicks or events. The fine rollups are kept for the
-migrations that fill new levels from them. Missing dimension values are '' (they are keys).
+the days around them (:func:`spans`), and never scans clicks or events. An event's UTM in the coarse level is
+the click's behind it (the report's default), in the fine rollups its own: the report reads those for
+``utm_from=event``, and the migrations fill new levels from them. :func:`top_groups` picks the groups a report
+shows, so that no read returns a row per distinct value. Missing dimension values are '' (they are keys).
 """
 
 from __future__ import annotations
@@ -229,16 +231,29 @@ async def _add_counts(tx: Tx, table: str, key: Sequence[str], columns: Sequence[
 
 # --- events ----------------------------------------------------------------------------------------------
 
-async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, str, str, int]]) -> None:
+ClickUtm = tuple[str, str, str]
+"""The UTM (source, medium, campaign) of the click behind an event: the coarse level's key for it."""
+
+
+def _attributed(key: tuple[str, ...], utm: ClickUtm | None) -> Key:
+    """A fine key (the event's own UTM) with the click's UTM in its place, when given."""
+    if utm is None:
+        return key[:7]  # type: ignore[return-value]
+    return (key[0], key[1], key[2], utm[0], utm[1], utm[2], key[6])
+
+
+async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, str, str, int]],
+                     by_click: Sequence[ClickUtm | None] | None = None) -> None:
     """Adds (account_id, day, link_id, utm_source, utm_medium, utm_campaign, platform, type, n) to
-    conversion_events (``n`` may be negative: a correction)."""
+    conversion_events (``n`` may be negative: a correction), keyed by the event's own UTM; the coarse level is
+    keyed by ``by_click[i]``, the UTM of the click behind row i, when given (the report's default, docs/decisions.md
+    "Reports and bounded answers"), else by the row's own."""
     sums: dict[tuple[str, ...], int] = defaultdict(int)
-    for *key, n in rows:
-        sums[tuple(key)] += n
     levels: dict[tuple[str, ...], int] = defaultdict(int)
-    for k, n in sums.items():
-        for level_key in level_keys(k[:7]):  # type: ignore[arg-type]
-            levels[(*level_key, k[7])] += n
+    for i, (*key, n) in enumerate(rows):
+        sums[tuple(key)] += n
+        for level_key in level_keys(_attributed(tuple(key[:7]), by_click[i] if by_click else None)):
+            levels[(*level_key, key[7])] += n
     await _add_counts(tx, "conversion_events", (*KEY, "type"), ("events",), {k: [n] for k, n in sums.items() if n})
     await _add_counts(tx, "conversion_level_events", (*LEVEL_KEY, "type"), ("events",),
                       {k: [n] for k, n in with_weeks(levels, _add_int).items() if n})
@@ -252,26 +267,27 @@ _PG_DELAYS = ("(SELECT jsonb_agg(a.n::bigint + b.n::bigint ORDER BY a.i) "
               "JOIN jsonb_array_elements_text(excluded.delays) WITH ORDINALITY AS b(n, i) ON a.i = b.i)")
 
 
-async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow]) -> None:
+async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[ClickUtm | None] | None = None
+                        ) -> None:
     """Adds (account_id, day, link_id, utm_source, utm_medium, utm_campaign, platform, currency,
-    purchases_delta, revenue_delta, delay_seconds or None) to conversion_revenue and its coarse level:
-    purchases and revenue move by the deltas, and when a delay is given its bucket moves by purchases_delta
-    (None: no click behind the purchase, no bucket). Revenue stays exact: Decimal in Python on SQLite (decimal
-    text), numeric on PostgreSQL."""
+    purchases_delta, revenue_delta, delay_seconds or None) to conversion_revenue and its coarse level (keyed by
+    ``by_click`` as in :func:`add_events`): purchases and revenue move by the deltas, and when a delay is given
+    its bucket moves by purchases_delta (None: no click behind the purchase, no bucket). Revenue stays exact:
+    Decimal in Python on SQLite (decimal text), numeric on PostgreSQL."""
     sums: dict[tuple[str, ...], Sums] = {}
-    for *key, purchases, revenue, delay in rows:
-        k = tuple(key)
-        count, total, delays = sums.get(k) or (0, Decimal(0), [0] * len(BUCKETS))
+    levels: dict[tuple[str, ...], Sums] = {}
+    for i, (*key, purchases, revenue, delay) in enumerate(rows):
+        delays = [0] * len(BUCKETS)
         if delay is not None:
             delays[bucket_of(delay)] += purchases
-        sums[k] = (count + purchases, total + Decimal(revenue), delays)
+        figures = (purchases, Decimal(revenue), delays)
+        k = tuple(key)
+        sums[k] = _add_sums(sums.get(k), figures)
+        for level_key in level_keys(_attributed(k[:7], by_click[i] if by_click else None)):
+            lk = (*level_key, k[7])
+            levels[lk] = _add_sums(levels.get(lk), figures)
     if not sums:
         return
-    levels: dict[tuple[str, ...], Sums] = {}
-    for k, (count, total, delays) in sums.items():
-        for level_key in level_keys(k[:7]):  # type: ignore[arg-type]
-            lk = (*level_key, k[7])
-            levels[lk] = _add_sums(levels.get(lk), (count, total, delays))
     await _add_revenue(tx, "conversion_revenue", (*KEY, "currency"), sums, delays_in_columns=False)
     await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"), with_weeks(levels, _add_sums),
                        delays_in_columns=True)
@@ -420,41 +436,111 @@ def _unattributed_dims(columns: Sequence[str]) -> tuple[Any, ...]:
     return tuple(0 if c == ATTRIBUTED else "" for c in columns)
 
 
-async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[ClickSum]:
+CAMPAIGN = "campaign_id"
+"""Not a column: the current campaign of the row's link ('' when none), a key column of :func:`top_groups`
+and of the ``only`` filter of the sums."""
+
+
+def _campaign_of(link: str) -> str:
+    return f"coalesce((SELECT l.campaign_id FROM links l WHERE l.id = {link}), '')"
+
+
+def _level_exprs(level: str) -> dict[str, str]:
+    """Each key column's expression on ``level``'s rows."""
+    found = {"day": "day"}
+    for column, name in zip(level.split(",") if level else [], ("a", "b"), strict=False):
+        found[column] = name
+    if "link_id" in found:
+        found[CAMPAIGN] = _campaign_of(found["link_id"])
+    return found
+
+
+_FINE_EXPRS = {**{c: c for c in DIMENSIONS}, CAMPAIGN: _campaign_of("link_id")}
+
+
+@dataclass(frozen=True, slots=True)
+class Only:
+    """The groups a report shows (:func:`top_groups`): the sums are read for these keys only."""
+
+    columns: tuple[str, ...]  # of DIMENSIONS and CAMPAIGN
+    keys: tuple[tuple[str, ...], ...]
+
+
+def _restricted(source: str, params: list[Any], exprs: dict[str, str], only: Only | None) -> tuple[str, list[Any]]:
+    """``source`` (a table with its WHERE clause, or a subquery ``AS r``) narrowed to ``only``'s keys."""
+    if only is None:
+        return source, params
+    if not only.keys:
+        return f"{source}{' WHERE' if source.endswith(' AS r') else ' AND'} 1 = 0", params
+    tuple_of = ", ".join(exprs[c] for c in only.columns)
+    one = "(" + ", ".join("?" * len(only.columns)) + ")"
+    return (f"{source}{' WHERE' if source.endswith(' AS r') else ' AND'} ({tuple_of}) IN "
+            f"(VALUES {', '.join([one] * len(only.keys))})", [*params, *(v for key in only.keys for v in key)])
+
+
+async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str],
+                    only: Only | None = None) -> list[ClickSum]:
     """Click counts summed per distinct ``columns`` (of :data:`DIMENSIONS`) over the account's days ``first``
-    to ``last`` (inclusive)."""
+    to ``last`` (inclusive); of ``only``'s groups when given."""
     width = len(columns)
     level = _level_of(columns)
     sums = ", ".join(f"sum({c})" for c in CLICK_COUNTS)
     select, group = _level_select(columns, level)
     source, params = _level_rows("conversion_level_clicks", account_id, level,
                                  spans(first, last, "day" in columns))
+    source, params = _restricted(source, params, _level_exprs(level), only)
     rows = await fetch_all(conn, f"SELECT {select}, {sums} FROM {source}{group}", params)
     return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows
             if row[width] is not None]
 
 
-async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]) -> list[EventSum]:
-    """Events summed per distinct ``columns`` and type; the unattributed have link_id '' (or attributed 0)."""
+async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str],
+                    own_utm: bool = False, only: Only | None = None) -> list[EventSum]:
+    """Events summed per distinct ``columns`` and type; the unattributed have link_id '' (or attributed 0).
+    Their UTM is the click's (the coarse level); with ``own_utm``, the event's own (the fine rollups). The
+    attributed ones of ``only``'s groups when given."""
     width = len(columns)
-    level = _level_of(columns)
-    periods = spans(first, last, "day" in columns)
-    select, group = _level_select(columns, level)
-    source, params = _level_rows("conversion_level_events", account_id, level, periods)
-    rows = await fetch_all(
-        conn, f"SELECT {select}, type, sum(events) FROM {source}{group + ', type' if group else ' GROUP BY type'}",
-        params)
-    found = [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in rows]
+    if own_utm:
+        select, group, source, params = _fine_rows("conversion_events", account_id, first, last, columns)
+        narrowed, narrowed_params = _restricted(f"{source} AND link_id <> ''", params, _FINE_EXPRS, only)
+        found = [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in await fetch_all(
+            conn, f"SELECT {select}, type, sum(events) FROM {narrowed}{group}, type", narrowed_params)]
+        rows = await fetch_all(conn, f"SELECT type, sum(events) FROM {source} AND link_id = '' GROUP BY type",
+                               params)
+    else:
+        level = _level_of(columns)
+        periods = spans(first, last, "day" in columns)
+        select, group = _level_select(columns, level)
+        source, params = _level_rows("conversion_level_events", account_id, level, periods)
+        source, params = _restricted(source, params, _level_exprs(level), only)
+        found = [EventSum(tuple(row[:width]), row[width], int(row[width + 1])) for row in await fetch_all(
+            conn, f"SELECT {select}, type, sum(events) FROM {source}{group + ', type' if group else ' GROUP BY type'}",
+            params)]
+        source, params = _level_rows("conversion_level_events", account_id, UNATTRIBUTED, periods)
+        rows = await fetch_all(conn, f"SELECT type, sum(events) FROM {source} GROUP BY type", params)
     none = _unattributed_dims(columns)
-    source, params = _level_rows("conversion_level_events", account_id, UNATTRIBUTED, periods)
-    for row in await fetch_all(conn, f"SELECT type, sum(events) FROM {source} GROUP BY type", params):
-        found.append(EventSum(none, row[0], int(row[1])))
+    found += [EventSum(none, row[0], int(row[1])) for row in rows]
     return found
 
 
-async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str]
-                     ) -> list[RevenueSum]:
-    """Purchases, revenue and the delay histogram per distinct ``columns`` and currency. Revenue is added
+def _fine_rows(table: str, account_id: str, first: str, last: str, columns: Sequence[str]
+               ) -> tuple[str, str, str, list[str]]:
+    """The select list, GROUP BY list, source (ending in a WHERE clause to add to) and parameters reading
+    ``columns`` from a fine rollup's rows (the event's own UTM) of the account's days ``first`` .. ``last``."""
+    _own(table)
+    unknown = set(columns) - set(DIMENSIONS) - {ATTRIBUTED}
+    if unknown or not columns:
+        raise ValueError(f"no fine rollup holds {list(columns)}")
+    select = ", ".join("1" if c == ATTRIBUTED else c for c in columns)
+    group = ", ".join(c for c in columns if c != ATTRIBUTED)
+    return (select, f" GROUP BY {group}" if group else " GROUP BY 1",
+            f"{table} WHERE account_id = ? AND day >= ? AND day <= ?", [account_id, first, last])
+
+
+async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str],
+                     own_utm: bool = False, only: Only | None = None) -> list[RevenueSum]:
+    """Purchases, revenue and the delay histogram per distinct ``columns`` and currency, the UTM the click's or
+    with ``own_utm`` the event's own (as :func:`events_by`). Revenue is added
     exactly: by PostgreSQL (numeric), or here with Decimal from SQLite's decimal text (which SQL would add as
     REAL), the amounts of a group joined by commas."""
     width = len(columns)
@@ -466,11 +552,24 @@ async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns
                            _exact_sum(row[at + 2]), tuple(int(n or 0) for n in tuple(row)[at + 3:]))
                 for row in found]
 
+    if own_utm:
+        pg = dialect(conn) == "postgresql"
+        buckets = ", ".join(f"sum((delays->>{i})::bigint)" if pg else f"sum(json_extract(delays, '$[{i}]'))"
+                            for i in range(len(BUCKETS)))
+        select, group, source, params = _fine_rows("conversion_revenue", account_id, first, last, columns)
+        narrowed, narrowed_params = _restricted(f"{source} AND link_id <> ''", params, _FINE_EXPRS, only)
+        found = sums(await fetch_all(
+            conn, f"SELECT {select}, currency, sum(purchases), {revenue}, {buckets} FROM {narrowed}"
+                  f"{group}, currency", narrowed_params))
+        return found + sums(await fetch_all(
+            conn, f"SELECT currency, sum(purchases), {revenue}, {buckets} FROM {source} AND link_id = '' "
+                  "GROUP BY currency", params), _unattributed_dims(columns))
     level = _level_of(columns)
     periods = spans(first, last, "day" in columns)
     buckets = ", ".join(f"sum({c})" for c in DELAY_COLUMNS)
     select, group = _level_select(columns, level)
     source, params = _level_rows("conversion_level_revenue", account_id, level, periods)
+    source, params = _restricted(source, params, _level_exprs(level), only)
     found = sums(await fetch_all(
         conn, f"SELECT {select}, currency, sum(purchases), {revenue}, {buckets} FROM {source}"
               f"{group + ', currency' if group else ' GROUP BY currency'}", params))
@@ -478,6 +577,41 @@ async def revenue_by(conn: Conn, account_id: str, first: str, last: str, columns
     return found + sums(await fetch_all(
         conn, f"SELECT currency, sum(purchases), {revenue}, {buckets} FROM {source} GROUP BY currency", params),
         _unattributed_dims(columns))
+
+
+async def top_groups(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str], limit: int,
+                     own_utm: bool = False) -> tuple[list[tuple[str, ...]], int]:
+    """The first ``limit`` groups of distinct ``columns`` (of :data:`DIMENSIONS` and :data:`CAMPAIGN`) over the
+    account's days, in the report's order (most purchases not reversed, then most human clicks, then the key),
+    and how many groups there are in all: one statement over the rollups the report reads, so that however many
+    distinct values the free-text dimensions hold, what comes back is ``limit`` keys. Events are attributed
+    ones; their UTM is the click's, or the event's own with ``own_utm``."""
+    width = len(columns)
+    level = _level_of(["link_id" if c == CAMPAIGN else c for c in columns])
+    periods = spans(first, last, "day" in columns)
+    keys = [f"k{i}" for i in range(width)]
+    parts: list[str] = []
+    params: list[Any] = []
+    exprs = _level_exprs(level)
+    for table, figures in (("conversion_level_clicks", "0 AS p, human AS h"), ("conversion_level_events", "0, 0"),
+                           ("conversion_level_revenue", "purchases, 0")):
+        if own_utm and table != "conversion_level_clicks":
+            fine = table.replace("_level", "")
+            _own(fine)
+            selected = ", ".join(f"{_FINE_EXPRS[c]}" for c in columns)
+            parts.append(f"SELECT {selected}, {figures} FROM {fine} WHERE account_id = ? AND day >= ? AND day <= ? "
+                         "AND link_id <> ''")
+            params += [account_id, first, last]
+            continue
+        source, found = _level_rows(table, account_id, level, periods)
+        selected = ", ".join(f"{exprs[c]} AS {k}" for c, k in zip(columns, keys, strict=True))
+        parts.append(f"SELECT {selected}, {figures} FROM {source}")
+        params += found
+    listed = ", ".join(keys)
+    rows = await fetch_all(
+        conn, f"SELECT {listed}, count(*) OVER () FROM ({' UNION ALL '.join(parts)}) AS u GROUP BY {listed} "
+              f"ORDER BY sum(p) DESC, sum(h) DESC, {listed} LIMIT ?", [*params, limit])
+    return [tuple(str(v) for v in row[:width]) for row in rows], int(rows[0][width]) if rows else 0
 
 
 def _exact_sum(text: Any) -> Decimal:

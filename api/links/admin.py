@@ -23,6 +23,7 @@ from linksvc.links import deferred, service
 from linksvc.links.overview import link_overview, preview_for_account
 from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.links.qr import qr_image
+from linksvc.links.stats import DEFAULT_GROUPS, MAX_GROUPS
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Link
 
@@ -135,6 +136,9 @@ async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
 
 class ClicksQuery(BaseModel):
     days: int = Field(default=30, ge=1, le=366, description="how many days back")
+    limit: int = Field(default=DEFAULT_GROUPS, ge=1, le=MAX_GROUPS,
+                       description="the groups of by_utm_source, by_browser, by_os and by_device shown at most, the "
+                                   "most clicked first; the rest are summed in other")
 
 
 class CountSplit(BaseModel):
@@ -143,9 +147,16 @@ class CountSplit(BaseModel):
     bot: int
 
 
+class OtherGroups(BaseModel):
+    groups: int = Field(description="how many groups are summed here")
+    human: int
+    bot: int
+
+
 class LinkClicks(BaseModel):
     link_id: str
     since: str
+    limit: int
     human: int
     bot: int
     by_day: list[CountSplit]
@@ -154,12 +165,14 @@ class LinkClicks(BaseModel):
     by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
     by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
     by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
+    other: dict[str, OtherGroups] = Field(description="per breakdown holding more groups than limit (by_utm_source, "
+                                                      "by_browser, by_os, by_device), the groups left out, summed")
 
 
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
     account_id, link_id = request.match_info["account_id"], request.match_info["id"]
     return data(await service.clicks_of_link(request.app[DB], request.app[RESOURCES], request.app[CLICKS], account_id,
-                                             link_id, query.days))
+                                             link_id, query.days, query.limit))
 
 
 class InstallsQuery(BaseModel):

@@ -52,11 +52,12 @@ async def edit_link_utm(resources: Resources, account_id: str, link_id: str, cha
 
 
 async def clicks_of_link(db: Store, resources: Resources, clicks: ClickRecorder, account_id: str, link_id: str,
-                         days: int) -> dict[str, Any]:
-    """The link's clicks of the last ``days`` (404 unless the account's link); every click taken so far counts."""
+                         days: int, limit: int = stats.DEFAULT_GROUPS) -> dict[str, Any]:
+    """The link's clicks of the last ``days`` (404 unless the account's link); every click taken so far counts.
+    Read on the background reader: it scans the link's clicks, which the event loop's reader must not wait for."""
     await resources.get(account_id, "links", link_id)
     await clicks.flush_before_counting()
-    return await stats.link_clicks(db.reader, link_id, days)
+    return await stats.link_clicks(db.background, link_id, days, limit)
 
 
 async def hold_links(db: Store) -> int:

@@ -1,50 +1,46 @@
 """Clicks of a link as the admin API shows them, human and bot apart: by day, platform, utm_source, and by
 the user agent's full parse: browser family and major version, OS family and major version, device brand
-and model (null where the parse knew nothing, and for clicks recorded before it existed)."""
+and model (null where the parse knew nothing, and for clicks recorded before it existed). The breakdowns by
+values a click's sender chooses (utm_source, and the user agent's) hold their ``limit`` most clicked groups,
+the rest summed in ``other`` (docs/decisions.md, "Reports and bounded answers")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
 from linksvc.clock import iso, utcnow
 from storage import clicks as repo
-from storage.clicks import ClickCount
+from storage.clicks import ClickGroups
 from storage.db import Conn
 
-
-def _split(rows: Sequence[ClickCount], name: str) -> list[dict[str, Any]]:
-    """Counts by one key as [{name: key, human, bot}] in first-seen order."""
-    merged: dict[Any, dict[str, Any]] = {}
-    for row in rows:
-        entry = merged.setdefault(row.key, {name: row.key, "human": 0, "bot": 0})
-        entry["bot" if row.bot else "human"] += row.n
-    return list(merged.values())
+DEFAULT_GROUPS, MAX_GROUPS = 100, 1000
+"""The groups of a capped breakdown shown at most (the answer's ``limit``)."""
+CAPPED = {"utm_source": ("by_utm_source", "utm_source", None), "browser": ("by_browser", "browser", "major"),
+          "os": ("by_os", "os", "major"), "device": ("by_device", "brand", "model")}
 
 
-def _split_two(rows: Sequence[ClickCount], name: str, second: str) -> list[dict[str, Any]]:
-    """Counts by two keys as [{name: key, second: value, human, bot}] in first-seen order."""
-    merged: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for row in rows:
-        entry = merged.setdefault((row.key, row.value), {name: row.key, second: row.value, "human": 0, "bot": 0})
-        entry["bot" if row.bot else "human"] += row.n
-    return list(merged.values())
+def _rows(found: ClickGroups, name: str, second: str | None) -> list[dict[str, Any]]:
+    """A breakdown as [{name: key, (second: value,) human, bot}] in the store's order."""
+    return [{name: row.key, **({second: row.value} if second else {}), "human": row.human, "bot": row.bot}
+            for row in found.rows]
 
 
-async def link_clicks(conn: Conn, link_id: str, days: int) -> dict[str, Any]:
+async def link_clicks(conn: Conn, link_id: str, days: int, limit: int = DEFAULT_GROUPS) -> dict[str, Any]:
     since = iso(utcnow() - timedelta(days=days))
-    counts = await repo.click_counts(conn, link_id, since)
-    by_day = _split(counts["day"], "date")
-    return {
-        "link_id": link_id,
-        "since": since,
-        "human": sum(d["human"] for d in by_day),
-        "bot": sum(d["bot"] for d in by_day),
-        "by_day": by_day,
-        "by_platform": _split(counts["platform"], "platform"),
-        "by_utm_source": _split(counts["utm_source"], "utm_source"),
-        "by_browser": _split_two(counts["browser"], "browser", "major"),
-        "by_os": _split_two(counts["os"], "os", "major"),
-        "by_device": _split_two(counts["device"], "brand", "model"),
+    counts = await repo.click_counts(conn, link_id, since, limit)
+    by_day = _rows(counts["day"], "date", None)
+    human, bot = sum(d["human"] for d in by_day), sum(d["bot"] for d in by_day)
+    answer: dict[str, Any] = {
+        "link_id": link_id, "since": since, "limit": limit, "human": human, "bot": bot, "by_day": by_day,
+        "by_platform": _rows(counts["platform"], "platform", None),
     }
+    other: dict[str, Any] = {}
+    for breakdown, (field, name, second) in CAPPED.items():
+        found = counts[breakdown]
+        answer[field] = rows = _rows(found, name, second)
+        if found.groups > len(rows):
+            other[field] = {"groups": found.groups - len(rows), "human": human - sum(r["human"] for r in rows),
+                            "bot": bot - sum(r["bot"] for r in rows)}
+    answer["other"] = other
+    return answer

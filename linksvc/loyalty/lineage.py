@@ -3,7 +3,8 @@ tracking_id (docs/decisions.md, "Conversion report and attribution lineage").
 
 :func:`lineage_of` explains, it never changes: the event's values are what :mod:`linksvc.loyalty.attribution`
 resolved. It is computed once, when the event is written, and stored with it (the link may change later).
-:func:`rollup_key` is the event's key in the conversion rollups, from the same click. :func:`event_detail` and
+:func:`rollup_key` is the event's key in the fine conversion rollups (its own UTM), from the same click, and
+:func:`click_utm` the click's UTM that keys it in the report's coarse level. :func:`event_detail` and
 :func:`customer_path` are what the admin API reads.
 """
 
@@ -75,13 +76,25 @@ def lineage_of(resolved: Mapping[str, Any], sources: Mapping[str, str],
     return lineage
 
 
+ROLLUP_UTM = ("utm_source", "utm_medium", "utm_campaign")
+
+
 def rollup_key(account_id: str, issued_at: str, resolved: Mapping[str, Any],
                click: Mapping[str, Any] | None) -> tuple[str, str, str, str, str, str, str]:
     """(account, day, link, utm_source, utm_medium, utm_campaign, platform): the day of ``issued_at``, the
     click's link and platform ('' without a click), the event's own UTM ('' when none)."""
     return (account_id, issued_at[:10], click["link_id"] if click else "",
-            resolved.get("utm_source") or "", resolved.get("utm_medium") or "",
-            resolved.get("utm_campaign") or "", click["platform"] if click else "")
+            *(resolved.get(f) or "" for f in ROLLUP_UTM), click["platform"] if click else "")  # type: ignore[return-value]
+
+
+def click_utm(lineage: Mapping[str, Any] | None) -> tuple[str, str, str] | None:
+    """The UTM of the click behind an event, from its stored lineage ('' when the click had none): the key the
+    report groups the event by unless asked for the event's own (docs/decisions.md, "Reports and bounded
+    answers"). None without a click (the event is unattributed either way)."""
+    if not lineage or not lineage.get("click"):
+        return None
+    return tuple(str(((lineage.get(f) or {}).get("click") or {}).get("value") or "")  # type: ignore[return-value]
+                 for f in ROLLUP_UTM)
 
 
 def delay_of(issued_at: datetime, click: Mapping[str, Any] | None) -> int | None:

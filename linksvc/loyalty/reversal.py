@@ -16,7 +16,7 @@ from linksvc.errors import BadRequest, Conflict, NotFound
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import rules
-from linksvc.loyalty.lineage import delay_of, money, rollup_key
+from linksvc.loyalty.lineage import click_utm, delay_of, money, rollup_key
 from linksvc.loyalty.models import PURCHASE
 from linksvc.store import Store, account_turn
 from storage import conversions, documents
@@ -55,7 +55,8 @@ async def _uncount(tx: Tx, event: repo.StoredEvent) -> None:
     click = event.lineage.get("click")
     key = rollup_key(event.account_id, event.issued_at, event.body.get("attribution") or {}, click)
     await conversions.add_purchases(tx, [(*key, event.body.get("currency") or "", -1, -money(event.body.get("value")),
-                                          delay_of(datetime.fromisoformat(event.issued_at), click))])
+                                          delay_of(datetime.fromisoformat(event.issued_at), click))],
+                                    [click_utm(event.lineage)])
 
 
 async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:

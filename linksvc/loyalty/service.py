@@ -35,7 +35,7 @@ from linksvc.jsoncodec import dumps
 from linksvc.links.clicks import ClickRecorder
 from linksvc.loyalty import attribution, rules
 from linksvc.loyalty.ids import uuid7 as new_id
-from linksvc.loyalty.lineage import delay_of, lineage_of, rollup_key
+from linksvc.loyalty.lineage import click_utm, delay_of, lineage_of, rollup_key
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
@@ -365,8 +365,11 @@ class _Batch:
     deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any], str]] = field(
         default_factory=list)
     # What the accepted events add to the conversion rollups (storage.conversions.add_events, add_purchases).
+    # Each on the event's own UTM (the fine rollups), beside it the UTM of the click behind it (the coarse level).
     counted: list[tuple[Any, ...]] = field(default_factory=list)
+    counted_by: list[tuple[str, str, str] | None] = field(default_factory=list)
     purchases: list[tuple[Any, ...]] = field(default_factory=list)
+    purchases_by: list[tuple[str, str, str] | None] = field(default_factory=list)
 
     @property
     def now(self) -> str:
@@ -540,23 +543,27 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
 
 
 def _count(state: _Batch, stored: repo.StoredEvent, prepared: Prepared) -> None:
-    """What an accepted event adds to the conversion rollups, on the key of the click behind it."""
+    """What an accepted event adds to the conversion rollups: on the link and platform of the click behind it,
+    with the event's own UTM (fine rollups) and the click's (the coarse level the report reads by default)."""
     click = stored.lineage["click"] if stored.lineage is not None else None
     key = rollup_key(state.account_id, stored.issued_at, prepared.attribution, click)
+    utm = click_utm(stored.lineage)
     state.counted.append((*key, stored.type, 1))
+    state.counted_by.append(utm)
     event = prepared.event
     if event.type == PURCHASE:
         state.purchases.append((*key, event.currency or "", 1, event.value or Decimal(0),
                                 delay_of(prepared.issued_at, click)))
+        state.purchases_by.append(utm)
 
 
 async def _write(tx: Tx, state: _Batch) -> None:
     """The batch's writes, a statement or a few per table."""
     await repo.insert_many(tx, state.events)
     if state.counted:
-        await conversions.add_events(tx, state.counted)
+        await conversions.add_events(tx, state.counted, state.counted_by)
     if state.purchases:
-        await conversions.add_purchases(tx, state.purchases)
+        await conversions.add_purchases(tx, state.purchases, state.purchases_by)
     lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
     await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
     stored = [(line_id, lines[line_id].amount) for line_id in dict.fromkeys(e.line_id for e in state.entries)

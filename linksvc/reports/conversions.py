@@ -11,9 +11,8 @@ time from click to purchase are the upper bounds of the buckets holding those ra
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -24,12 +23,15 @@ from linksvc.accounts.service import get_account
 from linksvc.clock import utcnow
 from linksvc.errors import Issues
 from linksvc.links.clicks import ClickRecorder
+from linksvc.spreadsheet import csv_text
 from linksvc.store import Store
 from storage import conversions as repo
 from storage.db import Conn
 
 GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day")
 MAX_DAYS = 366
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""A report's dates: the calendar date YYYY-MM-DD only (no ISO week or ordinal dates, no basic format)."""
 DEFAULT_DAYS = 7
 _COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
            "utm_campaign": "utm_campaign", "platform": "platform", "day": "day"}
@@ -59,16 +61,30 @@ def _amounts(revenue: Mapping[str, Decimal]) -> dict[str, str]:
     return {currency: amount_text(currency, amount) for currency, amount in sorted(revenue.items())}
 
 
+UTM_FROM = ("click", "event")
+"""Whose UTM keys an event in a grouping by a UTM field: the click's behind its tracking_id (the default: the
+click's and its events' UTM are the same, so the click and its purchases share a row), or the event's own."""
+DEFAULT_ROWS, MAX_ROWS = 100, 1000
+"""The groups a report shows at most (its ``limit``), the rest summed in its ``other``."""
+
+
 @dataclass(frozen=True)
 class ReportQuery:
     first: date
     last: date
     group_by: tuple[str, ...]
+    utm_from: str = "click"
+    limit: int = DEFAULT_ROWS
 
 
-def report_query(first: str | None, last: str | None, group_by: str | None, today: date | None = None) -> ReportQuery:
+def report_query(first: str | None, last: str | None, group_by: str | None, today: date | None = None,
+                 utm_from: str = "click", limit: int = DEFAULT_ROWS) -> ReportQuery:
     """The query's parameters checked: every problem named at once (400)."""
     issues = Issues()
+    if utm_from not in UTM_FROM:
+        issues.add("utm_from", f"must be one of {', '.join(UTM_FROM)}", "enum", UTM_FROM)
+    if not 1 <= limit <= MAX_ROWS:
+        issues.add("limit", f"must be from 1 to {MAX_ROWS}", "range")
     today = today or utcnow().date()
     dates: dict[str, date | None] = {}
     for name, text in (("from", first), ("to", last)):
@@ -76,7 +92,7 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
         if text is None or text == "":
             continue
         try:
-            if len(text) != 10:
+            if not DATE.fullmatch(text):  # fromisoformat alone takes 2026-W02-1 and 20260105 too
                 raise ValueError(text)
             dates[name] = date.fromisoformat(text)
         except ValueError:
@@ -109,7 +125,7 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
     elif (last_day - first_day).days + 1 > MAX_DAYS:
         issues.add("to", f"the range holds at most {MAX_DAYS} days", "range")
     issues.raise_if_any("Invalid query")
-    return ReportQuery(first_day, last_day, groups)
+    return ReportQuery(first_day, last_day, groups, utm_from, limit)
 
 
 COUNTS = ("human", "bot", "visitors", "web", "app", "store")  # of clicks, in the rollup's column order
@@ -134,6 +150,16 @@ class Figures:
         for currency, amount in other.revenue.items():
             self.revenue[currency] = self.revenue.get(currency, Decimal(0)) + amount
         self.delays = [a + b for a, b in zip(self.delays, other.delays, strict=True)]
+
+    def minus(self, shown: Figures) -> Figures:
+        """What these figures hold beyond ``shown`` (a part of them): the groups not shown."""
+        rest = Figures([a - b for a, b in zip(self.counts, shown.counts, strict=True)],
+                       {k: n - shown.events.get(k, 0) for k, n in self.events.items()},
+                       self.purchases - shown.purchases,
+                       {c: a - shown.revenue.get(c, Decimal(0)) for c, a in self.revenue.items()},
+                       [a - b for a, b in zip(self.delays, shown.delays, strict=True)])
+        rest.revenue = {c: a for c, a in rest.revenue.items() if a}
+        return rest
 
     def view(self) -> dict[str, Any]:
         human, bot, visitors, web, app, store = self.counts
@@ -185,15 +211,21 @@ async def conversion_report(db: Store, clicks: ClickRecorder, account_id: str, q
 async def report_from(conn: Conn, account_id: str, query: ReportQuery, more: Sequence[Conn] = ()
                       ) -> dict[str, Any]:
     """The report read on ``conn``; given ``more`` connections, its events and revenue statements run on them
-    at the same time as its clicks statement on ``conn``."""
+    at the same time as its clicks statement on ``conn``. Its first ``query.limit`` groups first are chosen by
+    the store (:func:`storage.conversions.top_groups`), and only theirs are read; the rest are ``other``, the
+    totals less the groups shown."""
     await get_account(conn, account_id)  # 404 for an unknown account
     first, last = query.first.isoformat(), query.last.isoformat()
     columns = list(dict.fromkeys(_COLUMN[g] for g in query.group_by))
+    own_utm = query.utm_from == "event" and any(g.startswith("utm_") for g in query.group_by)
     # Events: link_id '' holds the unattributed; without the link dimension, only whether there was one.
     with_link = columns if "link_id" in columns else [*columns, repo.ATTRIBUTED]
     link_at = with_link.index("link_id" if "link_id" in columns else repo.ATTRIBUTED)
     labels = await repo.link_labels(conn, account_id)
     no_label = repo.LinkLabel("", "", None)
+    key_columns = tuple(repo.CAMPAIGN if g == "campaign" else _COLUMN[g] for g in query.group_by)
+    shown, groups = await repo.top_groups(conn, account_id, first, last, key_columns, query.limit, own_utm)
+    only = repo.Only(key_columns, tuple(shown)) if groups > len(shown) else None
 
     # A row's key from the dimensions read: their places (a campaign is the link's, looked up in labels).
     places = [(with_link.index(_COLUMN[g]), g == "campaign") for g in query.group_by]
@@ -215,39 +247,66 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery, more: Seq
         return row_of(key_of(dims)) if dims[link_at] else unattributed
 
     events_conn, revenue_conn = (list(more) + [conn, conn])[:2]
-    click_sums, event_sums, revenue_sums = await asyncio.gather(
-        repo.clicks_by(conn, account_id, first, last, columns),  # columns: a prefix of with_link
-        repo.events_by(events_conn, account_id, first, last, with_link),
-        repo.revenue_by(revenue_conn, account_id, first, last, with_link))
-    # Added in place: tens of thousands of sums at size, each a few additions.
+    whole = [repo.ATTRIBUTED]  # the totals, from the level of the day's totals (the same whoever's UTM)
+    click_sums, event_sums, revenue_sums, whole_clicks, whole_events, whole_revenue = await asyncio.gather(
+        repo.clicks_by(conn, account_id, first, last, columns, only),  # columns: a prefix of with_link
+        repo.events_by(events_conn, account_id, first, last, with_link, own_utm, only),
+        repo.revenue_by(revenue_conn, account_id, first, last, with_link, own_utm, only),
+        _nothing() if only is None else repo.clicks_by(conn, account_id, first, last, whole),
+        _nothing() if only is None else repo.events_by(events_conn, account_id, first, last, whole),
+        _nothing() if only is None else repo.revenue_by(revenue_conn, account_id, first, last, whole))
+    # Added in place: up to a thousand groups, each a few additions.
     for sums in click_sums:
         counts = row_of(key_of(sums.dims)).counts
         for i, n in enumerate(sums.counts):
             counts[i] += n
     for events in event_sums:
-        found = target(events.dims).events
-        found[events.type] = found.get(events.type, 0) + events.events
+        _add_events(target(events.dims), events)
     for revenue in revenue_sums:
-        if not revenue.purchases:  # every purchase of that currency was reversed: no revenue to show in it
-            continue
-        figures = target(revenue.dims)
-        figures.purchases += revenue.purchases
-        figures.revenue[revenue.currency] = figures.revenue.get(revenue.currency, Decimal(0)) + revenue.revenue
-        delays = figures.delays
-        for i, n in enumerate(revenue.delays):
-            delays[i] += n
+        _add_revenue(target(revenue.dims), revenue)
     totals = Figures()
     for figures in rows.values():
         totals.add(figures)
+    other = None
+    if only is not None:
+        whole_figures, ignored = Figures(), Figures()
+        for sums in whole_clicks:
+            whole_figures.counts = [a + b for a, b in zip(whole_figures.counts, sums.counts, strict=True)]
+        for events in whole_events:
+            _add_events(whole_figures if events.dims[0] else ignored, events)
+        for revenue in whole_revenue:
+            _add_revenue(whole_figures if revenue.dims[0] else ignored, revenue)
+        other = whole_figures.minus(totals)
+        totals = whole_figures
     names = {label.campaign_id: label.campaign_name for label in labels.values() if label.campaign_id}
     ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].counts[0], item[0]))
     return {
         "from": first, "to": last, "group_by": list(query.group_by),
+        "utm_from": query.utm_from, "limit": query.limit, "groups": groups,
         "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
+        "other": None if other is None else {"groups": groups - len(rows), **other.view()},
         "totals": totals.view(),
         "unattributed": {"events": sum(unattributed.events.values()), "purchases": unattributed.purchases,
                          "revenue": _amounts(unattributed.revenue)},
     }
+
+
+async def _nothing() -> list[Any]:
+    return []
+
+
+def _add_events(figures: Figures, events: repo.EventSum) -> None:
+    figures.events[events.type] = figures.events.get(events.type, 0) + events.events
+
+
+def _add_revenue(figures: Figures, revenue: repo.RevenueSum) -> None:
+    if not revenue.purchases:  # every purchase of that currency was reversed: no revenue to show in it
+        return
+    figures.purchases += revenue.purchases
+    figures.revenue[revenue.currency] = figures.revenue.get(revenue.currency, Decimal(0)) + revenue.revenue
+    delays = figures.delays
+    for i, n in enumerate(revenue.delays):
+        delays[i] += n
 
 
 def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, repo.LinkLabel],
@@ -262,14 +321,16 @@ def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, repo.LinkL
     return view
 
 
+OTHER = "(other)"
 CSV_FIGURES = ("clicks_human", "clicks_bot", "visitors", "routes_web", "routes_app", "routes_store", "events",
                "purchases", "revenue", "conversion_rate", "median_seconds", "p90_seconds")
 
 
 def report_csv(report: Mapping[str, Any]) -> str:
-    """The report's rows as CSV: one column per key member, then the figures; events and revenue as
-    ``type=n`` and ``CUR=amount`` joined by ``; `` (they have a member per type or currency)."""
-    rows = report["rows"]
+    """The report's rows as CSV (:func:`linksvc.spreadsheet.csv_text`: every field quoted, none a formula): one
+    column per key member, then the figures; events and revenue as ``type=n`` and ``CUR=amount`` joined by
+    ``; `` (they have a member per type or currency). The groups beyond the report's limit are one last line,
+    ``(other)`` in each key column."""
     keys: list[str] = []
     for name in report["group_by"]:
         keys.append(name)
@@ -277,23 +338,15 @@ def report_csv(report: Mapping[str, Any]) -> str:
             keys.append("link_code")
         elif name == "campaign":
             keys.append("campaign_name")
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([*keys, *CSV_FIGURES])
-    for row in rows:
-        writer.writerow([_cell(row["key"].get(k)) for k in keys] + _figure_cells(row))
-    return out.getvalue()
+    other = report.get("other")
+    return csv_text([[*keys, *CSV_FIGURES],
+                     *([row["key"].get(k) for k in keys] + _figure_cells(row) for row in report["rows"]),
+                     *([[OTHER] * len(keys) + _figure_cells(other)] if other else [])])
 
 
-def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text  # not a formula in a spreadsheet
-
-
-def _figure_cells(row: Mapping[str, Any]) -> list[str]:
+def _figure_cells(row: Mapping[str, Any]) -> list[Any]:
     delays = row["click_to_purchase"]
-    return [_cell(v) for v in (
-        row["clicks"]["human"], row["clicks"]["bot"], row["visitors"], row["routes"]["web"], row["routes"]["app"],
-        row["routes"]["store"], "; ".join(f"{k}={n}" for k, n in row["events"].items()), row["purchases"],
-        "; ".join(f"{c}={a}" for c, a in row["revenue"].items()), row["conversion_rate"],
-        delays["median_seconds"], delays["p90_seconds"])]
+    return [row["clicks"]["human"], row["clicks"]["bot"], row["visitors"], row["routes"]["web"], row["routes"]["app"],
+            row["routes"]["store"], "; ".join(f"{k}={n}" for k, n in row["events"].items()), row["purchases"],
+            "; ".join(f"{c}={a}" for c, a in row["revenue"].items()), row["conversion_rate"],
+            delays["median_seconds"], delays["p90_seconds"]]

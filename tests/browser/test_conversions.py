@@ -119,6 +119,13 @@ def test_last_weeks_revenue_by_campaign_and_its_csv(watched: Watched, scene: Sce
     page.get_by_label("Then by").select_option("utm_source")
     page.locator("th", has_text="utm_source").wait_for()
     assert "group_by=campaign%2Cutm_source" in page.url or "group_by=campaign,utm_source" in page.url
+    # Grouped by a UTM field, the page says whose UTM the events count under, and the other choice is one select.
+    page.locator('p[data-utm-from="click"]').wait_for()
+    page.get_by_label("Events’ UTM").select_option("event")
+    page.locator('p[data-utm-from="event"]').wait_for()
+    assert "utm_from=event" in page.url
+    page.get_by_label("Events’ UTM").select_option("click")
+    page.locator('p[data-utm-from="click"]').wait_for()
     page.locator(f'tbody tr[data-key="{DEMO_CAMPAIGN}|newsletter"]').get_by_role("link").first.click()
     page.get_by_role("heading", name="Earn 1 point per dollar").wait_for()
 

@@ -11,8 +11,10 @@ for every account, and nothing was set aside that should not have been.
 from __future__ import annotations
 
 import gzip
+import http.client
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -468,3 +470,69 @@ def test_a_long_link_to_anywhere_else_is_refused(long_links: Service, query: str
 def test_a_long_link_to_the_accounts_own_host_is_followed(long_links: Service) -> None:
     reply = long_link(long_links, "link=https%3A%2F%2Fshop.example%2Foffer&apn=com.shop.app")
     assert reply.status == 302 and reply.headers["location"].startswith("intent://shop.example/offer?")
+
+
+# --- issue 32: reports and bounded answers ---
+
+@pytest.fixture(scope="module")
+def flooded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A service of its own whose link took 2,000 anonymous clicks, each with a new 1,000-character utm_source,
+    and one whose utm_source is a formula after a semicolon."""
+    folder = tmp_path_factory.mktemp("flooded")
+    with service_store(folder) as store:
+        for svc in _serve(folder, store):
+            connection = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
+            for n in range(2000):
+                connection.request("GET", f"/lnk{A[:4]}?utm_source=v{n:04d}{'x' * 995}",
+                                   headers={"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0"})
+                answer = connection.getresponse()
+                answer.read()
+                assert answer.status == 302
+            connection.request("GET", f"/lnk{A[:4]}?utm_source=ok%3B%3D1%2B1%3B")
+            answer = connection.getresponse()
+            answer.read()
+            assert answer.status == 302
+            connection.close()
+            assert wait_for(lambda: store.count("clicks") == 2001, 20)
+            yield svc
+
+
+def _admin_get(svc: Service, path: str) -> tuple[int, bytes]:
+    reply = exchange(svc.port, raw_request("GET", f"/api/admin/v1/accounts/{A}{path}",
+                                           [("Authorization", f"Bearer {ADMIN_TOKEN}")]), timeout=30)
+    return reply.status, reply.body
+
+
+def test_unique_utm_values_from_anonymous_clicks_do_not_grow_the_answers(flooded: Service) -> None:
+    """The report and the link's clicks answer hold their limit of groups (100 by default) and sum the rest:
+    2,000 distinct 1,000-character values make neither answer megabytes."""
+    status, body = _admin_get(flooded, "/reports/conversions?group_by=utm_source")
+    assert status == 200, body[:300]
+    report = json.loads(body)["data"]
+    assert report["groups"] == 2001 and len(report["rows"]) == 100 and report["other"]["groups"] == 1901
+    assert report["totals"]["clicks"]["human"] == 2001
+    assert len(body) < 200_000  # a hundred 1,000-character values and their figures
+    status, body = _admin_get(flooded, f"/links/{ids(A)['links']}/clicks")
+    assert status == 200, body[:300]
+    clicks = json.loads(body)["data"]
+    assert len(clicks["by_utm_source"]) == 100 and clicks["other"]["by_utm_source"]["groups"] == 1901
+    assert clicks["human"] == 2001 and len(body) < 200_000
+    status, body = _admin_get(flooded, "/reports/conversions?group_by=utm_source,day&limit=1000&format=csv")
+    assert status == 200 and body.count(b"\r\n") == 1 + 1000 + 1  # the header, the groups, (other)
+
+
+def test_a_formula_in_a_utm_value_is_text_in_the_csv_whatever_the_separator(flooded: Service) -> None:
+    status, body = _admin_get(flooded, "/reports/conversions?group_by=utm_source&limit=1000&format=csv")
+    assert status == 200
+    text = body.decode()
+    assert "\"ok;'=1+1;\"" in text
+    cells = [part.strip('"') for line in text.split("\r\n") for part in re.split("[,;\t]", line)]
+    assert not [cell for cell in cells if cell[:1] in ("=", "+", "-", "@")]
+
+
+@pytest.mark.parametrize("value", ["2026-W02-1", "2026-002", "20260105"])
+def test_report_dates_other_than_yyyy_mm_dd_are_refused(flooded: Service, value: str) -> None:
+    status, body = _admin_get(flooded, f"/reports/conversions?from={value}")
+    assert status == 400
+    answer = json.loads(body)
+    assert set(answer) == {"error", "details"} and answer["details"]["field"] == "from"

@@ -97,8 +97,10 @@ async def make_events(client: TestClient) -> None:
         assert response.status == 200, await response.text()
 
 
-async def rebuild(client: TestClient, account: str, first: str, last: str, group_by: list[str]) -> dict[Any, Any]:
-    """Every figure of the report, per group key, from the raw clicks and events."""
+async def rebuild(client: TestClient, account: str, first: str, last: str, group_by: list[str],
+                  utm_from: str = "click") -> dict[Any, Any]:
+    """Every figure of the report, per group key, from the raw clicks and events: an event keyed by the UTM of
+    the click behind it (``utm_from`` click, the default) or by its own."""
     conn = client.app[DB].reader
     links = {row[0]: (row[1] or "") for row in await fetch_all(conn, "SELECT id, campaign_id FROM links")}
 
@@ -142,7 +144,8 @@ async def rebuild(client: TestClient, account: str, first: str, last: str, group
                 unattributed["purchases"] += 1
                 unattributed["revenue"][body["currency"]] += Decimal(str(body["value"]))
             continue
-        values = [lineage[f]["value"] or "" for f in ("utm_source", "utm_medium", "utm_campaign")]
+        values = [(lineage[f]["value"] if utm_from == "event" else lineage[f]["click"]["value"]) or ""
+                  for f in ("utm_source", "utm_medium", "utm_campaign")]
         figures = rows[key(day, seen["link_id"], *values, seen["platform"] or "")]
         figures["events"][row[0]] += 1
         if purchase:
@@ -207,21 +210,41 @@ def exact(figures: Any) -> Any:
 async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestClient, group_by: str) -> None:
     await make_clicks(seeded)
     await make_events(seeded)
-    for account, (first, last) in itertools.product((A, B), ranges()):
+    for account, (first, last), utm_from in itertools.product((A, B), ranges(), ("click", "event", None)):
         response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
                                     "&from=2020-01-01&to=2030-01-01", headers=ADMIN)
         assert response.status == 400  # more than 366 days
         response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
-                                    f"&from={first}&to={last}", headers=ADMIN)
+                                    f"&from={first}&to={last}{f'&utm_from={utm_from}' if utm_from else ''}",
+                                    headers=ADMIN)
         assert response.status == 200, await response.text()
         data = (await response.json())["data"]
+        assert data["utm_from"] == (utm_from or "click") and data["other"] is None
         names = group_by.split(",")
-        expected = await rebuild(seeded, account, first, last, names)
+        expected = await rebuild(seeded, account, first, last, names, utm_from or "click")
         got = {tuple(row["key"][n] for n in names): {k: v for k, v in row.items() if k != "key"}
                for row in data["rows"]}
         assert exact(got) == exact(expected["rows"])
         assert exact(data["unattributed"]) == exact(expected["unattributed"])
         assert data["totals"]["clicks"]["human"] == sum(r["clicks"]["human"] for r in got.values()) > 0
+        if utm_from is None:  # the first three groups as they are, the rest summed in other, exactly
+            response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
+                                        f"&from={first}&to={last}&limit=3", headers=ADMIN)
+            capped = (await response.json())["data"]
+            shown = {tuple(row["key"][n] for n in names): {k: v for k, v in row.items() if k != "key"}
+                     for row in capped["rows"]}
+            assert list(shown) == list(got)[:3] and exact(shown) == exact({k: expected["rows"][k] for k in shown})
+            rest = [v for k, v in expected["rows"].items() if k not in shown]
+            assert capped["groups"] == len(expected["rows"]) and capped["totals"] == data["totals"]
+            if rest:
+                other = capped["other"]
+                assert other["groups"] == len(rest)
+                assert other["clicks"]["human"] == sum(r["clicks"]["human"] for r in rest)
+                assert other["visitors"] == sum(r["visitors"] for r in rest)
+                assert other["purchases"] == sum(r["purchases"] for r in rest)
+                for currency in {c for r in rest for c in r["revenue"]}:
+                    assert Decimal(other["revenue"].get(currency, "0")) == sum(
+                        Decimal(r["revenue"].get(currency, "0")) for r in rest)
         if account == A:  # the event half is not empty: purchases, revenue, delays and the unattributed
             assert data["totals"]["purchases"] > 0 and data["totals"]["revenue"]
             assert data["totals"]["click_to_purchase"]["median_seconds"] is not None
@@ -254,9 +277,10 @@ def fill_statements(script: str, start: str, count: int) -> list[str]:
 
 
 async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded: TestClient) -> None:
-    """Migration 0020 (PostgreSQL 0005) fills the coarse level from the fine rollups an older release kept, and
-    0024 (PostgreSQL 0009) its link pairs and weekly rows; run on the data the writers just kept, they give back
-    exactly the rows they wrote."""
+    """Migration 0020 (PostgreSQL 0005) fills the coarse level from the fine rollups an older release kept, 0024
+    (PostgreSQL 0009) its link pairs and weekly rows, and 0026 (PostgreSQL 0011) rebuilds the levels holding a
+    UTM field from the events' lineage (the click's UTM, not the event's own); run on the data the writers just
+    kept, they give back exactly the rows they wrote."""
     await make_clicks(seeded)
     await make_events(seeded)
     db = seeded.app[DB]
@@ -271,8 +295,11 @@ async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded:
               else MIGRATIONS / "0020_conversion_levels.sql").read_text(encoding="utf-8")
     weeks = (MIGRATIONS / "postgresql" / "0009_conversion_weeks.sql" if pg
              else MIGRATIONS / "0024_conversion_weeks.sql").read_text(encoding="utf-8")
+    click_utm = (MIGRATIONS / "postgresql" / "0011_conversion_click_utm.sql" if pg
+                 else MIGRATIONS / "0026_conversion_click_utm.sql").read_text(encoding="utf-8")
     fill = [*fill_statements(levels, "INSERT INTO conversion_level_clicks", 3),
-            *fill_statements(weeks, "-- Filled from the rollups already kept", 6)]
+            *fill_statements(weeks, "-- Filled from the rollups already kept", 6),
+            *fill_statements(click_utm, "DELETE FROM conversion_level_events", 6)]
 
     async def upgrade(tx: Any) -> None:
         for table in LEVEL_TABLES:

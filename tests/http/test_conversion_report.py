@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +21,7 @@ from linksvc.jsoncodec import loads
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage.db import fetch_all
-from tests.conftest import ADMIN, service_server
+from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import A, B, ids, two_accounts
 from tests.http.test_fast_lane import _get, converse, lane
 
@@ -186,3 +187,107 @@ async def test_edges_of_the_calendar_and_empty_values_never_fail(service: TestCl
     response = await service.get(f"{REPORT}{query}", headers=ADMIN)
     assert response.status in (200, 400), await response.text()
     assert set(await response.json()) == ({"data"} if response.status == 200 else {"error", "details"})
+
+
+@pytest.mark.parametrize("query", ["?from=2026-W02-1", "?to=2026-W05-7", "?from=2026-002", "?to=20260105",
+                                   "?from=%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-01-05"])
+async def test_report_dates_are_calendar_dates_only(service: TestClient, query: str) -> None:
+    """The API documents YYYY-MM-DD: an ISO week date, an ordinal date, the basic format or other digits are
+    refused, naming the parameter."""
+    response = await service.get(f"{REPORT}{query}", headers=ADMIN)
+    assert response.status == 400, await response.text()
+    body = await response.json()
+    assert set(body) == {"error", "details"}
+    assert body["details"]["field"] == query[1:].split("=")[0]
+
+
+def split_anyhow(text: str) -> list[str]:
+    """The cells a careless reader would see: the text split on every separator a locale may use, quotes
+    ignored."""
+    return [part.strip('"') for line in text.split("\r\n") for part in re.split("[,;\t]", line)]
+
+
+async def test_no_csv_cell_reads_as_a_formula_whatever_the_separator(service: TestClient) -> None:
+    """A UTM value from an anonymous click, ``ok;=1+1;``, cannot become a formula cell in a spreadsheet of a
+    semicolon locale: every field is quoted, and a trigger after any separator is neutralised too."""
+    for value in ("ok%3B%3D1%2B1%3B", "%3DHYPERLINK(%22x%22)", "a%2C%40SUM(1)", "x%3B-2", "%2B57"):
+        await click(service, EMAIL_CODE, CHROME_ANDROID, "10.0.0.7", f"?utm_source={value}")
+    response = await service.get(f"{REPORT}?group_by=utm_source,link&format=csv", headers=ADMIN)
+    assert response.status == 200
+    text = await response.text()
+    lines = text.split("\r\n")
+    assert all(line.startswith('"') and line.endswith('"') for line in lines if line)  # every field quoted
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert {row["utm_source"] for row in table} == {
+        "ok;'=1+1;", "'=HYPERLINK(\"x\")", "a,'@SUM(1)", "x;'-2", "'+57"}
+    assert not [cell for cell in split_anyhow(text) if cell[:1] in ("=", "+", "-", "@")]
+
+
+async def test_a_purchase_sent_with_only_its_tracking_id_counts_under_its_clicks_utm(service: TestClient) -> None:
+    """The documented integration: the backend sends the tracking_id alone. Grouped by a UTM field, the
+    purchase counts in the row of the click behind it (the click's UTM), not in a "(none)" row of its own with
+    no clicks; ``utm_from=event`` groups events by their own UTM instead, and the answer says which it shows. A
+    reversal takes the purchase back out of the row it counted in."""
+    await click(service, EMAIL_CODE, CHROME_ANDROID, "10.0.0.8", "?utm_source=ig&utm_medium=social")
+    await service.app[CLICKS].flush()
+    tracking = (await fetch_all(service.app[DB].reader, "SELECT tracking_id FROM clicks"))[0][0]
+    headers = bearer(await token_for(service, A))
+    response = await service.post("/api/storefront/v1/behavior/events", headers=headers, json={
+        "type": "PURCHASE", "customer_id": ids(A)["customers"], "order_id": "o-13", "currency": "USD",
+        "value": "40.00", "tracking_id": tracking, "products": [{"sku": "LATTE-12"}]})
+    assert response.status == 202, await response.text()
+    event_id = (await response.json())["data"]["id"]
+    stored = await fetch_all(service.app[DB].reader, "SELECT body FROM events")
+    assert "utm_source" not in (loads(stored[0][0])["attribution"] or {})  # the event keeps what was sent
+
+    for query in ("?group_by=utm_source", "?group_by=utm_source&utm_from=click", "?group_by=utm_source,utm_medium",
+                  "?group_by=link,utm_source", "?group_by=utm_source,platform"):
+        data = await report(service, query)
+        assert data["utm_from"] == "click"
+        rows = by_key(data, "utm_source")
+        assert set(rows) == {("ig",)}, query
+        assert rows[("ig",)]["clicks"]["human"] == 1 and rows[("ig",)]["purchases"] == 1
+        assert rows[("ig",)]["revenue"] == {"USD": "40.00"} and rows[("ig",)]["conversion_rate"] == "1.0000"
+        assert rows[("ig",)]["events"] == {"PURCHASE": 1}
+
+    data = await report(service, "?group_by=utm_source&utm_from=event")
+    assert data["utm_from"] == "event"
+    rows = by_key(data, "utm_source")
+    assert rows[("ig",)]["clicks"]["human"] == 1 and rows[("ig",)]["purchases"] == 0
+    assert rows[("",)]["clicks"]["human"] == 0 and rows[("",)]["purchases"] == 1
+    assert data["totals"]["purchases"] == 1
+
+    response = await service.post(f"/api/storefront/v1/behavior/events/{event_id}/reverse", headers=headers,
+                                  json={"reason": "returned"})
+    assert response.status == 200, await response.text()
+    for utm_from in ("click", "event"):
+        data = await report(service, f"?group_by=utm_source&utm_from={utm_from}")
+        assert data["totals"]["purchases"] == 0 and all(row["purchases"] == 0 for row in data["rows"])
+        assert all(row["revenue"] == {} for row in data["rows"])
+
+
+async def test_many_distinct_utm_values_give_the_first_groups_and_the_rest_summed(service: TestClient) -> None:
+    """Anonymous clicks with a new utm_source each: the report shows ``limit`` groups (the most purchases, then
+    the most human clicks first) and sums the rest in ``other``; the totals stay whole; the CSV ends with the
+    (other) line. A limit out of range is a 400 naming it."""
+    for n in range(12):
+        for _ in range(1 + (n == 7)):  # "s07" has two clicks: it comes first
+            await click(service, EMAIL_CODE, CHROME_ANDROID, f"10.0.1.{n}", f"?utm_source=s{n:02d}{'x' * 300}")
+    data = await report(service, "?group_by=utm_source&limit=5")
+    assert (data["limit"], data["groups"]) == (5, 12)
+    assert [row["key"]["utm_source"][:3] for row in data["rows"]] == ["s07", "s00", "s01", "s02", "s03"]
+    assert data["other"]["groups"] == 7 and data["other"]["clicks"] == {"human": 7, "bot": 0}
+    assert data["other"]["visitors"] == 7 and data["totals"]["clicks"]["human"] == 13
+    assert sum(row["clicks"]["human"] for row in data["rows"]) + data["other"]["clicks"]["human"] == 13
+    whole = await report(service, "?group_by=utm_source,day")
+    assert whole["groups"] == 12 and len(whole["rows"]) == 12 and whole["other"] is None and whole["limit"] == 100
+    response = await service.get(f"{REPORT}?group_by=campaign,utm_source&limit=3&format=csv", headers=ADMIN)
+    table = list(csv.reader(io.StringIO(await response.text())))
+    assert len(table) == 1 + 3 + 1 and table[-1][:3] == ["(other)", "(other)", "(other)"]
+    assert table[-1][3] == "9"  # clicks_human of the nine groups left out
+    for bad in ("0", "1001", "x"):
+        response = await service.get(f"{REPORT}?limit={bad}", headers=ADMIN)
+        assert response.status == 400
+        assert (await response.json())["details"]["field"] == "limit"
+    response = await service.get(f"{REPORT}?utm_from=link", headers=ADMIN)
+    assert response.status == 400 and (await response.json())["details"]["field"] == "utm_from"

@@ -1,6 +1,7 @@
 // Clicks of one link: a bar chart by day (people and bots apart), the counts by platform and by
 // utm_source, by browser, operating system and device (the user agent's full parse), and the bots by name
-// on their own. The counts are the admin API's (GET .../links/{id}/clicks); the chart only draws them.
+// on their own. The counts are the admin API's (GET .../links/{id}/clicks); the chart only draws them. The breakdowns by
+// values a click chooses (utm_source, browser, OS, device) show their LIMIT most clicked and one row for the rest.
 
 import { admin, inAccount, query } from './api.js';
 import { field, h, s, table } from './dom.js';
@@ -61,21 +62,28 @@ export function barChart(byDay, since, width) {
     'aria-label': `Clicks by day, ${days[0]} to ${today}` }, grid, bars);
 }
 
-function breakdown(caption, rows, key, label) {
+// The most clicked groups the answer holds (LIMIT of them), then one row for the groups it left out, summed.
+const LIMIT = 20;
+const otherName = (other) => `Other (${other.groups} more)`;
+
+function breakdown(caption, rows, key, label, other) {
+  const items = rows.map((item) => ({ item }));
+  if (other) items.push({ item: { ...other, other: true } });
   return table(caption, [
-    { label: caption, cell: (r) => label(r[key]) },
+    { label: caption, cell: (r) => (r.other ? otherName(r) : label(r[key])) },
     { label: 'Human', class: 'num', cell: (r) => String(r.human) },
     { label: 'Bot', class: 'num', cell: (r) => String(r.bot) },
-  ], rows.map((item) => ({ item })), { empty: 'No clicks in this period.', cards: false });
+  ], items, { empty: 'No clicks in this period.', cards: false });
 }
 
 // "Chrome Mobile 120", "Samsung SM-S918B"; null parts are unknown (or clicks recorded before the parse).
 const named = (first, second) => (first ? [first, second].filter(Boolean).join(' ') : 'Unknown');
 
-function bots(byBrowser) {
+function bots(byBrowser, other) {
   const rows = byBrowser.filter((r) => r.bot > 0);
+  if (other && other.bot > 0) rows.push({ ...other, other: true });
   return table('Bots', [
-    { label: 'Bot', cell: (r) => named(r.browser, r.major) },
+    { label: 'Bot', cell: (r) => (r.other ? otherName(r) : named(r.browser, r.major)) },
     { label: 'Clicks', class: 'num', cell: (r) => String(r.bot) },
   ], rows.map((item) => ({ item })), { empty: 'No bot clicks in this period.', cards: false });
 }
@@ -84,7 +92,8 @@ export async function clicksView(ctx) {
   const [linkId] = ctx.params;
   const days = RANGES.includes(Number(ctx.search.get('days'))) ? Number(ctx.search.get('days')) : 30;
   const link = (await admin(inAccount(ctx.account, `/links/${linkId}`))).data;
-  const stats = (await admin(inAccount(ctx.account, `/links/${linkId}/clicks${query({ days })}`))).data;
+  const stats = (await admin(inAccount(ctx.account, `/links/${linkId}/clicks${query({ days, limit: LIMIT })}`))).data;
+  const other = stats.other || {};
   const range = h('select', { name: 'days' }, RANGES.map((n) => h('option', { value: n, selected: n === days },
     `Last ${n} days`)));
   range.addEventListener('change', () => ctx.navigate(`${ctx.base}/links/${linkId}/clicks?days=${range.value}`));
@@ -124,13 +133,15 @@ export async function clicksView(ctx) {
       h('section', {}, h('h2', {}, 'By platform'),
         breakdown('Platform', stats.by_platform, 'platform', platformName)),
       h('section', {}, h('h2', {}, 'By utm_source'),
-        breakdown('utm_source', stats.by_utm_source, 'utm_source', (u) => u || '(none)')),
+        breakdown('utm_source', stats.by_utm_source, 'utm_source', (u) => u || '(none)', other.by_utm_source)),
       h('section', {}, h('h2', {}, 'By browser'),
-        breakdown('Browser', stats.by_browser.map((r) => ({ ...r, name: named(r.browser, r.major) })), 'name', (n) => n)),
+        breakdown('Browser', stats.by_browser.map((r) => ({ ...r, name: named(r.browser, r.major) })), 'name', (n) => n,
+          other.by_browser)),
       h('section', {}, h('h2', {}, 'By operating system'),
-        breakdown('Operating system', stats.by_os.map((r) => ({ ...r, name: named(r.os, r.major) })), 'name', (n) => n)),
+        breakdown('Operating system', stats.by_os.map((r) => ({ ...r, name: named(r.os, r.major) })), 'name', (n) => n, other.by_os)),
       h('section', {}, h('h2', {}, 'By device'),
-        breakdown('Device', stats.by_device.map((r) => ({ ...r, name: deviceName(r.brand, r.model) })), 'name', (n) => n)),
+        breakdown('Device', stats.by_device.map((r) => ({ ...r, name: deviceName(r.brand, r.model) })), 'name', (n) => n,
+          other.by_device)),
       h('section', { 'data-section': 'bots' }, h('h2', {}, 'Bots (crawlers and link previews)'),
-        bots(stats.by_browser))));
+        bots(stats.by_browser, other.by_browser))));
 }

@@ -1,7 +1,9 @@
 // The conversion report: for a range of UTC days, clicks (people and bots apart), visitors, routes, the
 // events attributed to those clicks, purchases, revenue per currency, conversion rate and the time from click
 // to purchase, grouped by one or two dimensions, with a totals row and the same table as CSV. The figures
-// are the admin API's (GET .../reports/conversions); nothing is computed here but their wording.
+// are the admin API's (GET .../reports/conversions); nothing is computed here but their wording. Grouped by a
+// UTM field, events count under the UTM of the click behind them unless asked for their own (utm_from), and
+// the page says which; past the API's limit of groups, one row sums the groups left out.
 
 import { admin, inAccount, query } from './api.js';
 import { clearErrors, day, field, h, saveBlob, showErrors, table } from './dom.js';
@@ -13,6 +15,7 @@ export const DIMENSIONS = [
 ];
 const DIMENSION_KEYS = DIMENSIONS.map(([key]) => key);
 const DEFAULT_GROUP = ['campaign'];
+export const UTM_FROM = [['click', 'the click behind them'], ['event', 'their own, as sent']];
 
 // Dates as the API takes them: YYYY-MM-DD, UTC.
 const isoDay = (date) => date.toISOString().slice(0, 10);
@@ -85,7 +88,10 @@ function columns(ctx, group) {
   return [
     ...group.map((dimension, i) => ({
       label: label(dimension), class: `dim ${dimension}`,
-      cell: (row) => (row.key ? keyCell(ctx, dimension, row.key) : (i === 0 ? h('strong', {}, 'Total') : '')),
+      cell: (row) => {
+        if (row.other) return i === 0 ? h('em', {}, `Other (${row.groups} more)`) : '';
+        return row.key ? keyCell(ctx, dimension, row.key) : (i === 0 ? h('strong', {}, 'Total') : '');
+      },
     })),
     { label: 'Clicks', class: 'num', cell: (r) => String(r.clicks.human) },
     { label: 'Bot clicks', class: 'num', cell: (r) => String(r.clicks.bot) },
@@ -101,6 +107,16 @@ function columns(ctx, group) {
   ];
 }
 
+// Which UTM the events of the table count under, when it is grouped by a UTM field.
+function utmLine(report) {
+  if (!report.group_by.some((key) => key.startsWith('utm_'))) return null;
+  return h('p', { class: 'muted', 'data-utm-from': report.utm_from }, report.utm_from === 'event'
+    ? 'Events are grouped by the UTM they were sent with (an event sent with its tracking id alone is under '
+      + '(none)); clicks by their own.'
+    : 'Events are grouped by the UTM of the click behind their tracking id, so a click and the purchases it led to '
+      + 'share a row.');
+}
+
 function unattributedLine(report) {
   const left = report.unattributed;
   if (!left || !left.events) return null;
@@ -114,13 +130,15 @@ function unattributedLine(report) {
 export async function reportsView(ctx) {
   const initial = presetRange('last-7-days');
   const chosen = { from: ctx.search.get('from') || initial.from, to: ctx.search.get('to') || initial.to,
-    group: groupFrom(ctx.search) };
+    group: groupFrom(ctx.search), utmFrom: ctx.search.get('utm_from') === 'event' ? 'event' : 'click' };
   const from = h('input', { type: 'date', name: 'from', value: chosen.from, required: true });
   const to = h('input', { type: 'date', name: 'to', value: chosen.to, required: true });
   const first = h('select', { name: 'group_by' }, DIMENSIONS.map(([value, text]) =>
     h('option', { value, selected: value === chosen.group[0] }, text)));
   const second = h('select', { name: 'then_by' }, h('option', { value: '' }, '— nothing —'),
     DIMENSIONS.map(([value, text]) => h('option', { value, selected: value === chosen.group[1] }, text)));
+  const utmFrom = h('select', { name: 'utm_from' }, UTM_FROM.map(([value, text]) =>
+    h('option', { value, selected: value === chosen.utmFrom }, text)));
   const presets = h('div', { class: 'presets', role: 'group', 'aria-label': 'Date presets' },
     PRESETS.map(([name, text]) => h('button', { type: 'button', class: 'quiet small', 'data-preset': name,
       onclick: () => {
@@ -131,7 +149,8 @@ export async function reportsView(ctx) {
       } }, text)));
   const form = h('form', { class: 'report-form', 'aria-label': 'Report settings', novalidate: true },
     h('div', { class: 'toolbar' },
-      field('From', from), field('To', to), field('Group by', first), field('Then by', second)),
+      field('From', from), field('To', to), field('Group by', first), field('Then by', second),
+      field('Events’ UTM', utmFrom)),
     presets,
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }));
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
@@ -148,7 +167,9 @@ export async function reportsView(ctx) {
       button.setAttribute('aria-pressed', String(range.from === chosen.from && range.to === chosen.to));
     }
     chosen.group = [first.value, second.value].filter(Boolean);
+    chosen.utmFrom = utmFrom.value;
     const params = { from: chosen.from, to: chosen.to, group_by: chosen.group.join(',') };
+    if (chosen.utmFrom === 'event') params.utm_from = 'event';
     history.replaceState(null, '', `${ctx.base}/reports${query(params)}`);
     const path = inAccount(ctx.account, `/reports/conversions${query(params)}`);
     clearErrors(form);
@@ -173,9 +194,11 @@ export async function reportsView(ctx) {
     results.replaceChildren(...[
       h('div', { class: 'title-row' }, h('h2', {}, caption), download),
       table(caption, columns(ctx, report.group_by),
-        report.rows.map((item) => ({ item, attrs: { 'data-key': report.group_by.map((k) => item.key[k]).join('|') } })),
+        [...report.rows.map((item) => ({ item, attrs: { 'data-key': report.group_by.map((k) => item.key[k]).join('|') } })),
+          ...(report.other ? [{ item: { ...report.other, other: true }, attrs: { 'data-other': report.other.groups } }]
+            : [])],
         { empty: 'No clicks and no attributed events in this range.', foot: report.rows.length ? report.totals : null }),
-      unattributedLine(report)].filter(Boolean));
+      utmLine(report), unattributedLine(report)].filter(Boolean));
   }
 
   const changed = () => {
