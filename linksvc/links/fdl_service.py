@@ -7,7 +7,11 @@
   the account created when the domain goes live, so that clicks and reports count them per domain.
 - **The importer** creates, for each row of the export, a link at the short link's own path on that domain:
   the long link's parameters, its ``utm_*`` written into the destination (a stored link has no other place for
-  them, and the resolver carries them from there), its name as the preview title when it has none.
+  them, and the resolver carries them from there), its name as the preview title when it has none. Every row
+  is checked in memory with the same rules as a link created through the admin API; then the valid rows are
+  written in one unit of work on the write queue (one statement for all the new links), all of them or none.
+  A row fails alone; a row whose link the account already holds at that path with the same settings is
+  ``unchanged``, so sending the same file again (after a lost answer, or a cut-off import) converges.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from storage.db import Tx
 from storage.domains import of_account as domains_of_account
 from storage.links import encoded_link_by_code, links_at_codes
 
-MAX_ROWS = 100_000  # rows of one import (docs/decisions.md, "Imports that finish")
+MAX_ROWS = 50_000  # rows of one import: about 15 s on a 2-core machine (docs/benchmarks.md, "fdl-import")
 YIELD_EVERY = 500  # rows checked between two turns given back to the event loop
 LINKS = KINDS["links"]
 
