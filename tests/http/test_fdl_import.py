@@ -5,6 +5,8 @@ half-way) converges instead of answering "Code taken" for the rows already impor
 
 from __future__ import annotations
 
+import asyncio
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +18,7 @@ from tests.agents import AGENTS
 from tests.conftest import ADMIN
 from tests.factories import A, B
 from tests.http.test_domains import added, start, verify
+from tests.rawhttp import exchange
 
 ADMIN_API = "/api/admin/v1"
 HOST = "go.shop.example"
@@ -147,3 +150,19 @@ async def test_an_export_of_more_rows_than_one_import_takes_is_refused_whole(ser
     answer = await response.json()
     assert answer["error"] == "Invalid export" and "50,001 rows" in answer["details"]["message"]
     assert await link_count(service) == before
+
+
+async def test_the_imports_larger_limit_is_not_every_endpoints(aiohttp_client: Any, settings: Settings) -> None:
+    """An ordinary endpoint stops reading a chunked body at its own limit (413), however large the import's:
+    it never holds, or waits for, more of it."""
+    client = await start(aiohttp_client, replace(settings, request_timeout_seconds=2.0))
+    head = (f"POST {ADMIN_API}/accounts/{A}/brands HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            f"{ADMIN['Authorization'].split()[1]}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+            "Connection: close\r\n\r\n").encode()
+    chunk = b"%x\r\n" % (64 * 1024) + b" " * (64 * 1024) + b"\r\n"
+    over = settings.max_body_bytes // (64 * 1024) + 2  # past the ordinary limit; the body never ends
+    port = client.server.port
+    assert port is not None
+    reply = await asyncio.to_thread(exchange, port, head + chunk * over, 10.0)
+    assert reply.status == 413, reply.raw[:300]
+    assert set(json.loads(reply.body)) == {"error", "details"}
