@@ -48,8 +48,8 @@ class Settings:
     token_ttl_seconds: int = 3600
     max_body_bytes: int = 1024 * 1024
     max_bulk_body_bytes: int = 10 * 1024 * 1024
-    # The body of an import (a Dynamic Links export, 50,000 rows at most: linksvc.links.fdl_service.MAX_ROWS).
-    max_import_body_bytes: int = 32 * 1024 * 1024
+    # The body of an import (a Dynamic Links export, 20,000 rows at most: linksvc.links.fdl_service.MAX_ROWS).
+    max_import_body_bytes: int = 16 * 1024 * 1024
     load_demo: bool = True
     demo_file: str = str(REPO_ROOT / "fixtures" / "demo.json")
     log_level: str = "INFO"

@@ -48,7 +48,7 @@ from storage.db import Tx
 from storage.domains import of_account as domains_of_account
 from storage.links import encoded_link_by_code, links_at_codes
 
-MAX_ROWS = 50_000  # rows of one import: about 15 s on a 2-core machine (docs/benchmarks.md, "fdl-import")
+MAX_ROWS = 20_000  # rows of one import: well within the request deadline on a busy 2-core machine (docs/decisions.md)
 YIELD_EVERY = 500  # rows checked between two turns given back to the event loop
 LINKS = KINDS["links"]
 
