@@ -108,12 +108,15 @@ def renamed(refused: InvalidField, query: Mapping[str, str]) -> InvalidField:
 
 @dataclass
 class _Row:
-    """A row of the export that is a valid link: its line, short link, code and the link (validated)."""
+    """A row of the export that is a valid link: its line, short link, code, the link (validated) and the body it
+    is stored with (made before the write, which then only compares and inserts)."""
 
     line: int
     short_link: str
     code: str
     link: Link
+    body: dict[str, Any]
+    text: str
 
 
 class _Outcome:
@@ -181,7 +184,8 @@ def checked_row(row: ExportRow, hosts: Sequence[str], outcome: _Outcome) -> _Row
         named = renamed(refused, query)
         fail(named.error, named.details)
         return None
-    return _Row(row.line, row.short_link, code, link)
+    body = _stored(link, link.id)
+    return _Row(row.line, row.short_link, code, link, body, dumps(body))
 
 
 def _stored(link: Link, link_id: str) -> dict[str, Any]:
@@ -229,11 +233,10 @@ async def import_export(db: Store, account_id: str, text: str, hosts: Sequence[s
                 written.fail(row.line, row.short_link, "Unknown domain", {
                     "field": "short_link", "message": f"{row.link.domain} is not a domain of this account"})
             elif found is None:
-                body = _stored(row.link, row.link.id)
-                new.append((row.link.id, dumps(body), LINKS.columns(row.link)))
+                new.append((row.link.id, row.text, LINKS.columns(row.link)))
                 written.created.append({"line": row.line, "short_link": row.short_link, "link_id": row.link.id,
                                         "code": row.code})
-            elif found.account_id == account_id and found.link == _stored(row.link, found.id):
+            elif found.account_id == account_id and found.link == {**row.body, "id": found.id}:
                 written.unchanged.append({"line": row.line, "short_link": row.short_link, "link_id": found.id,
                                           "code": row.code})
             else:
