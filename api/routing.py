@@ -136,26 +136,31 @@ def parse_query(request: web.Request, model: type[BaseModel]) -> Any:
 CONTENT_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
 
 
+READ_CHUNK = 64 * 1024
+
+
 async def read_body(request: web.Request, limit: int) -> bytes:
     """The body's bytes, decoded from its Content-Encoding: at most ``limit`` of them (413), a body its encoding
-    does not hold or that ended early a 400."""
+    does not hold or that ended early a 400. Read a chunk at a time and given up past ``limit``: a chunked or
+    compressed body is never held beyond the endpoint's own limit (the application's ``client_max_size`` is the
+    largest limit of all, the import's)."""
     encoding = request.headers.get("Content-Encoding", "").strip().lower()
     if encoding not in CONTENT_ENCODINGS:
         raise UnsupportedEncoding("Unsupported content encoding",
                                   "the body may be sent as is, or compressed with gzip or deflate")
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
+    body = bytearray()
     try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise PayloadTooLarge(details=f"the body may be at most {limit} bytes") from None
+        async for chunk in request.content.iter_chunked(READ_CHUNK):
+            body += chunk
+            if len(body) > limit:
+                raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
     except (ContentEncodingError, RequestPayloadError, zlib.error):
         raise BadRequest("Malformed body", f"the body is not {encoding} data as its Content-Encoding says") from None
     except ConnectionResetError:  # the client closed before its body was complete: nobody to answer
         raise BadRequest("Incomplete body", "the connection ended before the body was complete") from None
-    if len(raw) > limit:
-        raise PayloadTooLarge(details=f"the body may be at most {limit} bytes")
-    return raw
+    return bytes(body)
 
 
 async def read_json(request: web.Request, limit: int, max_depth: int | None = MAX_JSON_DEPTH) -> Any:

@@ -147,7 +147,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     writes its metrics there and ``/metrics`` adds them up (see ``api.observability.Metrics``)."""
     app = web.Application(
         middlewares=[http_middleware],
-        client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes),
+        client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes, settings.max_import_body_bytes),
     )
     db = store_of(settings)
     app[SETTINGS] = settings

@@ -48,6 +48,8 @@ class Settings:
     token_ttl_seconds: int = 3600
     max_body_bytes: int = 1024 * 1024
     max_bulk_body_bytes: int = 10 * 1024 * 1024
+    # The body of an import (a Dynamic Links export, 20,000 rows at most: linksvc.links.fdl_service.MAX_ROWS).
+    max_import_body_bytes: int = 16 * 1024 * 1024
     load_demo: bool = True
     demo_file: str = str(REPO_ROOT / "fixtures" / "demo.json")
     log_level: str = "INFO"
@@ -131,6 +133,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_TOKEN_TTL_SECONDS": "token_ttl_seconds",
     "LINKSVC_MAX_BODY_BYTES": "max_body_bytes",
     "LINKSVC_MAX_BULK_BODY_BYTES": "max_bulk_body_bytes",
+    "LINKSVC_MAX_IMPORT_BODY_BYTES": "max_import_body_bytes",
     "LINKSVC_LOAD_DEMO": "load_demo",
     "LINKSVC_DEMO_FILE": "demo_file",
     "LINKSVC_LOG_LEVEL": "log_level",

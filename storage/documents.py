@@ -6,13 +6,13 @@ without naming its account. Table and column names come only from :data:`TABLES`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, execute, execute_many, fetch_all, fetch_one
 
 # table -> the filter columns copied out of the document (besides id, account_id, body, timestamps)
 TABLES: dict[str, tuple[str, ...]] = {
@@ -139,6 +139,23 @@ async def insert(
         conn,
         f"INSERT INTO {table} ({', '.join(all_names)}) VALUES ({marks})",
         (doc_id, account_id, body, now, now, *(columns[n] for n in names)),
+    )
+
+
+async def insert_many(
+    conn: Tx, table: str, account_id: str, rows: Sequence[tuple[str, str, Mapping[str, Any]]], now: str,
+) -> None:
+    """Inserts new documents of one account in one statement run for every row: ``rows`` are (id, body,
+    filter columns), every row naming the same columns."""
+    if not rows:
+        return
+    names = _columns(table, rows[0][2])
+    all_names = ("id", "account_id", "body", "created_at", "updated_at", *names)
+    marks = ", ".join("?" for _ in all_names)
+    await execute_many(
+        conn,
+        f"INSERT INTO {table} ({', '.join(all_names)}) VALUES ({marks})",
+        [(doc_id, account_id, body, now, now, *(columns[n] for n in names)) for doc_id, body, columns in rows],
     )
 
 

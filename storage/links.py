@@ -6,6 +6,7 @@ reads it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,24 @@ async def encoded_links(conn: Conn, limit: int) -> list[tuple[str, EncodedLink]]
     rows = await fetch_all(
         conn, "SELECT code, id, account_id, body FROM links ORDER BY updated_at DESC LIMIT ?", (limit,))
     return [(row[0], EncodedLink(row[1], row[2], row[3].encode())) for row in rows]
+
+
+CODES_A_STATEMENT = 500  # codes looked up by one statement of :func:`links_at_codes`
+
+
+async def links_at_codes(conn: Conn, codes: Sequence[str]) -> dict[str, StoredLink]:
+    """The links at ``codes`` by code (codes no link has are absent): a statement per 500 codes, for a set of
+    links written at once (the Dynamic Links importer)."""
+    found: dict[str, StoredLink] = {}
+    wanted = list(dict.fromkeys(codes))
+    for start in range(0, len(wanted), CODES_A_STATEMENT):
+        part = wanted[start:start + CODES_A_STATEMENT]
+        marks = ", ".join("?" for _ in part)
+        for row in await fetch_all(conn, f"SELECT code, id, account_id, body FROM links WHERE code IN ({marks})",
+                                   tuple(part)):
+            body = row[3]
+            found[str(row[0])] = StoredLink(row[1], row[2], orjson.loads(body))
+    return found
 
 
 async def other_link_with_code(conn: Conn, code: str, link_id: str) -> str | None:

@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field
 
-from api.appkeys import DB, RESOURCES, SETTINGS
+from api.appkeys import DB, SETTINGS
 from api.routing import Endpoint, data, read_body
 from api.schemas import Envelope
 from linksvc.domains.service import import_fdl_export
@@ -30,12 +30,15 @@ class FailedRow(BaseModel):
 
 
 class ImportResult(BaseModel):
-    created: list[ImportedRow]
+    created: list[ImportedRow] = Field(description="rows whose link this import created")
+    unchanged: list[ImportedRow] = Field(
+        description="rows whose link the account already holds at that path with the same settings (an import "
+                    "of the same file again): nothing written")
     failed: list[FailedRow]
 
 
 async def fdl_import(request: web.Request) -> web.Response:
-    limit = request.app[SETTINGS].max_body_bytes
+    limit = request.app[SETTINGS].max_import_body_bytes
     raw = await read_body(request, limit)
     try:
         text = raw.decode("utf-8")
@@ -43,13 +46,16 @@ async def fdl_import(request: web.Request) -> web.Response:
         raise BadRequest("Invalid export", "the export must be UTF-8 text (CSV)") from None
     if "\x00" in text:
         raise InvalidField("body", "must not contain the character U+0000", error="Invalid export")
-    return data(await import_fdl_export(request.app[DB], request.app[SETTINGS], request.app[RESOURCES],
-                                        request.match_info["account_id"], text))
+    return data(await import_fdl_export(request.app[DB], request.app[SETTINGS], request.match_info["account_id"],
+                                        text))
 
 
 ENDPOINTS = [
     Endpoint("POST", "/accounts/{account_id}/links/fdl-import", fdl_import,
              "Import a Firebase Dynamic Links export (CSV with the short and long link of each): a link per row at "
-             "the short link's path on the account's domain; rows fail alone", "links",
-             response=Envelope[ImportResult], security="admin", errors=(400, 401, 404, 413)),
+             "the short link's path on the account's domain. Every row is checked first, then the valid ones are "
+             "written together (all or none); bad rows fail alone, named by their line. Sending the same file again "
+             "converges: rows already imported are unchanged", "links",
+             response=Envelope[ImportResult], security="admin", errors=(400, 401, 404, 413),
+             max_body="max_import_body_bytes"),
 ]

@@ -174,9 +174,8 @@ async def verify_domain(db: Store, settings: Settings, resources: Resources, acc
 
 
 
-async def import_fdl_export(db: Store, settings: Settings, resources: Resources, account_id: str, text: str
-                            ) -> dict[str, Any]:
+async def import_fdl_export(db: Store, settings: Settings, account_id: str, text: str) -> dict[str, Any]:
     """An FDL export's rows as links on the account's domains (pending ones too: their links are ready when they
     go live); 404 for an unknown account. :func:`linksvc.links.fdl_service.import_export` says the rest."""
     hosts = [domain["host"] for domain in await list_domains(db, settings, account_id)]
-    return await import_export(resources, account_id, text, hosts)
+    return await import_export(db, account_id, text, hosts)

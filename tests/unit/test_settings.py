@@ -22,6 +22,7 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_TOKEN_TTL_SECONDS", "60", "token_ttl_seconds", 60),
     ("LINKSVC_MAX_BODY_BYTES", "2048", "max_body_bytes", 2048),
     ("LINKSVC_MAX_BULK_BODY_BYTES", "4096", "max_bulk_body_bytes", 4096),
+    ("LINKSVC_MAX_IMPORT_BODY_BYTES", "8192", "max_import_body_bytes", 8192),
     ("LINKSVC_LOAD_DEMO", "0", "load_demo", False),
     ("LINKSVC_LOAD_DEMO", "no", "load_demo", False),
     ("LINKSVC_LOAD_DEMO", "Off", "load_demo", False),
