@@ -112,9 +112,11 @@ FAST_LANE: web.AppKey[FastLane] = web.AppKey("fast_lane", FastLane)
 
 
 def plain_get(message: RawRequestMessage) -> bool:
-    """A request a lane may take at all: GET over HTTP/1.1, kept alive, no upgrade, no chunked body."""
+    """A request a lane may take at all: GET over HTTP/1.1, kept alive, no upgrade, no chunked body, and its
+    target in origin form (``/path?query``): an absolute-form target (``http://host/path``, which names the host
+    the request is for instead of ``Host``) takes the handler."""
     return (message.method == "GET" and message.version == HttpVersion11 and not message.should_close
-            and not message.upgrade and not message.chunked)
+            and not message.upgrade and not message.chunked and message.path.startswith("/"))
 
 
 class HttpDate:
