@@ -10,9 +10,10 @@ the serve command's variables, the examples and their outputs. Nothing else of t
 Every ``sh`` block of the "Try it" section runs, in order, in one ``bash`` (so variables carry from one
 example to the next), with history expansion on as in an interactive shell, in the test's own folder, with
 ``set -u``: a variable the walkthrough uses must be one it sets (``TMPDIR``, for one, is unset in most shells,
-and is not set here), or the walkthrough stops there. An example is the lines up to and including a run of ``# →`` lines, which give what it prints:
-``…`` matches any text (also across lines, also none) and ``$NAME`` the value the shell variable has after
-the example. Lines are compared without trailing blanks (HTTP headers end in ``\\r``). The example's name is
+and is not set here), or the walkthrough stops there. An example is the lines up to and including a run of
+``# →`` lines, which give what it prints: ``…`` matches any text (also across lines, also none) and ``$NAME``
+the value the shell variable has after the example. Lines are compared without trailing blanks (HTTP headers
+end in ``\\r``). The example's name is
 its first comment line; a failure shows the name, the README line, the expected and the actual output.
 
 The two install commands are not run (they install); the benchmarks block is not run (it needs ``wrk``
