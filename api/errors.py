@@ -37,6 +37,12 @@ def _from_http(request: web.Request, exc: web.HTTPException) -> web.Response:
     return error_response(exc.status, error, details, headers)
 
 
+def no_route(request: web.Request, status: int) -> web.Response:
+    """The answer to a path (404) or a method (405) no route serves, as the router's would be under /api/."""
+    error, details = _HTTP_ERRORS[status]
+    return error_response(status, error, details.format(method=request.method, path=request.path))
+
+
 def from_service_error(exc: ServiceError) -> web.Response:
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
     if isinstance(exc, UnsupportedEncoding):  # RFC 7694: say which encodings a body may have

@@ -1,4 +1,6 @@
-"""Operations endpoints: liveness, readiness (the database answers) and Prometheus metrics."""
+"""Operations endpoints: liveness, readiness (the database answers) and Prometheus metrics. The health checks
+answer on every host (a load balancer or an orchestrator probes with whatever ``Host`` it is configured with,
+and they tell nothing); the metrics only on the service's own hosts (:mod:`api.hosts`)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.appkeys import DB
+from api.hosts import on_every_host
 from api.observability import METRICS_KEY, refresh_waiting
 from api.routing import json_response
 
@@ -29,6 +32,5 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 def add_ops_routes(app: web.Application) -> None:
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
+    on_every_host(app, app.router.add_get("/healthz", healthz), app.router.add_get("/readyz", readyz))
     app.router.add_get("/metrics", metrics)

@@ -31,7 +31,8 @@ customer lookup lane is :class:`api.customers.lane.FastLookups`.
 
 aiohttp builds its protocol objects in ``web.Server.__call__`` from ``AppRunner._make_server``; the runner
 below hands it this handler class. :func:`run` serves an application the way ``web.run_app`` does (signals,
-clean stop) with that runner; the tests' HTTP client runs the same runner.
+clean stop) with that runner, on sockets :func:`bind` bound first (before the application opens its store, so a
+port in use fails before anything is loaded); the tests' HTTP client runs the same runner.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Iterable
 from email.utils import formatdate
 from typing import Any, Protocol, cast
@@ -112,9 +114,11 @@ FAST_LANE: web.AppKey[FastLane] = web.AppKey("fast_lane", FastLane)
 
 
 def plain_get(message: RawRequestMessage) -> bool:
-    """A request a lane may take at all: GET over HTTP/1.1, kept alive, no upgrade, no chunked body."""
+    """A request a lane may take at all: GET over HTTP/1.1, kept alive, no upgrade, no chunked body, and its
+    target in origin form (``/path?query``): an absolute-form target (``http://host/path``, which names the host
+    the request is for instead of ``Host``) takes the handler."""
     return (message.method == "GET" and message.version == HttpVersion11 and not message.should_close
-            and not message.upgrade and not message.chunked)
+            and not message.upgrade and not message.chunked and message.path.startswith("/"))
 
 
 class HttpDate:
@@ -384,11 +388,43 @@ class ServiceRunner(web.AppRunner):
                        header_timeout=self.header_timeout, fast_lane=fast_lane_of(app), **server._kwargs)
 
 
-async def _serve(runner: ServiceRunner, host: str, port: int, reuse_port: bool) -> None:
+def bind(host: str, port: int, *, reuse_port: bool = False, listen: bool = True) -> list[socket.socket]:
+    """The listening sockets of ``host:port``, one per address the host names (as asyncio's ``create_server``
+    binds them: ``SO_REUSEADDR``, ``SO_REUSEPORT`` when asked, IPv6 sockets IPv6 only), bound before anything
+    else happens, so that a port in use fails at once (``OSError``) and port 0 is known. ``listen=False`` only
+    checks that the port can be had (the sockets are closed)."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if reuse_port:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:  # every address on the port the system chose for the first
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
+            if listen:
+                sock.listen(1024)
+                sock.setblocking(False)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    if not listen:
+        for sock in sockets:
+            sock.close()
+    return sockets
+
+
+async def _serve(runner: ServiceRunner, sockets: list[socket.socket]) -> None:
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None, backlog=1024)
-        await site.start()
+        for sock in sockets:
+            await web.SockSite(runner, sock).start()
         await asyncio.Event().wait()  # until SIGTERM/SIGINT raise GracefulExit
     finally:
         await runner.cleanup()
@@ -402,12 +438,12 @@ def _cancel(tasks: Iterable[asyncio.Task[Any]], loop: asyncio.AbstractEventLoop)
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
-def run(app: web.Application, host: str, port: int, *, header_timeout: float, reuse_port: bool = False,
-        **runner_kwargs: Any) -> None:
-    """Serves ``app`` until SIGTERM or SIGINT, then stops it cleanly (as ``web.run_app`` does)."""
+def run(app: web.Application, sockets: list[socket.socket], *, header_timeout: float, **runner_kwargs: Any) -> None:
+    """Serves ``app`` on ``sockets`` (:func:`bind`) until SIGTERM or SIGINT, then stops it cleanly (as
+    ``web.run_app`` does)."""
     loop = asyncio.new_event_loop()
     runner = ServiceRunner(app, header_timeout=header_timeout, handle_signals=True, **runner_kwargs)
-    main = loop.create_task(_serve(runner, host, port, reuse_port))
+    main = loop.create_task(_serve(runner, sockets))
     try:
         asyncio.set_event_loop(loop)
         loop.run_until_complete(main)

@@ -8,7 +8,7 @@ import asyncio
 import errno
 import json
 import logging
-import os
+import socket
 import sys
 import time
 from http import HTTPStatus
@@ -23,7 +23,15 @@ from linksvc.logs import configure_logging
 from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.seed import load_seed_file
-from linksvc.settings import MAX_WORKERS, Settings, SettingsError, check_database_url, load_settings
+from linksvc.settings import (
+    MAX_WORKERS,
+    WILDCARD_HOSTS,
+    Settings,
+    SettingsError,
+    check_database_url,
+    check_port,
+    load_settings,
+)
 from linksvc.store import store_of
 from storage.copy import CopyRefused, copy_sqlite_to_postgres
 from storage.db import Database
@@ -126,6 +134,8 @@ async def _export(settings: Settings) -> int:
 
 
 def _run(settings: Settings, metrics_dir: str | None = None) -> None:
+    """Serves one process: binds the port first (raises OSError if it cannot), then builds the app, whose store
+    opens (and loads the demo into an empty database) when it starts."""
     # Imported here: only serve needs the HTTP stack and the application (seed, export and route start in
     # about half the time without them).
     import uvloop
@@ -134,35 +144,59 @@ def _run(settings: Settings, metrics_dir: str | None = None) -> None:
     from api.observability import AccessLogger
     from linksvc.app import FREEZE_HELD, create_app
 
-    # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    app = create_app(settings, metrics_dir)
-    app[FREEZE_HELD] = True
-    server.run(app, settings.host, settings.port,
-               header_timeout=settings.header_timeout_seconds, reuse_port=metrics_dir is not None,
-               access_log_class=AccessLogger, access_log=logging.getLogger("linksvc.access"), keepalive_timeout=75.0)
+    sockets = server.bind(settings.host, settings.port, reuse_port=metrics_dir is not None)
+    try:
+        if settings.port == 0:  # the port the system chose; a public URL made from the port follows it
+            settings = settings.with_overrides(port=int(sockets[0].getsockname()[1]))
+        if metrics_dir is None:
+            log.info("linksvc listening on http://%s:%s (database %s; short links under %s)", settings.host,
+                     settings.port, settings.store_name, mask_url_credentials(settings.public_url))
+        # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+        app = create_app(settings, metrics_dir)
+        app[FREEZE_HELD] = True
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    server.run(app, sockets, header_timeout=settings.header_timeout_seconds, access_log_class=AccessLogger,
+               access_log=logging.getLogger("linksvc.access"), keepalive_timeout=75.0)
+
+
+def _cannot_listen(settings: Settings, exc: OSError) -> int:
+    reason = exc.strerror or str(exc)
+    hint = (" (is another linksvc serve running there? stop it, or choose another --port / LINKSVC_PORT)"
+            if exc.errno == errno.EADDRINUSE else "")
+    print(f"error: cannot listen on {settings.host}:{settings.port}: {reason.lower()}{hint}", file=sys.stderr)
+    return 1
 
 
 def _serve(settings: Settings) -> int:
     settings = settings.resolved_admin_token()
     if not load_settings().admin_token:
         log.warning("LINKSVC_ADMIN_TOKEN is not set; this run's admin token is %s", settings.admin_token)
+    if settings.public_url_follows and settings.host in WILDCARD_HOSTS:
+        log.warning("LINKSVC_PUBLIC_URL is not set and the service listens on every address: short links, QR "
+                    "codes and install referrers say %s; set LINKSVC_PUBLIC_URL to the address people click",
+                    settings.public_url)
     if settings.workers > 1:
         if settings.port == 0:
             print("error: several workers need a fixed port, not 0", file=sys.stderr)
             return 2
+        from api import server
         from linksvc.workers import supervise
 
+        try:  # the port must be free before the demo is loaded and the workers start (they bind it each)
+            server.bind(settings.host, settings.port, listen=False)
+        except OSError as exc:
+            return _cannot_listen(settings, exc)
         return supervise(settings, settings.workers, _run)
-    log.info("linksvc listening on http://%s:%s (database %s)", settings.host, settings.port, settings.store_name)
     try:
         _run(settings)
     except OSError as exc:
-        if exc.errno not in _CANNOT_LISTEN:
+        if exc.errno not in _CANNOT_LISTEN and not isinstance(exc, socket.gaierror):
             raise
-        print(f"error: cannot listen on {settings.host}:{settings.port}: {os.strerror(exc.errno or 0).lower()}"
-              " (is another linksvc serve running there? stop it, or choose another --port)", file=sys.stderr)
-        return 1
+        return _cannot_listen(settings, exc)
     return 0
 
 
@@ -222,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
             database_url=getattr(args, "database_url", None),
             workers=getattr(args, "workers", None), export_dir=getattr(args, "dir", None),
         )
+        if getattr(args, "port", None) is not None:
+            check_port("--port", args.port)
         check_database_url("--database-url", settings.database_url)
         if not 1 <= settings.workers <= MAX_WORKERS:
             raise SettingsError(f"--workers must be between 1 and {MAX_WORKERS}, got {settings.workers}")

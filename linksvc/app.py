@@ -17,7 +17,8 @@ from api.admin import add_admin_routes
 from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
-from api.domains import add_domain_routes
+from api.domains import SHARED_HOSTS, add_domain_routes
+from api.hosts import host_middleware
 from api.links.resolver import add_resolver_routes
 from api.observability import (
     METRICS_KEY,
@@ -39,6 +40,7 @@ from linksvc.campaigns.service import CampaignCounts
 from linksvc.client_address import parse_networks
 from linksvc.demo import setup as demo
 from linksvc.demo.endpoints import endpoints_of
+from linksvc.domains.hosts import SharedHosts
 from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, version_gauge
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
@@ -146,12 +148,13 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     """The service. ``metrics_dir`` is given when several worker processes serve the same port: each
     writes its metrics there and ``/metrics`` adds them up (see ``api.observability.Metrics``)."""
     app = web.Application(
-        middlewares=[http_middleware],
+        middlewares=[http_middleware, host_middleware],
         client_max_size=max(settings.max_body_bytes, settings.max_bulk_body_bytes, settings.max_import_body_bytes),
     )
     db = store_of(settings)
     app[SETTINGS] = settings
     app[DB] = db
+    app[SHARED_HOSTS] = SharedHosts.of(settings)
     app[RESOURCES] = Resources(db, settings.allow_private_destinations)
     app[CAMPAIGN_COUNTS] = CampaignCounts()
     app[METRICS_KEY] = Metrics(metrics_dir)

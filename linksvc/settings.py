@@ -57,8 +57,9 @@ class Settings:
     allow_private_destinations: bool = False
     db_synchronous: str = "FULL"
     db_cache_mb: int = 64
-    # The address short links are published under (the `link` of install referrers).
-    public_url: str = "http://127.0.0.1:8080"
+    # The address short links are published under (the `link` of install referrers). Empty: where the service
+    # listens, http://{host}:{port} (127.0.0.1 for a wildcard host), filled in by __post_init__.
+    public_url: str = ""
     # utm_source of internal email, push and WhatsApp links that carry none.
     service_label: str = "linksvc"
     click_flush_seconds: float = 0.5
@@ -100,11 +101,23 @@ class Settings:
     domain_verify_connect: str = ""
     domain_verify_timeout_seconds: float = 5.0
 
+    # Whether public_url was made from host and port (LINKSVC_PUBLIC_URL not set): it follows them then.
+    public_url_follows: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.public_url:
+            object.__setattr__(self, "public_url", listening_url(self.host, self.port))
+            object.__setattr__(self, "public_url_follows", True)
+
     def __repr__(self) -> str:
         return masked_repr(self)
 
     def with_overrides(self, **changes: object) -> Settings:
+        """These settings with the given values (None: unchanged); a public URL made from host and port is made
+        again from the new ones."""
         given: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
+        if self.public_url_follows:
+            given.setdefault("public_url", "")
         return replace(self, **given)  # type: ignore[arg-type]
 
     @property
@@ -116,6 +129,25 @@ class Settings:
         if self.admin_token:
             return self
         return replace(self, admin_token=secrets.token_urlsafe(32))
+
+
+WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]"}
+
+
+def listening_url(host: str, port: int) -> str:
+    """``http://host:port``, the address of a service listening there: the loopback address for a wildcard host
+    (every address: none of them is more the service's than another), an IPv6 address in brackets."""
+    if host in WILDCARD_HOSTS:
+        host = "127.0.0.1"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def check_port(name: str, port: int, given: str | None = None) -> None:
+    """A port to listen on: 0 (the system chooses one) to 65535; ``given``: the value as written, to quote."""
+    if not 0 <= port <= 65535:
+        raise SettingsError(f"{name} must be a port number (0-65535; 0: any free port), got {given or port}")
 
 
 ZERO_ALLOWED = {"port", "database_statement_cache"}  # integers for which 0 means something (any port; none kept)
@@ -196,13 +228,14 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         try:
             value = int(raw)
         except ValueError:
-            raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+            what = "a port number (0-65535; 0: any free port)" if attr == "port" else "an integer"
+            raise SettingsError(f"{name} must be {what}, got {raw!r}") from None
+        if attr == "port":
+            check_port(name, value, repr(raw))
         if value < 0 or (value == 0 and attr not in ZERO_ALLOWED):
             raise SettingsError(f"{name} must be positive, got {raw!r}")
         if attr == "workers" and value > MAX_WORKERS:
             raise SettingsError(f"{name} must be at most {MAX_WORKERS}, got {raw!r}")
-        if attr == "port" and not 0 <= value <= 65535:
-            raise SettingsError(f"{name} must be a port number (0-65535), got {raw!r}")
         return value
     if attr == "public_url":
         if not raw.startswith(("http://", "https://")) or "?" in raw or "#" in raw:

@@ -79,12 +79,14 @@ def request(method: str, target: str, headers: list[tuple[str, str | bytes]] | N
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
 
-def kept_alive(port: int, host: str, paths: list[str]) -> list[Reply]:
-    """GETs of ``paths`` one after the other on one HTTP/1.1 connection with ``Host: host``."""
+def kept_alive(port: int, host: str, paths: list[str], headers: dict[str, str] | None = None) -> list[Reply]:
+    """GETs of ``paths`` (request targets: ``/path`` or absolute ``http://host/path``) one after the other on one
+    HTTP/1.1 connection with ``Host: host`` and ``headers``."""
     replies = []
+    more = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         for path in paths:
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: curl/8.5.0\r\n\r\n".encode())
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: curl/8.5.0\r\n{more}\r\n".encode())
             raw = b""
             while True:
                 raw += sock.recv(65536)

@@ -9,8 +9,9 @@ no I/O) of a SERVER key, and an ``x-account-id``, if any, that names the token's
 or the 404 of :func:`linksvc.customers.service.lookup_customer_now`, the function behind the handler's answer,
 counted in the metrics under the same route. Everything else takes the handler: a token not held, revoked,
 expired or malformed, a CLIENT key, another account, any other query (two parameters, a repeated one, an invalid
-value), HEAD, HTTP/1.0, two customers matching (409), a wallet too large to read on the event loop, or any
-failure of the store (the handler answers it as it would).
+value), HEAD, HTTP/1.0, two customers matching (409), a wallet too large to read on the event loop, any failure
+of the store (the handler answers it as it would), and a request on a host that is not the service's own (a
+tenant's domain: the middleware answers 404, :mod:`api.hosts`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
 
 from api.appkeys import DB
+from api.domains import SHARED_HOSTS
 from api.observability import METRICS_KEY, SAFE_ID
 from api.server import HttpDate, plain_get
 from linksvc.accounts.service import held_principal
 from linksvc.customers.service import lookup_customer_now
+from linksvc.domains.hosts import request_host
 from linksvc.errors import NotFound
 from linksvc.jsoncodec import dumpb
 from linksvc.random_ids import new_request_id
@@ -36,6 +39,7 @@ _PHONE_CHARACTERS = frozenset("0123456789+- .()")
 _DIGITS = frozenset("0123456789")
 _PHONE_MAX_LENGTH = 40
 _DOCUMENT_MAX_LENGTH = 50
+MAX_HOSTS_SEEN = 64  # Host headers the lane remembers the reading of (any client may send any)
 
 
 def _phone_ok(value: str) -> bool:
@@ -58,6 +62,7 @@ class FastLookups:
         self._app = app
         self._path = path
         self._http_date = HttpDate()
+        self._own: dict[str, bool] = {}  # Host header as sent -> whether it is an own host (a few distinct ones)
         self.answered = 0  # requests this lane answered (the rest took the handler)
 
     def __call__(self, message: RawRequestMessage) -> bytes | None:
@@ -68,6 +73,14 @@ class FastLookups:
         if url.raw_path != self._path:
             return None
         headers = message.headers
+        raw_host = headers.get("Host", "")
+        own = self._own.get(raw_host)
+        if own is None:
+            if len(self._own) >= MAX_HOSTS_SEEN:
+                self._own.clear()
+            own = self._own[raw_host] = self._app[SHARED_HOSTS].own(request_host(raw_host))
+        if not own:
+            return None
         authorization = headers.get("Authorization")
         if authorization is None or not authorization.startswith("Bearer "):
             return None

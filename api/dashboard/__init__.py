@@ -6,8 +6,9 @@ server-side session when the body holds the admin token (:mod:`linksvc.accounts.
 the request came over https or ``LINKSVC_PUBLIC_URL`` is https); ``DELETE`` ends the session in the store
 and clears the cookie; ``GET`` says whether the browser is signed in (so the page never has to provoke a 401
 to find out). Everything else the page does goes through the admin API (``api.auth`` accepts the cookie
-there with the dashboard's header), so the dashboard can do nothing the API does not allow. Every page path
-(``/dashboard/...``) answers the same ``index.html``; the script reads the path.
+there with the dashboard's header), so the dashboard can do nothing the API does not allow. All of it answers
+only on the service's own hosts (:mod:`api.hosts`): never on a tenant's domain, whose DNS the tenant controls.
+Every page path (``/dashboard/...``) answers the same ``index.html``; the script reads the path.
 
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.

@@ -31,6 +31,7 @@ from aiohttp.http_parser import RawRequestMessage
 from api.accounts.throttle import FORWARDED_FOR
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.domains import SHARED_HOSTS, domain_of_request
+from api.hosts import on_every_host
 from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
@@ -325,11 +326,10 @@ async def _apps_of_host(request: web.Request) -> list[service.AppSettings] | web
 
 
 def add_resolver_routes(app: web.Application) -> None:
-    app.router.add_get("/.well-known/apple-app-site-association", apple_app_site_association)
-    app.router.add_get("/.well-known/assetlinks.json", asset_links)
-    # GET routes answer HEAD too (aiohttp adds it), without a body.
-    app.router.add_get(CODE_ROUTE, resolve)
-    app.router.add_get("/", long_link)
+    # GET routes answer HEAD too (aiohttp adds it), without a body. Every host: the host rule is the resolver's.
+    on_every_host(app, app.router.add_get("/.well-known/apple-app-site-association", apple_app_site_association),
+                  app.router.add_get("/.well-known/assetlinks.json", asset_links),
+                  app.router.add_get(CODE_ROUTE, resolve), app.router.add_get("/", long_link))
     app[FAST_LANE] = FastRedirects(app)
 
 

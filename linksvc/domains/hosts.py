@@ -1,15 +1,23 @@
-"""Which host a request came to, which hosts are shared, and the domains every worker holds in memory.
+"""Which host a request came to, which hosts are shared, which are the service's own, and the domains every
+worker holds in memory.
 
-A request's host is its ``Host`` header lower-cased, without the port and a trailing dot. The *shared hosts*
-(the host of ``LINKSVC_PUBLIC_URL`` and ``LINKSVC_SHARED_HOSTS``) resolve every account's links that name no
-domain, as before custom domains; a request on one of them never reads the domains. Any other host is looked
-up in :class:`HeldDomains`: the whole ``domains`` table (a few rows per account), held by each worker and read
-again when the store's ``domains`` generation moves (a change on any worker or node), so the resolver's fast
-lane can apply the host rule with a dict lookup and no I/O.
+A request's host (:func:`target_host`) is the authority of its request target when the target is in absolute
+form (``GET http://host/code``: RFC 9112 section 3.2.2, the ``Host`` header is then ignored), else its ``Host``
+header; either lower-cased, without the port and a trailing dot. The *shared hosts* (the host of
+``LINKSVC_PUBLIC_URL`` and ``LINKSVC_SHARED_HOSTS``) resolve every account's links that name no domain, as before
+custom domains; a request on one of them never reads the domains. Any other host is looked up in
+:class:`HeldDomains`: the whole ``domains`` table (a few rows per account), held by each worker and read again
+when the store's ``domains`` generation moves (a change on any worker or node), so the resolver's fast lane can
+apply the host rule with a dict lookup and no I/O.
+
+The service's *own hosts* (:meth:`SharedHosts.own`), where the back office, the APIs and ``/metrics`` answer,
+are the shared hosts and IP addresses (the service reached by its address: a scrape, a probe), never a name a
+tenant could hold: a domain is a DNS name that is not shared, so no domain is ever an own host.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +46,29 @@ def request_host(header: str) -> str:
     return host.rstrip(".")
 
 
+def target_host(target: str, host_header: str) -> str:
+    """The host a request is for (:func:`request_host` form): the authority of ``target`` when it is in absolute
+    form (``http://host/path``), whatever the ``Host`` header says (RFC 9112 section 3.2.2), else the header."""
+    if target.startswith("/") or "://" not in target:
+        return request_host(host_header)
+    try:
+        host = URL(target, encoded=True).raw_host or ""
+    except ValueError:
+        return ""
+    return request_host(f"[{host}]" if ":" in host else host)
+
+
+def is_address(host: str) -> bool:
+    """Whether ``host`` (:func:`request_host` form) is an IP address rather than a DNS name: an IPv4 or IPv6
+    literal, or a name whose last label is all digits (read as an IPv4 address by resolvers and browsers). A
+    domain is never one (``linksvc.domains.service.check_host`` refuses them)."""
+    try:
+        ipaddress.ip_address(host.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return host.rpartition(".")[2].isdigit()
+    return True
+
+
 @dataclass(frozen=True)
 class SharedHosts:
     """The hosts every account shares (no custom domain): the public URL's host and ``LINKSVC_SHARED_HOSTS``."""
@@ -53,6 +84,11 @@ class SharedHosts:
     def __contains__(self, host: str) -> bool:
         # A request without a Host header (HTTP/1.0) came to the service's own address.
         return not host or host in self.hosts
+
+    def own(self, host: str) -> bool:
+        """Whether ``host`` is one of the service's own hosts, where the back office, the APIs and the metrics
+        answer: a shared host or an IP address; never a tenant's domain or a name nobody configured."""
+        return not host or host in self.hosts or is_address(host)
 
 
 class HeldDomains:

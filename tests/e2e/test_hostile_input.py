@@ -536,3 +536,66 @@ def test_report_dates_other_than_yyyy_mm_dd_are_refused(flooded: Service, value:
     assert status == 400
     answer = json.loads(body)
     assert set(answer) == {"error", "details"} and answer["details"]["field"] == "from"
+
+
+# --- issue 32: which hosts serve what ---
+
+@pytest.fixture(scope="module")
+def hosts_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    folder = tmp_path_factory.mktemp("hosts")
+    with service_store(folder) as store:
+        yield from _serve(folder, store)
+
+
+TENANT = "tenant.example.com"
+BACK_OFFICE = ["/dashboard", "/dashboard/session", "/api/admin/v1/accounts", "/api/admin/v1/openapi.json",
+               "/api/storefront/v1/openapi.json", "/metrics", "/tls/allowed?domain=tenant.example.com"]
+
+
+def _on(port: int, target: str, host: str, method: str = "GET", body: bytes = b"") -> Reply:
+    head = [f"{method} {target} HTTP/1.1", f"Host: {host}", f"Authorization: Bearer {ADMIN_TOKEN}",
+            "Content-Type: application/json", f"Content-Length: {len(body)}", "Connection: close"]
+    return exchange(port, "\r\n".join(head).encode() + b"\r\n\r\n" + body)
+
+
+def test_the_back_office_is_refused_on_a_tenants_domain_and_by_an_absolute_target(hosts_service: Service) -> None:
+    port = hosts_service.port
+    status, _, _ = call(f"{hosts_service.base}/api/admin/v1/accounts/{A}/domains",
+                        {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}, "POST",
+                        json.dumps({"host": TENANT}).encode())
+    assert status == 201
+    for path in BACK_OFFICE:
+        for target, host in ((path, TENANT), (path, "Tenant.Example.Com.:80"), (path, "nobody.example"),
+                             (f"http://{TENANT}{path}", "127.0.0.1"), (f"http://{TENANT}:8080{path}", "127.0.0.1"),
+                             (f"http://user:pw@{TENANT}{path}", "127.0.0.1")):
+            reply = _on(port, target, host)
+            assert reply.status == 404, (target, host, reply.raw[:300])
+            assert json.loads(reply.body) == {"error": "Not found",
+                                              "details": f"no route matches GET {path.split('?')[0]}"}
+        # The service's own address answers it, also when Host names the tenant and the target the address.
+        assert _on(port, path, "127.0.0.1").status == 200, path
+        assert _on(port, f"http://127.0.0.1:{port}{path}", TENANT).status == 200, path
+    # Signing in there sets no cookie, with the right token.
+    reply = _on(port, "/dashboard/session", TENANT, "POST", json.dumps({"token": ADMIN_TOKEN}).encode())
+    assert reply.status == 404 and "set-cookie" not in reply.headers
+    reply = _on(port, f"http://{TENANT}/dashboard/session", "127.0.0.1", "POST",
+                json.dumps({"token": ADMIN_TOKEN}).encode())
+    assert reply.status == 404 and "set-cookie" not in reply.headers
+
+
+def test_an_absolute_target_names_the_host_of_a_link(hosts_service: Service) -> None:
+    port = hosts_service.port
+    assert _on(port, f"http://127.0.0.1:{port}/lnkaaaa", "nobody.example").status == 302
+    for _ in range(3):  # the handler first, then the link is held: the fast lane must not take it either
+        assert _on(port, "http://nobody.example/lnkaaaa", "127.0.0.1").status == 404
+        assert _on(port, "/lnkaaaa", "127.0.0.1").status == 302
+
+
+@pytest.mark.parametrize("target", ["http://127.0.0.1:99999999/metrics", "http://[::1/metrics", "http:///metrics",
+                                    "http://%00/metrics", "https://127.0.0.1/metrics", "http://127.0.0.1",
+                                    "ftp://127.0.0.1/metrics", "http://" + "a" * 300 + "/metrics"])
+def test_odd_absolute_targets_are_answered_without_a_fault(hosts_service: Service, target: str) -> None:
+    reply = _on(hosts_service.port, target, "127.0.0.1")
+    assert 200 <= reply.status < 500, (target, reply.raw[:300])
+    if reply.status >= 400 and reply.headers.get("content-type", "").startswith("application/json"):
+        assert set(json.loads(reply.body)) == {"error", "details"}

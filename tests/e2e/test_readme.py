@@ -8,10 +8,12 @@ the demo data is loaded. The only change: the service listens on a free port, so
 the serve command's variables, the examples and their outputs. Nothing else of the README is rewritten.
 
 Every ``sh`` block of the "Try it" section runs, in order, in one ``bash`` (so variables carry from one
-example to the next), with history expansion on as in an interactive shell and ``TMPDIR`` set to the test's
-own folder. An example is the lines up to and including a run of ``# →`` lines, which give what it prints:
-``…`` matches any text (also across lines, also none) and ``$NAME`` the value the shell variable has after
-the example. Lines are compared without trailing blanks (HTTP headers end in ``\\r``). The example's name is
+example to the next), with history expansion on as in an interactive shell, in the test's own folder, with
+``set -u``: a variable the walkthrough uses must be one it sets (``TMPDIR``, for one, is unset in most shells,
+and is not set here), or the walkthrough stops there. An example is the lines up to and including a run of
+``# →`` lines, which give what it prints: ``…`` matches any text (also across lines, also none) and ``$NAME``
+the value the shell variable has after the example. Lines are compared without trailing blanks (HTTP headers
+end in ``\\r``). The example's name is
 its first comment line; a failure shows the name, the README line, the expected and the actual output.
 
 The two install commands are not run (they install); the benchmarks block is not run (it needs ``wrk``
@@ -166,7 +168,7 @@ class Run:
 def run_walkthrough(examples: list[Example], port: int, folder: Path) -> dict[str, tuple[str, dict[str, str]]]:
     """Runs every example in one bash; each one's output and the variables its expected output names."""
     mark = "README-EXAMPLE-" + secrets.token_hex(8)
-    script = ["set -o history -H", "exec 2>&1"]
+    script = ["set -o history -H", "set -u", "exec 2>&1"]
     for index, example in enumerate(examples):
         script.append(example.commands.replace(README_ADDRESS, f"127.0.0.1:{port}"))
         script.append(f"printf '\\n{mark} vars {index}\\n'")
@@ -176,7 +178,7 @@ def run_walkthrough(examples: list[Example], port: int, folder: Path) -> dict[st
     path = folder / "walkthrough.sh"
     path.write_text("\n".join(script) + "\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINKSVC_") and "proxy" not in k.lower()}
-    env["TMPDIR"] = str(folder)
+    env.pop("TMPDIR", None)  # unset in most readers' shells
     try:
         done = subprocess.run(["bash", "--noprofile", "--norc", str(path)], cwd=folder, env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=WALKTHROUGH_SECONDS)

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
+from linksvc.links.qr import qr_image
+from tests.agents import AGENTS
 from tests.factories import ADMIN_TOKEN, KEYS, A, two_accounts
 from tests.processes import NoRedirect, ServiceStore, call, free_port, ready, serve_command
 
@@ -145,8 +151,6 @@ def test_sigterm_writes_every_buffered_click(tmp_path: Path, store: ServiceStore
 def test_a_second_serve_on_a_port_in_use_says_so_in_one_line(store: ServiceStore) -> None:
     """The README's old walkthrough started a second ``serve`` beside the first: that must be a clear error,
     not a traceback."""
-    import socket
-
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
@@ -157,3 +161,92 @@ def test_a_second_serve_on_a_port_in_use_says_so_in_one_line(store: ServiceStore
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{port}: address already in use" in err
     assert "Traceback" not in err
+
+
+# --- issue 32: which hosts serve what (the port, the public URL) ---
+
+@pytest.mark.parametrize(("args", "env", "named"), [
+    (["--port", "99999"], {}, "--port"), (["--port", "65536"], {}, "--port"), (["--port", "-1"], {}, "--port"),
+    ([], {"LINKSVC_PORT": "99999"}, "LINKSVC_PORT"), ([], {"LINKSVC_PORT": "-5"}, "LINKSVC_PORT"),
+    ([], {"LINKSVC_PORT": "eighty"}, "LINKSVC_PORT"),
+])
+def test_a_port_that_is_not_one_fails_at_once_naming_the_flag_or_variable(tmp_path: Path, args: list[str],
+                                                                          env: dict[str, str], named: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "linksvc", "serve", "--db", str(tmp_path / "x.db"), *args],
+                            env={**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, **env}, capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2
+    assert f"error: {named} must be a port number (0-65535" in result.stderr
+    assert "listening" not in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_port_in_use_fails_before_the_demo_is_loaded(tmp_path: Path, store: ServiceStore, workers: str) -> None:
+    demo = tmp_path / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1",
+               "LINKSVC_DEMO_FILE": str(demo), "LINKSVC_WORKERS": workers}
+        done = subprocess.run(serve_command(port, store), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"error: cannot listen on 127.0.0.1:{port}: address already in use" in done.stderr
+    assert "Traceback" not in done.stderr and "loaded the demo" not in done.stderr
+    # The empty database stayed empty: the next start on a free port loads the demo as a first start does.
+    assert store.url is not None or not store.path.exists()
+    if store.url is not None:
+        assert store.rows("SELECT count(*) FROM information_schema.tables WHERE table_name = 'accounts'") == [(0,)]
+
+
+def _started(command: list[str], env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``command`` started, and the base URL its "listening" line names (the port the system chose for 0)."""
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    found = re.compile(r"linksvc listening on (http://127\.0\.0\.1:\d+)")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        match = found.search(log_path.read_text())
+        if match and ready(match.group(1)):
+            return process, match.group(1)
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError("server did not start: " + log_path.read_text())
+
+
+@pytest.mark.parametrize("port", ["free", "0"])
+def test_the_public_url_follows_the_port_when_it_is_not_set(tmp_path: Path, store: ServiceStore, port: str) -> None:
+    """Short links, QR codes, install referrers and previews' og:url name where the service listens."""
+    demo = tmp_path / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    env = {key: value for key, value in os.environ.items() if key != "LINKSVC_PUBLIC_URL"}
+    env.update(LINKSVC_ADMIN_TOKEN=ADMIN_TOKEN, LINKSVC_DEMO_FILE=str(demo), LINKSVC_LOAD_DEMO="1",
+               LINKSVC_ALLOW_PRIVATE_DESTINATIONS="1", LINKSVC_LOG_FORMAT="text")
+    listen = str(free_port()) if port == "free" else "0"
+    process, base = _started(serve_command(int(listen), store), env, tmp_path / "server.log")
+    try:
+        if port == "free":
+            assert base == f"http://127.0.0.1:{listen}"
+        admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+        link = {"code": "follows", "kind": "external", "destination_url": "https://shop.example/p",
+                "android": {"package": "com.demo.app"}, "preview": {"title": "Follows"}}
+        status, created, _ = call(f"{base}/api/admin/v1/accounts/{A}/links", admin, "POST", json.dumps(link).encode())
+        assert status == 201, created
+        status, page, _ = call(f"{base}/api/admin/v1/accounts/{A}/links/overview?q=follows", admin)
+        assert status == 200 and page["data"][0]["short_url"] == f"{base}/follows"
+        qr = urllib.request.urlopen(urllib.request.Request(
+            f"{base}/api/admin/v1/accounts/{A}/links/{created['data']['id']}/qr?format=svg", headers=admin), timeout=10)
+        assert qr.read() == qr_image(f"{base}/follows", "svg", 8)[0]
+        opener = urllib.request.build_opener(NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener.open(urllib.request.Request(f"{base}/follows", headers={"User-Agent": AGENTS["chrome_android"]}),
+                        timeout=10)
+        assert f"link={base}/follows" in unquote(unquote(unquote(redirect.value.headers["Location"])))  # an intent
+        preview = opener.open(urllib.request.Request(f"{base}/follows", headers={"User-Agent": "Slackbot 1.0"}),
+                              timeout=10).read().decode()
+        assert f'<meta property="og:url" content="{base}/follows">' in preview, preview
+    finally:
+        process.terminate()
+        process.wait(timeout=15)

@@ -18,7 +18,8 @@ async def test_a_body_that_never_completes_is_answered_408(aiohttp_client: Any, 
                         db_synchronous="NORMAL", request_timeout_seconds=0.3)
     client = await aiohttp_client(service_server(create_app(settings)))
     reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
-    writer.write(b"POST /api/admin/v1/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + ADMIN_TOKEN.encode()
+    writer.write(b"POST /api/admin/v1/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                 + ADMIN_TOKEN.encode()
                  + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\": ")
     await writer.drain()
     answer = await asyncio.wait_for(reader.read(), 30)  # read to the end: the server closes the connection

@@ -130,9 +130,23 @@ def test_the_table_covers_every_variable() -> None:
 def test_each_variable_is_parsed(name: str, raw: str, attr: str, value: object) -> None:
     settings = load_settings({name: raw})
     assert getattr(settings, attr) == value
-    # Only that setting moved.
-    others = {a: getattr(Settings(), a) for a in ENV_NAMES.values() if a != attr}
+    # Only that setting moved (and the public URL, when unset, with the host and the port it is made of).
+    moves = {attr, "public_url"} if attr in ("host", "port") else {attr}
+    others = {a: getattr(Settings(), a) for a in ENV_NAMES.values() if a not in moves}
     assert {a: getattr(settings, a) for a in others} == others
+
+
+@pytest.mark.parametrize(("env", "url"), [
+    ({}, "http://127.0.0.1:8080"), ({"LINKSVC_PORT": "9090"}, "http://127.0.0.1:9090"),
+    ({"LINKSVC_HOST": "10.0.0.5", "LINKSVC_PORT": "81"}, "http://10.0.0.5:81"),
+    ({"LINKSVC_HOST": "0.0.0.0"}, "http://127.0.0.1:8080"), ({"LINKSVC_HOST": "::1"}, "http://[::1]:8080"),
+    ({"LINKSVC_PORT": "9090", "LINKSVC_PUBLIC_URL": "https://go.example.com"}, "https://go.example.com"),
+])
+def test_the_public_url_follows_host_and_port_unless_set(env: dict[str, str], url: str) -> None:
+    settings = load_settings(env)
+    assert settings.public_url == url
+    moved = settings.with_overrides(port=7000, host=None)
+    assert moved.public_url == (url if "LINKSVC_PUBLIC_URL" in env else url.rsplit(":", 1)[0] + ":7000")
 
 
 def test_all_variables_together() -> None:
