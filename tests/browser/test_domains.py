@@ -1,5 +1,7 @@
 """Custom domains in the dashboard: add a domain, read the token it must serve, verify it (live), see why
-another one is not verified, and create a link that resolves only on the live domain.
+another one is not verified, and create a link that resolves only on the live domain; then edit a live domain's
+long-link URL patterns (add one, so a long link to it is followed; see an invalid one refused in the API's words;
+remove them, so it is refused again).
 
 The service runs behind a small proxy, as in production: the verification fetch connects to the proxy
 (``LINKSVC_DOMAIN_VERIFY_CONNECT``), which forwards every host to the service, except the host
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -126,6 +129,90 @@ def test_add_verify_and_use_a_domain(browser: Any, behind_proxy: Scene, width: s
         page.locator('input[name="short_url"]').wait_for()
         short_url = page.locator('input[name="short_url"]').input_value()
         assert short_url.startswith(f"http://{live}/"), short_url
+    finally:
+        context.close()
+    assert not watched.unexpected(), watched.unexpected()
+
+
+LONG = "long.democoffee.example"  # a live domain of its own, for the long-link patterns
+PARTNER = "https://offers.partner.example/spring"  # on no host of the demo account's links or domains
+GOOD = r"https://offers\.partner\.example/.*"
+TOO_BROAD = r"https://partner.example/.*"  # an unescaped dot: refused
+
+
+def _long_link(scene: Scene, target: str) -> tuple[int, str | None]:
+    """A long link on the domain LONG whose link is ``target``: (status, Location)."""
+    request = urllib.request.Request(f"{scene.base}/?link={urllib.parse.quote(target, safe='')}",
+                                     headers={"Host": LONG})
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as answer:
+            return answer.status, answer.headers.get("Location")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("Location")
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Scene, tmp_path: Path) -> None:
+    scene = behind_proxy
+    shots = DOCS_SCREENSHOTS if os.environ.get("LINKSVC_SCREENSHOTS") == "1" else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    api = f"{scene.base}/api/admin/v1/accounts/{DEMO}/domains"
+    status, body = call(api, "POST", {"host": LONG})
+    assert status == 201, body
+    domain = f"{api}/{body['data']['id']}"
+    status, body = call(f"{domain}/verify", "POST")
+    assert status == 200 and body["data"]["status"] == "live", body
+    assert _long_link(scene, PARTNER) == (400, None)  # no pattern yet: the long link is refused
+
+    context, watched = open_page(browser, scene, DESKTOP)
+    page = watched.page
+    watched.expect(r"status of 400")  # the refused pattern
+    try:
+        sign_in(watched, scene)
+        page.get_by_role("link", name="Domains").click()
+        page.get_by_role("heading", name="Where long links may lead").wait_for()
+        form = page.get_by_role("form", name=f"URL patterns of {LONG}")
+        form.get_by_text(f"No patterns: long links on {LONG} lead only").wait_for()
+
+        # A valid pattern: saved, read back by the API, and the long link to it is followed.
+        form.get_by_role("button", name=f"Add a pattern for {LONG}").click()
+        assert form.get_by_label("Pattern 1", exact=True).evaluate("node => node === document.activeElement")
+        form.get_by_label("Pattern 1", exact=True).fill(GOOD)
+        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("status").filter(has_text=f"Saved: 1 pattern for long links on {LONG}.").wait_for()
+        assert call(domain)[1]["data"]["url_patterns"] == [GOOD]
+        status, location = _long_link(scene, PARTNER)
+        assert status == 302 and (location or "").startswith(f"{PARTNER}?tracking_id="), (status, location)
+
+        # An invalid one: the API's words beside it, after its label; nothing saved.
+        status, refused = call(domain, "PATCH", {"url_patterns": [GOOD, TOO_BROAD]})
+        assert status == 400 and refused["details"]["field"] == "url_patterns[1]", refused
+        form.get_by_role("button", name=f"Add a pattern for {LONG}").click()
+        second = form.get_by_label("Pattern 2", exact=True)
+        second.fill(TOO_BROAD)
+        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        error = form.locator('[data-field="url_patterns[1]"] .field-error')
+        error.filter(has_text="Pattern 2 is too broad").wait_for()
+        assert error.inner_text() == f"Pattern 2 {refused['details']['message']}"
+        assert second.get_attribute("aria-invalid") == "true"
+        assert form.locator('[data-field="url_patterns[0]"] .field-error').inner_text() == ""
+        assert call(domain)[1]["data"]["url_patterns"] == [GOOD]
+        page.evaluate("document.getElementById('toast').classList.remove('shown')")
+        form.screenshot(path=str(shots / "domain-patterns-desktop.png"), animations="disabled")
+
+        # Removed: the invalid one, then the valid one; the long link is refused again.
+        form.get_by_role("button", name=f"Remove pattern 2 of {LONG}").click()
+        form.get_by_role("button", name=f"Remove pattern 1 of {LONG}").click()
+        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("status").filter(has_text=f"Saved: 0 patterns for long links on {LONG}.").wait_for()
+        assert call(domain)[1]["data"]["url_patterns"] == []
+        assert _long_link(scene, PARTNER) == (400, None)
+        form.get_by_text(f"No patterns: long links on {LONG} lead only").wait_for()
     finally:
         context.close()
     assert not watched.unexpected(), watched.unexpected()

@@ -1,5 +1,8 @@
 // The account's custom domains: each with its status, the token it must serve (and where), a Verify button
-// that says what went wrong when the service could not fetch the token back, and a form to add one.
+// that says what went wrong when the service could not fetch the token back, and a form to add one. Below the
+// table, each domain's long-link URL patterns (its allow-list, docs/decisions.md "Long links (issue 32)"),
+// edited in place and saved with the PATCH, which replaces the list; the API's refusal of a pattern is shown
+// beside it, in the API's words, after the pattern's label.
 
 import { admin, ApiError, inAccount } from './api.js';
 import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
@@ -11,10 +14,88 @@ function problems(error) {
   return [error.text];
 }
 
+// The API's error with each pattern's message after that pattern's label: "Pattern 2 is too broad: ...".
+function namingPatterns(error) {
+  const fields = error.fields.map(([path, message]) => {
+    const index = /^url_patterns\[(\d+)\]$/.exec(path);
+    return [path, index ? `Pattern ${Number(index[1]) + 1} ${message}` : message];
+  });
+  return { fields, text: error.text };
+}
+
+// A long link written out, to show what one looks like on `host`.
+const longLinkExample = (host) => `https://${host}/?link=https://shop.example/spring&ofl=https://shop.example/`;
+
 export async function domainsView(ctx) {
   const results = h('div', { class: 'results' });
   const status = h('div', { class: 'verify-result', role: 'status', 'aria-live': 'polite' });
+  const patterns = h('div', { class: 'pattern-forms' });
+  const editors = new Map();  // domain id → its form, kept across repaints so unsaved edits stay
   let domains = [];
+
+  // One domain's URL patterns: a labelled input each with Remove beside it, Add a pattern, Save patterns.
+  function patternsForm(domain) {
+    const list = h('div', { class: 'pattern-list' });
+    const none = h('p', { class: 'muted' },
+      `No patterns: long links on ${domain.host} lead only to the account's own hosts.`);
+    const saved = h('p', { class: 'ok', role: 'status', 'aria-live': 'polite' });
+    const addButton = h('button', { type: 'button', class: 'small', 'aria-label': `Add a pattern for ${domain.host}` },
+      'Add a pattern');
+    const save = h('button', { type: 'submit', class: 'primary small', 'aria-label': `Save the patterns of ${domain.host}` },
+      'Save patterns');
+    const form = h('form', { class: 'card patterns', 'aria-label': `URL patterns of ${domain.host}`,
+      'data-patterns': domain.host, novalidate: true },
+    h('h3', {}, domain.host), none, list,
+    h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), saved,
+    h('div', { class: 'actions' }, addButton, save));
+
+    const values = () => [...list.querySelectorAll('input')].map((input) => input.value);
+    function show(items, focusLast = false) {
+      list.replaceChildren(...items.map((value, index) => {
+        const input = h('input', { name: `url_patterns[${index}]`, type: 'text', autocomplete: 'off',
+          spellcheck: 'false', placeholder: 'https://shop\\.example/.*' });
+        input.value = value;
+        const remove = h('button', { type: 'button', class: 'small quiet',
+          'aria-label': `Remove pattern ${index + 1} of ${domain.host}` }, 'Remove');
+        remove.addEventListener('click', () => {
+          const kept = values();
+          kept.splice(index, 1);
+          saved.textContent = '';
+          show(kept);
+        });
+        return field(`Pattern ${index + 1}`, input, { aside: remove });
+      }));
+      none.hidden = items.length > 0;
+      if (focusLast) [...list.querySelectorAll('input')].at(-1)?.focus();
+    }
+    addButton.addEventListener('click', () => {
+      saved.textContent = '';
+      show([...values(), ''], true);
+    });
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      saved.textContent = '';
+      const wanted = values().map((value) => value.trim()).filter(Boolean);
+      show(wanted);  // numbered as sent, so url_patterns[1] in an answer is the second input
+      save.disabled = true;
+      try {
+        const answer = (await admin(inAccount(ctx.account, `/domains/${domain.id}`), { method: 'PATCH',
+          body: { url_patterns: wanted } })).data;
+        domains[domains.findIndex((d) => d.id === domain.id)] = answer;
+        show(answer.url_patterns);
+        const count = answer.url_patterns.length;
+        saved.textContent = `Saved: ${count} ${count === 1 ? 'pattern' : 'patterns'} for long links on ${answer.host}.`;
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status === 401) throw error;
+        showErrors(form, namingPatterns(error));
+      } finally {
+        save.disabled = false;
+      }
+    });
+    show(domain.url_patterns || []);
+    return form;
+  }
 
   function verifyButton(domain) {
     const button = h('button', { type: 'button', class: 'small', 'aria-label': `Verify ${domain.host}` },
@@ -69,6 +150,9 @@ export async function domainsView(ctx) {
       { label: 'Action', cell: (d) => h('div', { class: 'actions' }, verifyButton(d), deleteButton(d)) },
     ], domains.map((item) => ({ item, attrs: { 'data-domain': item.host, 'data-status': item.status } })),
     { empty: 'No custom domains yet: the account\'s links resolve on the shared host.' }));
+    for (const domain of domains) if (!editors.has(domain.id)) editors.set(domain.id, patternsForm(domain));
+    patterns.replaceChildren(...domains.map((domain) => editors.get(domain.id)));
+    patternsSection.hidden = domains.length === 0;
   }
 
   const host = h('input', { name: 'host', type: 'text', required: true, autocomplete: 'off', spellcheck: 'false',
@@ -97,10 +181,25 @@ export async function domainsView(ctx) {
   });
 
   domains = (await admin(inAccount(ctx.account, '/domains'))).data;
+  const example = (domains.find((d) => d.status === 'live') || domains[0])?.host || 'links.example.com';
+  const patternsSection = h('section', { class: 'long-links', 'aria-labelledby': 'long-links-title' },
+    h('h2', { id: 'long-links-title' }, 'Where long links may lead'),
+    h('p', { class: 'muted' }, 'A long link spells out where it goes in its own address, as Firebase Dynamic Links '
+      + 'did: ', h('code', {}, longLinkExample(example)), '. Anyone can write one on your domain, so the service '
+      + 'follows a long link only when every address in it (link, ofl, afl, ifl and the preview image si) is on one '
+      + 'of the account\'s own hosts (the hosts of its links and of its domains) or matches one of the domain\'s URL '
+      + 'patterns below. Any other long link gets an error page, never a redirect.'),
+    h('p', { class: 'muted' }, 'A pattern is a regular expression that must match the whole address. It begins '
+      + 'with the scheme and the host, in lower case, each dot written \\. : ',
+    h('code', {}, 'https://shop\\.example/.*'), ' allows every page of shop.example; ',
+    h('code', {}, 'https://([a-z0-9-]+\\.)*shop\\.example/.*'), ' also allows its subdomains, such as '
+      + 'www.shop.example. Saving replaces the domain\'s list.'),
+    patterns);
+
   paint();
   return h('section', {}, h('h1', { tabindex: -1 }, 'Domains'),
     h('p', { class: 'muted' }, 'Publish the account\'s links under its own host. A new domain is pending: point its '
       + 'DNS at the service\'s proxy, which then serves the token below at the path below on that host, and press '
       + 'Verify. Once live, the account\'s links resolve there and its app association files list only its apps.'),
-    form, status, results);
+    form, status, results, patternsSection);
 }
