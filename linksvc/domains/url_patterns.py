@@ -6,8 +6,9 @@ that an allow-list cannot let everything through by mistake:
 
 - **It names its host.** It begins (after an optional ``^``) with a literal scheme (``https``, ``http`` or
   ``https?``), ``://``, optionally one subdomain wildcard made of host characters only (``([a-z0-9-]+\\.)*``,
-  ``[a-z0-9-]+\\.``), then a literal lower-case host of two labels or more, dots escaped (``example\\.com``), an
-  optional port, and then a literal ``/`` or ``\\?`` (not made optional) or the pattern's end. After that the path
+  ``[a-z0-9-]+\\.``) or optional literal labels (``(www\\.)?``, ``(www\\.|m\\.)?``), then a literal lower-case
+  host of two labels or more, dots escaped (``example\\.com``), an optional port, and then a literal ``/`` or
+  ``\\?`` (not made optional) or the pattern's end. After that the path
   and query are free. So ``.*``, ``^https://.*``, ``^https://example.com/.*`` (an unescaped dot matches
   ``exampleXcom``) or ``^https://example\\.com.*`` (``example.com.evil.net``) are refused, each with why.
 - **No alternative outside a group** (``^https://a\\.com/x|.*``) and no ``\\Q…\\E`` quoting: either could reach
@@ -41,6 +42,7 @@ _CLASS = r"\[-?(?:a-z|A-Z|0-9|[a-zA-Z0-9._])+-?\]"  # host characters only; '-' 
 _PINNED = re.compile(
     r"\^?(?:https|http|https\?)://"
     rf"(?:\((?:\?:)?{_CLASS}[+*]\\\.\)[*+?]|{_CLASS}[+*]\\\.)?"  # one subdomain wildcard: ([a-z0-9-]+\.)*
+    r"(?:\((?:\?:)?[a-z0-9-]+\\\.(?:\|[a-z0-9-]+\\\.)*\)\?)?"  # or literal labels, optional: (www\.|m\.)?
     r"(?:[a-z0-9-]+\\\.)+[a-z0-9-]+"  # the host, literal: example\.com
     r"(?::[0-9]+)?"  # a port
     r"(?:/(?![?*{])|\\\?(?![?*{])|\$\Z|\Z)"  # then a literal / or ? that is not optional, or the end

@@ -357,3 +357,20 @@ async def test_a_long_link_with_odd_bytes_is_refused_not_an_error(service: TestC
                   "link=https%3A%2F%2Fshop.example%2F%FF", "link=https%3A%2F%2F%5B%3A%3A1%5D%2F"):
         response = await click(service, f"/?{query}", UA["desktop"])
         assert response.status in (302, 400), (query, response.status)
+
+
+async def test_a_pattern_may_make_literal_subdomains_optional(service: TestClient) -> None:
+    """``(www\\.)?`` is what a marketer writes first; it names its host as surely as a wildcard does."""
+    pattern = r"^https://(www\.|m\.)?partner\.example/.*"
+    response = await service.patch(f"{ADMIN_API}/accounts/{A}/domains/{await domain_id(service)}",
+                                   json={"url_patterns": [pattern]}, headers=ADMIN)
+    assert response.status == 200, await response.text()
+    for allowed in ("partner.example", "www.partner.example", "m.partner.example"):
+        target = f"/?link=https%3A%2F%2F{allowed}%2Fsale"
+        assert (await location(service, target, UA["desktop"])).startswith(f"https://{allowed}/sale?")
+    for refused in ("shop.partner.example", "www.partner.example.evil.net", "wwwXpartner.example"):
+        assert (await click(service, f"/?link=https%3A%2F%2F{refused}%2Fsale", UA["desktop"])).status == 400, refused
+    for broad in (r"^https://(www\.|evil\.net/)?partner\.example/.*", r"^https://(www\.|.*)?partner\.example/.*"):
+        response = await service.patch(f"{ADMIN_API}/accounts/{A}/domains/{await domain_id(service)}",
+                                       json={"url_patterns": [broad]}, headers=ADMIN)
+        assert response.status == 400, broad
