@@ -28,6 +28,10 @@ from linksvc.store import WouldWait, at_once
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 UNMATCHED = "unmatched"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""The methods a request is labelled with; any other (the HTTP parser passes WebDAV's, RTSP's and more, and
+any token without its C extension) is ``OTHER``, so clients cannot multiply the series (issue 32)."""
+OTHER_METHOD = "OTHER"
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id", str)
 log = logging.getLogger("linksvc.metrics")
 
@@ -237,6 +241,10 @@ METRICS_KEY: web.AppKey[Metrics] = web.AppKey("metrics", Metrics)
 REQUEST_TIMEOUT_KEY: web.AppKey[float] = web.AppKey("request_timeout", float)
 
 
+def method_label(method: str) -> str:
+    return method if method in METHODS else OTHER_METHOD
+
+
 def route_label(request: web.Request) -> str:
     """The route template (never the raw path, whose values would explode the label set)."""
     info = request.match_info
@@ -289,7 +297,8 @@ async def http_middleware(request: web.Request, handler: Any) -> web.StreamRespo
         response.headers["X-Request-Id"] = request_id
         return response
     finally:
-        request.app[METRICS_KEY].observe(request.method, route_label(request), status, time.perf_counter() - started)
+        request.app[METRICS_KEY].observe(method_label(request.method), route_label(request), status,
+                                         time.perf_counter() - started)
 
 
 class AccessLogger(AbstractAccessLogger):

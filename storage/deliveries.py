@@ -165,14 +165,44 @@ async def retry(tx: Tx, account_id: str, delivery_id: str, now: str) -> bool:
     return changed == 1
 
 
-async def counts_of_connection(conn: Conn, account_id: str, connection_id: str) -> list[tuple[str, str | None, int]]:
-    """(state, reason, count) of the connection's deliveries; the reason only for filtered and skipped ones."""
+async def filtered_reasons(conn: Conn, account_id: str, connection_id: str) -> list[str]:
+    """The distinct reasons of the connection's filtered deliveries (the connection's own rules give them: a
+    bounded set, named by its types, destination and settings)."""
+    rows = await fetch_all(conn, "SELECT DISTINCT reason FROM deliveries WHERE account_id = ? AND connection_id = ? "
+                                 "AND state = 'filtered' AND reason IS NOT NULL", (account_id, connection_id))
+    return sorted(str(r[0]) for r in rows)
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonGroups:
+    """The most frequent reasons of one state's deliveries (``rows``: (reason, deliveries), most first), how many
+    reasons there are in all and how many deliveries they hold: read in one statement, so they agree."""
+
+    rows: tuple[tuple[str | None, int], ...]
+    groups: int
+    deliveries: int
+
+
+async def state_counts(conn: Conn, account_id: str, connection_id: str) -> dict[str, int]:
+    """How many of the connection's deliveries are in each state (the states it has)."""
+    rows = await fetch_all(conn, "SELECT state, count(*) FROM deliveries WHERE account_id = ? AND connection_id = ? "
+                                 "GROUP BY state", (account_id, connection_id))
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+async def reason_groups(conn: Conn, account_id: str, connection_id: str, state: str, limit: int) -> ReasonGroups:
+    """The ``limit`` most frequent reasons of the connection's deliveries in ``state`` (then by reason, null
+    first): grouped, ordered and cut by the store, so what comes back is at most ``limit`` rows however many
+    distinct reasons the deliveries carry (a vendor's reason may name the event's own time)."""
+    nulls = " NULLS FIRST" if dialect(conn) == "postgresql" else ""
     rows = await fetch_all(
         conn,
-        "SELECT state, CASE WHEN state IN ('filtered', 'skipped') THEN reason END AS why, count(*) FROM deliveries "
-        "WHERE account_id = ? AND connection_id = ? GROUP BY state, why ORDER BY state, count(*) DESC, why",
-        (account_id, connection_id))
-    return [(r[0], r[1], int(r[2])) for r in rows]
+        "SELECT reason, count(*), count(*) OVER (), sum(count(*)) OVER () FROM deliveries "
+        "WHERE account_id = ? AND connection_id = ? AND state = ? GROUP BY reason "
+        f"ORDER BY count(*) DESC, reason{nulls} LIMIT ?",
+        (account_id, connection_id, state, limit))
+    return ReasonGroups(tuple((r[0], int(r[1])) for r in rows), int(rows[0][2]) if rows else 0,
+                        int(rows[0][3]) if rows else 0)
 
 
 async def retry_filtered(tx: Tx, account_id: str, connection_id: str, reasons: Sequence[str], now: str,

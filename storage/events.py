@@ -113,11 +113,20 @@ async def by_id(conn: Conn, account_id: str, event_id: str) -> StoredEvent | Non
     return _event_of(row) if row is not None else None
 
 
-async def of_customer(conn: Conn, account_id: str, customer_id: str, limit: int) -> list[StoredEvent]:
-    """The customer's latest ``limit`` events, newest (by issued_at) first."""
+async def of_customer(conn: Conn, account_id: str, customer_id: str, limit: int, offset: int = 0) -> list[StoredEvent]:
+    """A page of the customer's events, newest (by issued_at) first: ``limit`` of them after the first
+    ``offset``."""
     rows = await fetch_all(conn, "SELECT * FROM events WHERE account_id = ? AND customer_id = ? "
-                                 "ORDER BY issued_at DESC, id DESC LIMIT ?", (account_id, customer_id, limit))
+                                 "ORDER BY issued_at DESC, id DESC LIMIT ? OFFSET ?",
+                           (account_id, customer_id, limit, offset))
     return [_event_of(row) for row in rows]
+
+
+async def count_of_customer(conn: Conn, account_id: str, customer_id: str) -> int:
+    """How many events the customer has (read on the ``events_customer`` index)."""
+    row = await fetch_one(conn, "SELECT count(*) FROM events WHERE account_id = ? AND customer_id = ?",
+                          (account_id, customer_id))
+    return int(row[0]) if row else 0
 
 
 async def by_order(conn: Conn, account_id: str, order_id: str) -> OrderSeen | None:

@@ -67,17 +67,32 @@ class FilteredCount(ReasonCount):
                                        "event_types, forwarding on again): retry-filtered sends them")
 
 
+class OtherReasons(BaseModel):
+    groups: int = Field(description="how many reasons are summed here")
+    deliveries: int
+
+
 class DeliveryCounts(BaseModel):
     by_state: dict[str, int] = Field(description="deliveries in each state: pending, delivered, filtered, skipped, "
                                                  "failed, dead")
-    filtered: list[FilteredCount] = Field(description="the filtered ones by reason, most first")
-    skipped: list[ReasonCount] = Field(description="the skipped ones (the vendor would refuse them) by reason")
+    limit: int
+    filtered: list[FilteredCount] = Field(description="the filtered ones by reason, most first (at most limit)")
+    skipped: list[ReasonCount] = Field(description="the skipped ones (the vendor would refuse them) by reason, most "
+                                                   "first (at most limit)")
+    other: dict[str, OtherReasons] = Field(description="for filtered and skipped when they have more reasons than "
+                                                       "limit: the reasons left out, summed")
 
 
-async def connection_delivery_counts(request: web.Request) -> web.Response:
+class CountsQuery(BaseModel):
+    limit: int = Field(default=deliveries.DEFAULT_REASONS, ge=1, le=deliveries.MAX_REASONS,
+                       description="the reasons of filtered and of skipped shown at most, the most frequent first; "
+                                   "the rest are summed in other")
+
+
+async def connection_delivery_counts(request: web.Request, query: CountsQuery) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
     return data(await deliveries.counts_of_connection(request.app[DB], request.app[RESOURCES], account_id,
-                                                      connection_id))
+                                                      connection_id, query.limit))
 
 
 class FilteredRetried(BaseModel):
@@ -144,8 +159,9 @@ ENDPOINTS = [
              security="admin", errors=(400, 401, 404)),
     Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries/counts", connection_delivery_counts,
              "How many deliveries to a connection are in each state, and its filtered and skipped ones by reason "
-             "(whether the connection now lets each filtered reason through)", "deliveries",
-             response=Envelope[DeliveryCounts], security="admin", errors=(401, 404)),
+             "(whether the connection now lets each filtered reason through): the limit most frequent reasons, "
+             "the rest summed in other", "deliveries", query=CountsQuery, response=Envelope[DeliveryCounts],
+             security="admin", errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/connections/{id}/deliveries/retry-filtered", retry_filtered,
              "Send again the connection's filtered deliveries that its rules now let through (a type added to "
              "event_types, forwarding switched on); consent is checked again before sending", "deliveries",

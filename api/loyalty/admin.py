@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from api.appkeys import DB
 from api.routing import Endpoint, data, json_response
-from api.schemas import Envelope
+from api.schemas import Envelope, Page
 from linksvc.loyalty import lineage
 
 
@@ -57,13 +57,9 @@ class PathStep(BaseModel):
     click: PathClick | None = Field(description="the click behind the event's tracking_id, when there was one")
 
 
-class CustomerPath(BaseModel):
-    data: list[PathStep]
-    count: int
-
-
 class PathQuery(BaseModel):
     limit: int = Field(default=50, ge=1, le=200)
+    offset: int = Field(default=0, ge=0, le=1_000_000_000)
 
 
 async def event_detail(request: web.Request) -> web.Response:
@@ -73,8 +69,8 @@ async def event_detail(request: web.Request) -> web.Response:
 
 async def customer_path(request: web.Request, query: PathQuery) -> web.Response:
     account_id, customer_id = request.match_info["account_id"], request.match_info["customer_id"]
-    steps = await lineage.customer_path(request.app[DB], account_id, customer_id, query.limit)
-    return json_response({"data": steps, "count": len(steps)})
+    steps, total = await lineage.customer_path(request.app[DB], account_id, customer_id, query.limit, query.offset)
+    return json_response({"data": steps, "count": total, "limit": query.limit, "offset": query.offset})
 
 
 ENDPOINTS = [
@@ -82,6 +78,7 @@ ENDPOINTS = [
              "An event with its attribution lineage: where each field came from and the click behind it",
              "events", response=Envelope[EventDetail], security="admin", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/customers/{customer_id}/path", customer_path,
-             "A customer's events, newest first, each with the click that led to it", "events",
-             query=PathQuery, response=CustomerPath, security="admin", errors=(400, 401, 404)),
+             "A customer's events, newest first, each with the click that led to it; paged (count: all the "
+             "customer's events)", "events", query=PathQuery, response=Page[PathStep], security="admin",
+             errors=(400, 401, 404)),
 ]

@@ -42,25 +42,35 @@ async def of_connection(db: Store, resources: Resources, account_id: str, connec
 
 
 STATES = ("pending", "delivered", "filtered", "skipped", "failed", "dead")
+DEFAULT_REASONS, MAX_REASONS = 100, 1000
+"""The reasons of the filtered and of the skipped deliveries shown at most (the counts' ``limit``)."""
 
 
-async def counts_of_connection(db: Store, resources: Resources, account_id: str,
-                               connection_id: str) -> dict[str, Any]:
-    """How many deliveries the connection has in each state, and its filtered and skipped ones by reason,
-    most first; each filtered reason says whether the connection's rules now let those through (``sendable``:
-    :func:`retry_filtered` sends them). 404 unless the account's connection."""
+async def counts_of_connection(db: Store, resources: Resources, account_id: str, connection_id: str,
+                               limit: int = DEFAULT_REASONS) -> dict[str, Any]:
+    """How many deliveries the connection has in each state, and its filtered and skipped ones by reason: the
+    ``limit`` most frequent reasons of each, the rest summed in ``other`` (a reason can name what the event
+    carried, its time for one: a storefront client could otherwise grow the answer without end). Each filtered
+    reason says whether the connection's rules now let those through (``sendable``: :func:`retry_filtered`
+    sends them). Read on the background reader: the counts scan every delivery of the connection. 404 unless
+    the account's connection."""
     connection = await resources.get(account_id, "connections", connection_id)
-    counts = await repo.counts_of_connection(db.reader, account_id, connection_id)
+    conn = db.background
     by_state = dict.fromkeys(STATES, 0)
-    for state, _, n in counts:
-        by_state[state] = by_state.get(state, 0) + n
-    lifted = set(lifted_reasons(connection, [reason for state, reason, _ in counts if state == "filtered"]))
-    return {
-        "by_state": by_state,
-        "filtered": [{"reason": reason, "deliveries": n, "sendable": reason in lifted}
-                     for state, reason, n in counts if state == "filtered"],
-        "skipped": [{"reason": reason, "deliveries": n} for state, reason, n in counts if state == "skipped"],
-    }
+    by_state.update(await repo.state_counts(conn, account_id, connection_id))
+    answer: dict[str, Any] = {"by_state": by_state, "limit": limit}
+    other: dict[str, Any] = {}
+    for state in ("filtered", "skipped"):
+        found = await repo.reason_groups(conn, account_id, connection_id, state, limit)
+        lifted = set(lifted_reasons(connection, [reason for reason, _ in found.rows])) if state == "filtered" else set()
+        answer[state] = [{"reason": reason, "deliveries": n, **({"sendable": reason in lifted}
+                                                                if state == "filtered" else {})}
+                         for reason, n in found.rows]
+        if found.groups > len(found.rows):
+            other[state] = {"groups": found.groups - len(found.rows),
+                            "deliveries": found.deliveries - sum(n for _, n in found.rows)}
+    answer["other"] = other
+    return answer
 
 
 async def retry_filtered(db: Store, resources: Resources, account_id: str, connection_id: str) -> dict[str, Any]:
@@ -69,8 +79,7 @@ async def retry_filtered(db: Store, resources: Resources, account_id: str, conne
     rules and the customer's consent again before it sends. 404 unless the account's connection."""
     connection = await resources.get(account_id, "connections", connection_id)
     async with db.transaction() as tx:
-        reasons = [reason for state, reason, _ in await repo.counts_of_connection(tx, account_id, connection_id)
-                   if state == "filtered"]
+        reasons = await repo.filtered_reasons(tx, account_id, connection_id)
         lifted = lifted_reasons(connection, reasons)
         retried = await repo.retry_filtered(tx, account_id, connection_id, lifted, iso(utcnow()))
     return {"retried": retried, "reasons": lifted}

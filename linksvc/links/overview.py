@@ -58,14 +58,14 @@ def search_needle(q: str | None) -> str | None:
 async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: str | None, limit: int, offset: int,
                         public_url: str, domain_scheme: str = "https") -> tuple[list[dict[str, Any]], int]:
     """One page of the account's links, newest first, with their human clicks of the last seven days (every
-    click taken so far is counted)."""
-    conn = db.reader
-    await get_account(conn, account_id)
+    click taken so far is counted). The page is read on the background reader: counting a page of links'
+    clicks walks every click of the week on them, which anonymous clickers add without end."""
+    await get_account(db.reader, account_id)
     await clicks.flush_before_counting()
     needle = search_needle(q)
     since = iso(utcnow() - timedelta(days=CLICK_DAYS))
-    rows = await repo.page_links(conn, account_id, needle, since, limit, offset)
-    total = await repo.count_links(conn, account_id, needle)
+    rows = await repo.page_links(db.background, account_id, needle, since, limit, offset)
+    total = await repo.count_links(db.background, account_id, needle)
     items = []
     for row in rows:
         link = row.link

@@ -124,11 +124,16 @@ async def event_detail(db: Store, account_id: str, event_id: str) -> dict[str, A
             "lineage": event.lineage}
 
 
-async def customer_path(db: Store, account_id: str, customer_id: str, limit: int) -> list[dict[str, Any]]:
-    """The customer's events, newest first, each with the click that led to it (as stored in its lineage)."""
+async def customer_path(db: Store, account_id: str, customer_id: str, limit: int,
+                        offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """A page of the customer's events, newest first, each with the click that led to it (as stored in its
+    lineage), and how many events the customer has: a storefront client adds events without end, so the path
+    is paged like the other lists. Read on the background reader (the count walks the customer's events)."""
     if await customer_repo.customer_by(db.reader, account_id, "id", customer_id) is None:
         raise NotFound("Customer not found", f"no customer with id {customer_id} in this account")
-    events = await event_repo.of_customer(db.reader, account_id, customer_id, limit)
+    conn = db.background
+    events = await event_repo.of_customer(conn, account_id, customer_id, limit, offset)
+    total = await event_repo.count_of_customer(conn, account_id, customer_id)
     clicks = [(event.lineage or {}).get("click") for event in events]
     names = await campaign_repo.names_of(db.reader, account_id,
                                          {c["campaign_id"] for c in clicks if c and c.get("campaign_id")})
@@ -145,4 +150,4 @@ async def customer_path(db: Store, account_id: str, customer_id: str, limit: int
         path.append({"event": {"id": event.id, "type": event.type, "issued_at": event.issued_at,
                                "value": event.body.get("value"), "currency": event.body.get("currency"),
                                "reversed_at": event.reversed_at}, "click": seen})
-    return path
+    return path, total

@@ -38,16 +38,20 @@ async function summary(ctx, chosen, onRetried) {
     toast(`${answer.retried} filtered deliveries queued again.`);
     onRetried();
   });
-  const reasons = (items, withSendable) => h('ul', { class: 'reasons' }, items.map((f) => h('li',
+  // The API answers the most frequent reasons; the rest come summed in `other` (one line here).
+  const reasons = (items, withSendable, rest) => h('ul', { class: 'reasons' }, items.map((f) => h('li',
     { 'data-reason': f.reason }, `${f.deliveries} × ${f.reason}`,
-    withSendable && f.sendable ? h('span', { class: 'muted' }, ' (the connection now allows them)') : null)));
+    withSendable && f.sendable ? h('span', { class: 'muted' }, ' (the connection now allows them)') : null)),
+    rest ? h('li', { 'data-reason': '(other)', class: 'muted' },
+      `${rest.deliveries} × ${rest.groups} other reason${rest.groups === 1 ? '' : 's'}`) : null);
+  const other = counts.other || {};
   return h('dl', { class: 'facts compact', 'aria-label': 'Forwarding summary' },
     h('dt', {}, 'Forwards'), h('dd', { 'data-fact': 'event-types' }, forwardedTypes(chosen)),
     h('dt', {}, 'Deliveries'), h('dd', { 'data-fact': 'states' }, states || 'none yet'),
     ...(counts.filtered.length ? [h('dt', {}, 'Filtered, by reason'), h('dd', { 'data-fact': 'filtered' },
-      reasons(counts.filtered, true), sendable ? resend : null)] : []),
+      reasons(counts.filtered, true, other.filtered), sendable ? resend : null)] : []),
     ...(counts.skipped.length ? [h('dt', {}, 'Skipped, by reason'), h('dd', { 'data-fact': 'skipped' },
-      reasons(counts.skipped, false))] : []));
+      reasons(counts.skipped, false, other.skipped))] : []));
 }
 
 export async function deliveriesView(ctx) {

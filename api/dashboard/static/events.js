@@ -4,7 +4,7 @@
 // customer's path: their events, newest first, each with the click that led to it.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, h, table, when } from './dom.js';
+import { badge, h, pager, table, when } from './dom.js';
 import { platformName } from './names.js';
 
 const LINEAGE_FIELDS = ['tracking_id', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -133,15 +133,24 @@ const utmText = (utm) => {
   return parts.length ? h('div', {}, parts) : '—';
 };
 
+const PATH_PAGE = 50;
+
 export async function customerView(ctx) {
   const [customerId] = ctx.params;
-  const path = await admin(inAccount(ctx.account, `/customers/${encodeURIComponent(customerId)}/path${query({ limit: 50 })}`));
   const eventHref = (e) => `${ctx.base}/events/${e.id}`;
-  return h('section', { class: 'customer-page' },
-    h('h1', { tabindex: -1 }, 'Customer path'),
-    h('p', {}, 'Customer ', h('code', {}, customerId), `: their latest ${path.count === 1 ? 'event' : `${path.count} events`}, `
-      + 'newest first, each with the click that led to it (the click behind its tracking id).'),
-    table('Events of the customer and their clicks', [
+  const base = `${ctx.base}/customers/${encodeURIComponent(customerId)}`;
+  let offset = Number(ctx.search.get('offset')) || 0;
+  const intro = h('p', {});
+  const results = h('div', { class: 'results', 'aria-live': 'polite' });
+
+  async function load() {
+    history.replaceState(null, '', `${base}${query({ offset: offset || '' })}`);
+    const path = await admin(inAccount(ctx.account,
+      `/customers/${encodeURIComponent(customerId)}/path${query({ limit: PATH_PAGE, offset })}`));
+    intro.replaceChildren('Customer ', h('code', {}, customerId),
+      `: ${path.count === 1 ? '1 event' : `${path.count} events`}, newest first, each with the click that led to it `
+      + '(the click behind its tracking id).');
+    results.replaceChildren(...[table('Events of the customer and their clicks', [
       { label: 'Event', cell: (r) => h('span', {}, h('a', { href: eventHref(r.event) }, r.event.type),
         r.event.reversed_at ? [' ', badge('Reversed', 'off')] : null) },
       { label: 'When', cell: (r) => when(r.event.issued_at) },
@@ -156,5 +165,11 @@ export async function customerView(ctx) {
       { label: 'Platform', cell: (r) => (r.click ? platformName(r.click.platform) : '—') },
       { label: 'UTM', class: 'wrap', cell: (r) => (r.click ? utmText(r.click.utm) : '—') },
     ], path.data.map((item) => ({ item, attrs: { 'data-event': item.event.id } })),
-    { empty: 'No events of this customer.' }));
+    { empty: 'No events of this customer.' }),
+    path.count > PATH_PAGE ? pager(offset, PATH_PAGE, path.count, path.data.length,
+      (next) => { offset = next; load(); }) : null].filter(Boolean));
+  }
+
+  await load();
+  return h('section', { class: 'customer-page' }, h('h1', { tabindex: -1 }, 'Customer path'), intro, results);
 }
