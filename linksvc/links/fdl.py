@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,12 +156,11 @@ def parameter_column(name: str) -> str | None:
     parameter itself as a title ("link", "apn"); None for the other columns ("Short link", "Archived?",
     "Link name", "Creation timestamp")."""
     title = name.strip().lower()
-    found = re.fullmatch(r".*\(\s*([a-z_]+)\s*\)", title)
-    if found is not None:
-        title = found.group(1)
-    else:
-        token = re.fullmatch(r"itunes\s+connect\s+([a-z]+)", title)
-        title = token.group(1) if token is not None else title
+    words = title.split()
+    if title.endswith(")") and "(" in title:
+        title = title[title.rindex("(") + 1:-1].strip()
+    elif len(words) == 3 and words[:2] == ["itunes", "connect"]:
+        title = words[2]
     return title if title in PARAMETERS else None
 
 
@@ -180,6 +178,8 @@ def export_rows(text: str) -> list[ExportRow]:
         header = next(reader)
     except StopIteration:
         raise ExportProblem("the file is empty") from None
+    except csv.Error as wrong:
+        raise ExportProblem(f"line 1 cannot be read as CSV: {wrong}") from None
     short_at, long_at, name_at = (_header(header, SHORT_HEADERS), _header(header, LONG_HEADERS),
                                   _header(header, NAME_HEADERS))
     columns: dict[str, int] = {}
@@ -199,6 +199,8 @@ def export_rows(text: str) -> list[ExportRow]:
             cells = next(reader)
         except StopIteration:
             break
+        except csv.Error as wrong:  # a cell past the csv module's field limit (128 KiB): no link has one
+            raise ExportProblem(f"line {line} cannot be read as CSV: {wrong}") from None
         if not any(cell.strip() for cell in cells):
             continue
         def cell(at: int | None, cells: list[str] = cells) -> str:

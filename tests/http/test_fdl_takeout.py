@@ -177,3 +177,19 @@ async def test_a_header_with_neither_form_is_refused_whole(service: TestClient) 
     assert response.status == 400
     answer = await response.json()
     assert answer["error"] == "Invalid export" and "Deep link (link)" in answer["details"]["message"]
+
+
+@pytest.mark.parametrize("text", [
+    "short_link,long_link\r\nhttps://go.shop.example/abc,\"https://go.shop.example/?link=" + "x" * 200_000 + "\"\r\n",
+    "Short link,Deep link (link),Social description (sd)\r\nhttps://go.shop.example/abc,https://shop.example/,"
+    + "y" * 200_000 + "\r\n",
+    "Short link," + "z" * 200_000 + "\r\n",
+])
+async def test_a_cell_too_long_for_csv_is_refused_whole_not_an_error(service: TestClient, text: str) -> None:
+    """Python's csv module stops at cells over 128 KiB (far more than any link's field): a 400 naming the line,
+    never a 500."""
+    response = await service.post(f"{ADMIN_API}/accounts/{A}/links/fdl-import", data=text.encode(),
+                                  headers={**ADMIN, "Content-Type": "text/csv"})
+    assert response.status == 400
+    answer = await response.json()
+    assert answer["error"] == "Invalid export" and "cannot be read as CSV" in answer["details"]["message"]
