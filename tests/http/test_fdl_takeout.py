@@ -24,10 +24,10 @@ HOST = "go.shop.example"
 # The columns of the Takeout export, in Firebase's order and spelling, as documented on
 # https://firebase.google.com/support/guides/export-dynamic-links ("Export Dynamic Links metadata": "Your data is
 # exported as one or more CSV files, one for each domain. Each CSV file has the following fields: 1. Short link
-# 2. Deep link (link) ... 29. Creation timestamp"). The English page lists fields 1 to 29; the spelling of 23 to 29
-# ("iTunes connect at" ... "Creation timestamp") is also the one a public migration script reading these exports
-# quotes (importFirebaseDynamicLinksToAirbridge.ts). Values of the columns the importer does not read (Archived?,
-# Creation timestamp) are illustrative.
+# 2. Deep link (link) ... 29. Creation timestamp"). Fields 1 to 19 are from the English page; 20 to 29 from the
+# guide's Japanese and Korean pages (the same 29 fields, "iTunes connect at" ... untranslated), in the English
+# spelling a public migration script reading these exports quotes (importFirebaseDynamicLinksToAirbridge.ts).
+# Values of the columns the importer does not read (Archived?, Creation timestamp) are illustrative.
 TAKEOUT_COLUMNS = (
     "Short link", "Deep link (link)", "Android package name (apn)", "Android fallback link (afl)",
     "Android minimum package version code (amv)", "iOS bundle ID (ibi)", "iOS fallback link (ifl)",
