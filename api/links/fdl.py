@@ -1,5 +1,6 @@
-"""``POST /api/admin/v1/accounts/{account_id}/links/fdl-import``: an FDL export (CSV) in, one link per row at
-the short link's own path on the account's domain (:mod:`linksvc.links.fdl_service`)."""
+"""``POST /api/admin/v1/accounts/{account_id}/links/fdl-import``: an FDL export (CSV, the console's or Google
+Takeout's) in, one link per row at the short link's own path on the account's domain
+(:mod:`linksvc.links.fdl_service`)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ async def fdl_import(request: web.Request) -> web.Response:
 
 ENDPOINTS = [
     Endpoint("POST", "/accounts/{account_id}/links/fdl-import", fdl_import,
-             "Import a Firebase Dynamic Links export (CSV with the short and long link of each): a link per row at "
+             "Import a Firebase Dynamic Links export (CSV: the console's, with the short and long link of each, or "
+             "Google Takeout's, with the short link and a column per parameter): a link per row at "
              "the short link's path on the account's domain. Every row is checked first, then the valid ones are "
              "written together (all or none); bad rows fail alone, named by their line. Sending the same file again "
              "converges: rows already imported are unchanged", "links",

@@ -1,11 +1,11 @@
 """Firebase Dynamic Links compatibility (docs/decisions.md, "Dynamic Links"): long links of the FDL form and the
-importer of an FDL export.
+reader of an FDL export (the console's, a long link per row, or Google Takeout's, a column per parameter).
 
 A long Dynamic Link is ``https://DOMAIN/?link=...&apn=...&ibi=...`` (Firebase's "Manually constructing a Dynamic
 Link URL": https://firebase.google.com/docs/dynamic-links/create-manually). Its parameters describe a whole link,
 so :func:`link_of_long_link` turns them into the body of one of our links, which the resolver then answers like any
 stored link (intent URL, store with the install referrer, fallbacks, tracking_id, UTM rules), and the importer
-stores under the FDL short link's own path.
+stores under the FDL short link's own path (a Takeout export's row gives the same parameters in its columns).
 
 The parameter table, and what each becomes here (:data:`PARAMETERS`):
 
@@ -119,50 +119,97 @@ def parameters_of(long_link: str) -> dict[str, str]:
 SHORT_HEADERS = ("short dynamic link", "short link", "shortlink", "short_link", "short_dynamic_link", "short url")
 LONG_HEADERS = ("long dynamic link", "long link", "longlink", "long_link", "long_dynamic_link", "long url")
 NAME_HEADERS = ("link name", "name", "link_name")
+TAKEOUT_GUIDE = "https://firebase.google.com/support/guides/export-dynamic-links"
+"""Firebase's "Export Dynamic Links metadata" (Google Takeout): one CSV per domain, one column per parameter
+("Short link", "Deep link (link)", "Android package name (apn)", ..., "iTunes connect at", ..., "Archived?",
+"Link name", "Creation timestamp")."""
 
 
 @dataclass(frozen=True)
 class ExportRow:
-    line: int  # in the file, the header being line 1
+    line: int  # in the file, the header being line 1 (a row whose cell spans lines: its first line)
     short_link: str
-    long_link: str
+    parameters: dict[str, str]  # the FDL parameters of the row's link, as a long link's (parameters_of)
     name: str | None
 
 
 class ExportProblem(ValueError):
-    """The file as a whole cannot be read (no header naming the two columns)."""
+    """The file as a whole cannot be read (no header naming the short link and the link's parameters)."""
+
+
+def _simple(name: str) -> str:
+    return " ".join(name.strip().lower().replace("_", " ").split())
 
 
 def _header(names: list[str], choices: tuple[str, ...]) -> int | None:
-    simple = [" ".join(name.strip().lower().replace("_", " ").split()) for name in names]
+    simple = [_simple(name) for name in names]
     for choice in choices:
-        wanted = " ".join(choice.replace("_", " ").split())
+        wanted = _simple(choice)
         if wanted in simple:
             return simple.index(wanted)
     return None
 
 
+def parameter_column(name: str) -> str | None:
+    """The FDL parameter a column of the Takeout export holds: the one its title ends with in parentheses
+    ("Deep link (link)", "UTM source (utm_source)"), the token of "iTunes connect at" (at, ct, mt, pt), or the
+    parameter itself as a title ("link", "apn"); None for the other columns ("Short link", "Archived?",
+    "Link name", "Creation timestamp")."""
+    title = name.strip().lower()
+    words = title.split()
+    if title.endswith(")") and "(" in title:
+        title = title[title.rindex("(") + 1:-1].strip()
+    elif len(words) == 3 and words[:2] == ["itunes", "connect"]:
+        title = words[2]
+    return title if title in PARAMETERS else None
+
+
 def export_rows(text: str) -> list[ExportRow]:
-    """The rows of an FDL export: a CSV whose header names the short link column ("Short Dynamic Link",
-    "short_link", ...) and the long link column ("Long Dynamic Link", "long_link", ...), and optionally the link's
-    name. Empty rows are skipped."""
+    """The rows of an FDL export, a CSV in one of two forms told apart by its header, which names the short link
+    column ("Short Dynamic Link", "Short link", "short_link", ...) and optionally the link's name ("Link name"):
+
+    - the console's: a long link column ("Long Dynamic Link", "long_link", ...), whose parameters are the row's;
+    - Google Takeout's (:data:`TAKEOUT_GUIDE`): a column per parameter, the deep link's ("Deep link (link)")
+      among them; every column that names a parameter (:func:`parameter_column`) gives the row's value of it.
+
+    A long link column wins when a header has both. Empty rows are skipped."""
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     try:
         header = next(reader)
     except StopIteration:
         raise ExportProblem("the file is empty") from None
+    except csv.Error as wrong:
+        raise ExportProblem(f"line 1 cannot be read as CSV: {wrong}") from None
     short_at, long_at, name_at = (_header(header, SHORT_HEADERS), _header(header, LONG_HEADERS),
                                   _header(header, NAME_HEADERS))
-    if short_at is None or long_at is None:
-        raise ExportProblem("the header must name a short link column (such as \"Short Dynamic Link\") and a long "
-                            "link column (such as \"Long Dynamic Link\")")
+    columns: dict[str, int] = {}
+    if long_at is None:
+        for at, title in enumerate(header):
+            parameter = parameter_column(title)
+            if parameter is not None:
+                columns.setdefault(parameter, at)
+    if short_at is None or (long_at is None and "link" not in columns):
+        raise ExportProblem("the header must name a short link column (\"Short Dynamic Link\" or \"Short link\") "
+                            "and either a long link column (\"Long Dynamic Link\", the console's export) or a "
+                            "column per parameter with the deep link's (\"Deep link (link)\", Google Takeout's)")
     rows = []
-    for line, cells in enumerate(reader, start=2):
+    while True:
+        line = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as wrong:  # a cell past the csv module's field limit (128 KiB): no link has one
+            raise ExportProblem(f"line {line} cannot be read as CSV: {wrong}") from None
         if not any(cell.strip() for cell in cells):
             continue
         def cell(at: int | None, cells: list[str] = cells) -> str:
             return cells[at].strip() if at is not None and at < len(cells) else ""
-        rows.append(ExportRow(line, cell(short_at), cell(long_at), cell(name_at) or None))
+        if long_at is not None:
+            parameters = parameters_of(cell(long_at))
+        else:
+            parameters = {name: cell(at) for name, at in columns.items() if cell(at)}
+        rows.append(ExportRow(line, cell(short_at), parameters, cell(name_at) or None))
     return rows
 
 

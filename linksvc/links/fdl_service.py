@@ -8,8 +8,9 @@
   link* (:func:`long_links_code`), a stored link of the account created when the domain goes live, so that clicks
   and reports count them per domain. A deferred claim of such a click answers the long link the install referrer
   names, checked again (:func:`long_link_of_referrer`).
-- **The importer** creates, for each row of the export, a link at the short link's own path on that domain:
-  the long link's parameters, its ``utm_*`` written into the destination (a stored link has no other place for
+- **The importer** creates, for each row of the export (the console's, with a long link per row, or Google
+  Takeout's, with a column per parameter), a link at the short link's own path on that domain: the row's FDL
+  parameters mapped as a long link's, its ``utm_*`` written into the destination (a stored link has no other place for
   them, and the resolver carries them from there), its name as the preview title when it has none. Every row
   is checked in memory with the same rules as a link created through the admin API; then the valid rows are
   written in one unit of work on the write queue (one statement for all the new links), all of them or none.
@@ -184,8 +185,9 @@ class _Outcome:
 
 
 def row_body(row: ExportRow, host: str, code: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The link body a row describes (not yet checked) and the long link's parameters."""
-    query = parameters_of(row.long_link)
+    """The link body a row describes (not yet checked) and its FDL parameters (its long link's, or its columns'
+    in a Takeout export)."""
+    query = row.parameters
     long = link_of_long_link(query)
     body = {**long.body, "code": code, "domain": host}
     if long.utm and isinstance(body.get("destination_url"), str):

@@ -124,7 +124,7 @@ def test_an_export_with_firebases_columns() -> None:
     rows = export_rows(text)
     assert [(r.line, r.short_link, r.name) for r in rows] == [
         (2, "https://example.page.link/m9Mm", "Welcome"), (4, "https://example.page.link/x_1", "Other")]
-    assert rows[0].long_link == GUIDE
+    assert rows[0].parameters == parameters_of(GUIDE)
     snake = export_rows("short_link,long_link\nhttps://a.example/abc,https://a.example/?link=https://b.example/\n")
     assert snake[0].short_link == "https://a.example/abc" and snake[0].name is None
 
