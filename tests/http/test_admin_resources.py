@@ -50,7 +50,7 @@ CASES = [
     Case("custom-event-types", {"name": "signup_{n}", "description": "d"}, {"name": "signed_up"},
          ("description", ""), ("active", False)),
     Case("connections", {"destination": "messaging", "name": "crm {n}", "event_types": ["PURCHASE"]},
-         {"destination": "ga4", "event_types": ["*"]}, ("name", ""), ("event_types", ["PURCHASE", "page_view"])),
+         {"destination": "ga4", "event_types": ["*"]}, ("name", ""), ("event_types", ["PURCHASE"])),  # a fresh account: no custom type
     Case("links", {"kind": "email", "destination_url": "https://shop.example/{n}", "deeplink": "app://p"},
          {"kind": "push", "destination_url": "https://shop.example/b"}, ("deeplink", None), ("disabled", True)),
 ]
