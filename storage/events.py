@@ -204,6 +204,17 @@ async def active_custom_types(conn: Conn, account_id: str, names: Iterable[str])
     return {str(row["name"]) for row in rows if row["active"]}
 
 
+async def custom_types_named(conn: Conn, account_id: str, names: Iterable[str]) -> set[str]:
+    """Which of ``names`` are custom event types of the account, active or not (one statement)."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return set()
+    marks = ", ".join("?" for _ in wanted)
+    rows = await fetch_all(conn, f"SELECT name FROM custom_event_types WHERE account_id = ? AND name IN ({marks})",
+                           (account_id, *wanted))
+    return {str(row["name"]) for row in rows}
+
+
 async def other_custom_type_named(conn: Conn, account_id: str, name: str, type_id: str) -> str | None:
     """The id of a custom event type of the account other than ``type_id`` named ``name`` (names are unique per
     account)."""

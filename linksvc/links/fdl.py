@@ -150,6 +150,29 @@ def _header(names: list[str], choices: tuple[str, ...]) -> int | None:
     return None
 
 
+def _twice(header: list[str], long_form: bool) -> str | None:
+    """What the header names in two columns or more (the short link, the long link, the name, or, in Takeout's
+    form, a parameter), as a problem to tell; None when each is named once. Which of two columns would be the
+    one meant cannot be known: taking the first silently read an empty cell where the other held the value."""
+    roles: dict[str, list[int]] = {}
+    for at, title in enumerate(header):
+        simple = _simple(title)
+        for role, choices in (("the short link", SHORT_HEADERS), ("the long link", LONG_HEADERS),
+                              ("the link name", NAME_HEADERS)):
+            if simple in {_simple(choice) for choice in choices}:
+                roles.setdefault(role, []).append(at)
+                break
+        else:
+            parameter = None if long_form else parameter_column(title)
+            if parameter is not None:
+                roles.setdefault(f"the parameter {parameter}", []).append(at)
+    for role, ats in roles.items():
+        if len(ats) > 1:
+            named = ", ".join(f"{at + 1} ({header[at].strip()!r})" for at in ats)
+            return f"the header names {role} in more than one column (columns {named}): keep one"
+    return None
+
+
 def parameter_column(name: str) -> str | None:
     """The FDL parameter a column of the Takeout export holds: the one its title ends with in parentheses
     ("Deep link (link)", "UTM source (utm_source)"), the token of "iTunes connect at" (at, ct, mt, pt), or the
@@ -172,8 +195,11 @@ def export_rows(text: str) -> list[ExportRow]:
     - Google Takeout's (:data:`TAKEOUT_GUIDE`): a column per parameter, the deep link's ("Deep link (link)")
       among them; every column that names a parameter (:func:`parameter_column`) gives the row's value of it.
 
-    A long link column wins when a header has both. Empty rows are skipped."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    A long link column wins when a header has both. A header naming one of these in two columns is refused.
+    Lines may end in CRLF, LF or CR. Empty rows are skipped."""
+    # newline="": the csv module's own line ends (CRLF, LF or a lone CR, as old spreadsheets on macOS write),
+    # and a line break inside a quoted cell kept as it is.
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     try:
         header = next(reader)
     except StopIteration:
@@ -188,6 +214,9 @@ def export_rows(text: str) -> list[ExportRow]:
             parameter = parameter_column(title)
             if parameter is not None:
                 columns.setdefault(parameter, at)
+    twice = _twice(header, long_at is not None)
+    if twice is not None:
+        raise ExportProblem(twice)
     if short_at is None or (long_at is None and "link" not in columns):
         raise ExportProblem("the header must name a short link column (\"Short Dynamic Link\" or \"Short link\") "
                             "and either a long link column (\"Long Dynamic Link\", the console's export) or a "

@@ -299,6 +299,7 @@ class ConnectionKind(Kind):
         return {**data, "config": {**(config or {}), "secret": secret}}, {"config": {"secret": secret}}
 
     async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        await self._check_event_types(ctx, data.get("event_types"))
         config = data.get("config", {})
         if not isinstance(config, dict):
             return  # the field's own issue
@@ -316,6 +317,26 @@ class ConnectionKind(Kind):
                               ctx.path)
             if endpoint is None:
                 ctx.add("config.endpoint_url", "a webhook needs an endpoint URL", "missing")
+
+    @staticmethod
+    async def _check_event_types(ctx: SaveContext, types: Any) -> None:
+        """Each name of ``event_types`` is PURCHASE or a custom event type of the account (active or not), and
+        is named once: a name of no type (``purchase``, `` PURCHASE``, a typo) would forward nothing, silently."""
+        if (not isinstance(types, list) or types == [models.ALL_EVENT_TYPES]
+                or ctx.issues.covers(ctx.path("event_types"))):
+            return  # every type, or the field's own issue (a list too long, "*" beside names, a name too long)
+        names = [name for name in types if isinstance(name, str) and name != models.PURCHASE]
+        known = await event_repo.custom_types_named(ctx.tx, ctx.account_id, names)
+        first: dict[str, int] = {}
+        for i, name in enumerate(types):
+            if not isinstance(name, str):
+                continue
+            if name in first:
+                ctx.add(f"event_types[{i}]", f"names {name} again (event_types[{first[name]}])", "duplicate")
+            elif name != models.PURCHASE and name not in known:
+                ctx.add(f"event_types[{i}]", f"{name!r} is not an event type of this account: PURCHASE or the "
+                                             "name of one of its custom event types", "unknown_reference")
+            first.setdefault(name, i)
 
     def public(self, body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "config": mask_config(body.get("config", {}))}

@@ -182,6 +182,7 @@ class CustomEventType(Strict):
 
 # A connection's event_types that forwards every type (custom type names begin with a letter: never "*").
 ALL_EVENT_TYPES = "*"
+PURCHASE = "PURCHASE"  # the one built-in event type (linksvc.loyalty.models.PURCHASE); the others are custom
 
 
 class Connection(Strict):
@@ -194,8 +195,8 @@ class Connection(Strict):
     # Required, the choice explicit: an allow-list of event types (PURCHASE or custom names), or ["*"] for
     # every type. A connection stored before it was required may hold none (or []): it forwards none.
     event_types: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=500, description=(
-        'the event types the connection forwards: PURCHASE and custom type names, or ["*"] for every type '
-        "(required; a type left out is filtered, with the reason)"))
+        'the event types the connection forwards: PURCHASE and names of the account\'s custom event types, each '
+        'once, or ["*"] for every type (required; a type left out is filtered, with the reason)'))
     config: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("event_types")

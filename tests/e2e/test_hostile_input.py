@@ -10,8 +10,10 @@ for every account, and nothing was set aside that should not have been.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import http.client
+import io
 import json
 import os
 import re
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -615,3 +618,41 @@ def test_odd_absolute_targets_are_answered_without_a_fault(hosts_service: Servic
     assert 200 <= reply.status < 500, (target, reply.raw[:300])
     if reply.status >= 400 and reply.headers.get("content-type", "").startswith("application/json"):
         assert set(json.loads(reply.body)) == {"error", "details"}
+
+
+# --- issue 32: second look, reports imports events ---
+
+HIDDEN_FORMULAS = [" =1+1", "\u3000=2+2", "\u00a0=3+3", "ok; =4+4", "\uff1d5+5", "\uff0b6", "ok;\uff1d7",
+                   "x\t =8", " -9", "ok, @10"]
+
+
+@pytest.fixture(scope="module")
+def formulas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A service of its own whose link took one anonymous click per formula hidden behind blanks or written
+    with full-width signs, in its utm_source and utm_campaign."""
+    folder = tmp_path_factory.mktemp("formulas")
+    with service_store(folder) as store:
+        for svc in _serve(folder, store):
+            for value in HIDDEN_FORMULAS:
+                query = "&".join(f"{name}={quote(value)}" for name in ("utm_source", "utm_campaign"))
+                reply = exchange(svc.port, raw_request("GET", f"/lnk{A[:4]}?{query}", []))
+                assert reply.status == 302, reply.raw[:300]
+            assert wait_for(lambda: store.count("clicks") == len(HIDDEN_FORMULAS), 20)
+            yield svc
+
+
+def test_a_formula_behind_blanks_or_in_full_width_signs_is_text_in_the_csv(formulas: Service) -> None:
+    """Readers that trim the blanks around a field (LibreOffice's "Trim spaces", Google Sheets' import) read
+    `` =1+1`` as ``=1+1``; full-width ``＝`` is read as ``=`` where East Asian input is converted. Whatever the
+    separator a reader splits on, no field, once trimmed, begins with a trigger."""
+    status, body = _admin_get(formulas, "/reports/conversions?group_by=utm_source,utm_campaign&format=csv")
+    assert status == 200, body[:300]
+    text = body.decode()
+    rows = list(csv.reader(io.StringIO(text)))
+    assert len(rows) == 1 + len(HIDDEN_FORMULAS)
+    for separator in ",;\t\r\n":
+        for line in text.split("\r\n"):
+            for part in line.split(separator):
+                field_text = part.strip().strip('"').strip()
+                assert field_text[:1] not in ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20"), \
+                    (separator, line)

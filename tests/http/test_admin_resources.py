@@ -49,8 +49,9 @@ CASES = [
          ("gender", "F")),
     Case("custom-event-types", {"name": "signup_{n}", "description": "d"}, {"name": "signed_up"},
          ("description", ""), ("active", False)),
+    # a fresh account, with no custom event type: PURCHASE is the only type a list may name
     Case("connections", {"destination": "messaging", "name": "crm {n}", "event_types": ["PURCHASE"]},
-         {"destination": "ga4", "event_types": ["*"]}, ("name", ""), ("event_types", ["PURCHASE", "page_view"])),
+         {"destination": "ga4", "event_types": ["*"]}, ("name", ""), ("event_types", ["PURCHASE"])),
     Case("links", {"kind": "email", "destination_url": "https://shop.example/{n}", "deeplink": "app://p"},
          {"kind": "push", "destination_url": "https://shop.example/b"}, ("deeplink", None), ("disabled", True)),
 ]

@@ -148,3 +148,22 @@ async def test_counts_and_retries_are_the_accounts_own(service: TestClient, rece
         response = await service.request(method, f"/api/admin/v1/accounts/{account}/{path}", headers=ADMIN)
         assert response.status == 404, (method, path)
         assert set(await response.json()) == {"error", "details"}
+
+
+async def test_each_type_named_is_one_of_the_accounts_types(service: TestClient, receiver: Receiver) -> None:
+    """Issue 32, second look: a name of no type (a lower-case PURCHASE, a space, a typo, another account's
+    custom type) forwarded nothing, silently, as a connection without event_types did. Each name must be
+    PURCHASE or one of the account's custom event types, and named once; 400 naming the item."""
+    for given, path, rule in ((["purchase"], "event_types[0]", "unknown_reference"),
+                              (["PURCHASE", " page_view"], "event_types[1]", "unknown_reference"),
+                              (["page_view", "pageview"], "event_types[1]", "unknown_reference"),
+                              (["PURCHASE", "page_view", "PURCHASE"], "event_types[2]", "duplicate")):
+        refused = await create(service, webhook(receiver, event_types=given), 400)
+        assert set(refused) == {"error", "details"}
+        assert [(i["path"], i["type"]) for i in refused["details"]["issues"]] == [(path, rule)], given
+    created = (await create(service, webhook(receiver, event_types=["PURCHASE", "page_view"])))["data"]
+    response = await service.patch(f"{ADMIN_API}/connections/{created['id']}", json={"event_types": ["PAGE_VIEW"]},
+                                   headers=ADMIN)
+    assert response.status == 400 and (await response.json())["details"]["field"] == "event_types[0]"
+    found = await settled(service, await send(service, PAGE_VIEW))
+    assert found and {d["state"] for d in found} == {"delivered"}, found

@@ -166,3 +166,37 @@ async def test_the_imports_larger_limit_is_not_every_endpoints(aiohttp_client: A
     reply = await asyncio.to_thread(exchange, port, head + chunk * over, 10.0)
     assert reply.status == 413, reply.raw[:300]
     assert set(json.loads(reply.body)) == {"error", "details"}
+
+
+# Issue 32, second look: line ends and headers of the files people actually have.
+
+async def test_a_file_whose_lines_end_in_a_lone_cr_is_read_row_by_row(service: TestClient) -> None:
+    """Spreadsheets on macOS saved "CSV (Macintosh)" with a CR alone at each line's end: read like any other."""
+    text = export(3).replace("\r\n", "\r")
+    result = await imported(service, text)
+    assert [(row["line"], row["code"]) for row in result["created"]] == [(2, "p000000"), (3, "p000001"),
+                                                                        (4, "p000002")]
+    assert result["failed"] == []
+    again = await imported(service, "\ufeff" + export(3).replace("\r\n", "\n"))  # the same rows, BOM and LF
+    assert [row["line"] for row in again["unchanged"]] == [2, 3, 4] and again["created"] == []
+
+
+@pytest.mark.parametrize("header", [
+    "Short Dynamic Link,Long Dynamic Link,Long Dynamic Link",
+    "Short Dynamic Link,Short link,Long Dynamic Link",
+    "Short link,Deep link (link),link",
+    "Short link,UTM source (utm_source),Deep link (link),utm_source",
+])
+async def test_a_header_naming_a_column_twice_is_refused_whole(service: TestClient, header: str) -> None:
+    """Which of two columns of the same name is meant cannot be known; taking the first silently failed a row
+    for want of the deep link the second column held, or dropped its UTM. The file is refused, naming both."""
+    columns = header.split(",")
+    cells = ["" if n == 1 else f"https://{HOST}/dup1" if n == 0 else "https://shop.example/x"
+             for n in range(len(columns))]
+    before = await link_count(service)
+    response = await send(service, header + "\r\n" + ",".join(cells) + "\r\n")
+    assert response.status == 400, await response.text()
+    answer = await response.json()
+    assert answer["error"] == "Invalid export" and answer["details"]["field"] == "body"
+    assert "more than one column" in answer["details"]["message"]
+    assert await link_count(service) == before
