@@ -58,7 +58,6 @@ from storage.domains import of_account as domains_of_account
 from storage.links import encoded_link_by_code, links_at_codes
 
 MAX_ROWS = 20_000  # rows of one import: well within the request deadline on a busy 2-core machine (docs/decisions.md)
-YIELD_EVERY = 500  # rows checked between two turns given back to the event loop
 LINKS = KINDS["links"]
 
 
@@ -241,12 +240,8 @@ def _stored(link: Link, link_id: str) -> dict[str, Any]:
     return {**link.model_dump(mode="json"), "id": link_id}
 
 
-async def import_export(db: Store, account_id: str, text: str, hosts: Sequence[str]) -> dict[str, Any]:
-    """Creates a link per row of an FDL export (``text``) whose short link is on one of ``hosts`` (the
-    account's domains). Every row is checked in memory first; then the valid rows are written in one unit of
-    work on the write queue, all of them or none. Rows fail alone, each named by its line. Sending the same file
-    again converges: a row whose link this account already holds at that path with the same settings is
-    ``unchanged`` (with that link's id), never "Code taken"."""
+def _checked_export(text: str, hosts: Sequence[str]) -> tuple[_Outcome, list[_Row]]:
+    """Every row of an export checked in memory: the rows to write, and the outcome holding those that failed."""
     try:
         rows = export_rows(text)
     except ExportProblem as problem:
@@ -257,9 +252,7 @@ async def import_export(db: Store, account_id: str, text: str, hosts: Sequence[s
     outcome = _Outcome()
     valid: list[_Row] = []
     first_line: dict[str, int] = {}
-    for index, row in enumerate(rows):
-        if index % YIELD_EVERY == YIELD_EVERY - 1:
-            await asyncio.sleep(0)  # a large file is checked without holding the event loop for long
+    for row in rows:
         checked = checked_row(row, hosts, outcome)
         if checked is None:
             continue
@@ -269,6 +262,18 @@ async def import_export(db: Store, account_id: str, text: str, hosts: Sequence[s
             continue
         first_line[checked.code] = row.line
         valid.append(checked)
+    return outcome, valid
+
+
+async def import_export(db: Store, account_id: str, text: str, hosts: Sequence[str]) -> dict[str, Any]:
+    """Creates a link per row of an FDL export (``text``) whose short link is on one of ``hosts`` (the
+    account's domains). Every row is checked in memory first; then the valid rows are written in one unit of
+    work on the write queue, all of them or none. Rows fail alone, each named by its line. Sending the same file
+    again converges: a row whose link this account already holds at that path with the same settings is
+    ``unchanged`` (with that link's id), never "Code taken"."""
+    # Parsing and checking are CPU only (no store, no loop): a thread does them, so a file of 20,000 rows holds the
+    # worker's other requests for no more than the interpreter's switch interval at a time.
+    outcome, valid = await asyncio.to_thread(_checked_export, text, hosts)
 
     async def unit(tx: Tx) -> _Outcome:
         written = _Outcome()
