@@ -61,6 +61,18 @@ def _bracketed(address: str, otherwise: str) -> str:
         return otherwise
 
 
+def configured_host(text: str) -> str:
+    """A host as an operator writes it in a setting (a name, Unicode or punycode, or an address; with or without
+    a port) in :func:`request_host` form, a name in punycode: what a browser sends in ``Host`` for it."""
+    host = request_host(text)
+    if host.isascii():
+        return host
+    try:
+        return request_host(URL(f"http://{host}").raw_host or "") or host
+    except (ValueError, UnicodeError):
+        return host
+
+
 def target_host(target: str, host_header: str) -> str:
     """The host a request is for (:func:`request_host` form): the authority of ``target`` when it is in absolute
     form (``http://host/path``), whatever the ``Host`` header says (RFC 9112 section 3.2.2), else the header."""
@@ -92,8 +104,8 @@ class SharedHosts:
 
     @classmethod
     def of(cls, settings: Settings) -> SharedHosts:
-        public = URL(settings.public_url).host or ""
-        listed = (request_host(part) for part in settings.shared_hosts.split(","))
+        public = URL(settings.public_url).raw_host or ""  # punycode, as in Host: .host would be Unicode
+        listed = (configured_host(part) for part in settings.shared_hosts.split(","))
         return cls(frozenset(host for host in (request_host(public), *listed) if host))
 
     def __contains__(self, host: str) -> bool:
