@@ -149,7 +149,9 @@ def _run(settings: Settings, metrics_dir: str | None = None) -> None:
         if settings.port == 0:  # the port the system chose; a public URL made from the port follows it
             settings = settings.with_overrides(port=int(sockets[0].getsockname()[1]))
         if metrics_dir is None:
-            log.info("linksvc listening on http://%s:%s (database %s; short links under %s)", settings.host,
+            host = settings.host
+            shown = f"[{host}]" if ":" in host and not host.startswith("[") else host  # an IPv6 address
+            log.info("linksvc listening on http://%s:%s (database %s; short links under %s)", shown,
                      settings.port, settings.store_name, mask_url_credentials(settings.public_url))
         # uvloop's event loop (libuv) does the same I/O in about half the CPU of asyncio's own.
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())

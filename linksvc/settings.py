@@ -12,10 +12,13 @@ and the S3 secret and masks credentials in URL settings (``LINKSVC_EXPORT_S3_END
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+
+from yarl import URL
 
 from linksvc.client_address import parse_networks
 from linksvc.redaction import mask_url_credentials, masked_repr
@@ -238,9 +241,9 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             raise SettingsError(f"{name} must be at most {MAX_WORKERS}, got {raw!r}")
         return value
     if attr == "public_url":
-        if not raw.startswith(("http://", "https://")) or "?" in raw or "#" in raw:
-            raise SettingsError(f"{name} must be an http(s) base URL without query or fragment, "
-                                f"got {mask_url_credentials(raw)!r}")
+        if not _base_url(raw):
+            raise SettingsError(f"{name} must be an http(s) base URL with a host and no user, query or fragment "
+                                f"(https://links.example.com), got {mask_url_credentials(raw)!r}")
         return raw.rstrip("/")
     if attr in ("database_url", "database_listen_url"):
         check_database_url(name, raw.strip())
@@ -267,6 +270,25 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
             raise SettingsError(f"{name} must be one of {sorted(_CHOICES[attr])}, got {raw!r}")
         return value_s
     return raw
+
+
+_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?", re.IGNORECASE)
+
+
+def _base_url(raw: str) -> bool:
+    """Whether ``raw`` can be the address short links are published under: ``http(s)://host[:port][/path]``, the
+    host a DNS name or an IP address, nothing else (``http://`` alone, ``http://:8080``, a port past 65535 or a
+    space in the host would make every short link a broken address, or stop the start with a traceback)."""
+    if not raw.startswith(("http://", "https://")) or "?" in raw or "#" in raw:
+        return False
+    try:
+        url = URL(raw)
+        host, port = url.raw_host or "", url.port
+    except (ValueError, TypeError, UnicodeError):
+        return False
+    if url.raw_user is not None or url.raw_password is not None or not port or not host:
+        return False
+    return bool(_HOST_NAME.fullmatch(host)) or ":" in host and raw.split("//", 1)[1].startswith("[")
 
 
 def check_database_url(name: str, url: str) -> None:

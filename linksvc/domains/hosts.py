@@ -35,15 +35,42 @@ PENDING = "pending"
 
 
 def request_host(header: str) -> str:
-    """The host of a ``Host`` header: lower-cased, without the port or a trailing dot ("" when absent)."""
+    """The host of a ``Host`` header: lower-cased, without the port or a trailing dot ("" when absent). An IPv6
+    address is in brackets, in its one compressed form (``[::1]``), whether it came in brackets (a ``Host``
+    header, ``[::1]:8080``) or bare (a setting's host, ``::1``, as :class:`yarl.URL` gives it), so that the
+    public URL ``http://[::1]:8080`` and the requests made to it name the same host."""
     host = header.strip().lower()
     if host.startswith("["):  # an IPv6 literal, [::1]:8080
         end = host.find("]")
-        return host[:end + 1] if end > 0 else host
+        return _bracketed(host[1:end], host[:end + 1]) if end > 0 else host
+    if host.count(":") > 1:  # a bare IPv6 address (there is no port without brackets)
+        bracketed = _bracketed(host, "")
+        if bracketed:
+            return bracketed
     name, colon, port = host.rpartition(":")
     if colon and port.isdigit():
         host = name
     return host.rstrip(".")
+
+
+def _bracketed(address: str, otherwise: str) -> str:
+    """``[address]`` in the compressed form of the IPv6 address, or ``otherwise`` when it is none."""
+    try:
+        return f"[{ipaddress.IPv6Address(address).compressed}]"
+    except ValueError:
+        return otherwise
+
+
+def configured_host(text: str) -> str:
+    """A host as an operator writes it in a setting (a name, Unicode or punycode, or an address; with or without
+    a port) in :func:`request_host` form, a name in punycode: what a browser sends in ``Host`` for it."""
+    host = request_host(text)
+    if host.isascii():
+        return host
+    try:
+        return request_host(URL(f"http://{host}").raw_host or "") or host
+    except (ValueError, UnicodeError):
+        return host
 
 
 def target_host(target: str, host_header: str) -> str:
@@ -77,8 +104,8 @@ class SharedHosts:
 
     @classmethod
     def of(cls, settings: Settings) -> SharedHosts:
-        public = URL(settings.public_url).host or ""
-        listed = (request_host(part) for part in settings.shared_hosts.split(","))
+        public = URL(settings.public_url).raw_host or ""  # punycode, as in Host: .host would be Unicode
+        listed = (configured_host(part) for part in settings.shared_hosts.split(","))
         return cls(frozenset(host for host in (request_host(public), *listed) if host))
 
     def __contains__(self, host: str) -> bool:

@@ -201,11 +201,12 @@ def test_a_port_in_use_fails_before_the_demo_is_loaded(tmp_path: Path, store: Se
         assert store.rows("SELECT count(*) FROM information_schema.tables WHERE table_name = 'accounts'") == [(0,)]
 
 
-def _started(command: list[str], env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _started(command: list[str], env: dict[str, str], log_path: Path,
+             address: str = "127.0.0.1") -> tuple[subprocess.Popen[bytes], str]:
     """``command`` started, and the base URL its "listening" line names (the port the system chose for 0)."""
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    found = re.compile(r"linksvc listening on (http://127\.0\.0\.1:\d+)")
+    found = re.compile(rf"linksvc listening on (http://{re.escape(address)}:\d+)")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         match = found.search(log_path.read_text())
@@ -247,6 +248,44 @@ def test_the_public_url_follows_the_port_when_it_is_not_set(tmp_path: Path, stor
         preview = opener.open(urllib.request.Request(f"{base}/follows", headers={"User-Agent": "Slackbot 1.0"}),
                               timeout=10).read().decode()
         assert f'<meta property="og:url" content="{base}/follows">' in preview, preview
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+# --- issue 32: second look, links and hosts ---
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this machine")
+def test_a_service_listening_on_an_ipv6_address_answers_its_short_links_there(tmp_path: Path,
+                                                                             store: ServiceStore) -> None:
+    """``serve --host ::1``: the listening line names ``http://[::1]:PORT`` (not ``http://::1:PORT``), and the short
+    links it publishes under that address answer there (they were 404: the public URL's host was read as ``:``)."""
+    demo = tmp_path / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    env = {key: value for key, value in os.environ.items() if key not in ("LINKSVC_PUBLIC_URL", "LINKSVC_HOST")}
+    env.update(LINKSVC_ADMIN_TOKEN=ADMIN_TOKEN, LINKSVC_DEMO_FILE=str(demo), LINKSVC_LOAD_DEMO="1",
+               LINKSVC_LOG_FORMAT="text")
+    process, base = _started([*serve_command(0, store), "--host", "::1"], env, tmp_path / "server.log", "[::1]")
+    try:
+        admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+        link = {"code": "on-six", "kind": "external", "destination_url": "https://shop.example/p"}
+        status, created, _ = call(f"{base}/api/admin/v1/accounts/{A}/links", admin, "POST", json.dumps(link).encode())
+        assert status == 201, created
+        status, page, _ = call(f"{base}/api/admin/v1/accounts/{A}/links/overview?q=on-six", admin)
+        assert status == 200 and page["data"][0]["short_url"] == f"{base}/on-six"
+        opener = urllib.request.build_opener(NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener.open(f"{base}/on-six", timeout=10)
+        assert redirect.value.code == 302 and redirect.value.headers["Location"].startswith("https://shop.example/p")
     finally:
         process.terminate()
         process.wait(timeout=15)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -156,3 +157,26 @@ async def test_the_customer_lookup_lane_answers_only_on_an_own_host(service: Tes
 async def test_a_request_without_host_is_for_the_service_itself(service: TestClient) -> None:
     reply = await asyncio.to_thread(exchange, port_of(service), b"GET /metrics HTTP/1.0\r\n\r\n")
     assert reply.status == 200
+
+
+# --- issue 32: second look, links and hosts ---
+
+@pytest.mark.parametrize(("public_url", "shared", "host"), [
+    ("http://[::1]:8080", "localhost", "[::1]:8080"),  # serve --host ::1: the public URL made from it
+    ("http://[2001:DB8::1]", "localhost", "[2001:db8:0::1]"),  # another spelling of the same address
+    ("http://links.example.net", "::1", "[::1]"),  # LINKSVC_SHARED_HOSTS lists a bare IPv6 address
+    # An internationalised name: browsers send it in punycode, however the setting spells it.
+    ("https://bücher.example", "localhost", "xn--bcher-kva.example"),
+    ("https://xn--bcher-kva.example", "localhost", "xn--bcher-kva.example"),
+    ("http://links.example.net", "Bücher.example", "xn--bcher-kva.example"),
+])
+async def test_an_ipv6_or_idn_public_url_or_shared_host_serves_its_links(aiohttp_client: Any, settings: Settings,
+                                                                         public_url: str, shared: str,
+                                                                         host: str) -> None:
+    """A public URL or a shared host that is an IPv6 address was read as the host ``:`` (``::1`` cut at its last
+    colon as if ``1`` were a port), and one that is an internationalised name as its Unicode form (even when
+    written in punycode), which no ``Host`` header carries: every short link, and the association files,
+    answered 404 at the very address the service printed them under."""
+    client = await start(aiohttp_client, replace(settings, public_url=public_url, shared_hosts=shared))
+    replies = await asyncio.to_thread(gets, client, host, ["/lnkaaaa", "/lnkaaaa", "/.well-known/assetlinks.json"])
+    assert [reply.status for reply in replies] == [302, 302, 200], [reply.raw[:200] for reply in replies]

@@ -89,6 +89,15 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_DB_SYNCHRONOUS", "OFF"),
     ("LINKSVC_PUBLIC_URL", "go.example.com"),
     ("LINKSVC_PUBLIC_URL", "https://go.example.com/?x=1"),
+    # issue 32, second look: no host, a port that is none, a space (short links "http:/code", or a
+    # traceback at start)
+    ("LINKSVC_PUBLIC_URL", "http://"),
+    ("LINKSVC_PUBLIC_URL", "http:///links"),
+    ("LINKSVC_PUBLIC_URL", "http://:8080"),
+    ("LINKSVC_PUBLIC_URL", "http://go.example.com:99999"),
+    ("LINKSVC_PUBLIC_URL", "http://go.example.com:0"),
+    ("LINKSVC_PUBLIC_URL", "http://[::1"),
+    ("LINKSVC_PUBLIC_URL", "http://go example.com"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "soon"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "0"),
     ("LINKSVC_REQUEST_TIMEOUT_SECONDS", "0"),
@@ -163,6 +172,13 @@ def test_a_bad_value_names_the_variable(name: str, raw: str) -> None:
         load_settings({name: raw})
     assert name in str(refused.value)
     assert repr(raw) in str(refused.value)
+
+
+def test_a_public_url_with_a_user_is_refused_without_its_password() -> None:
+    """Short links published as http://user:secret@host/code would hand the password to everyone who gets one."""
+    with pytest.raises(SettingsError) as refused:
+        load_settings({"LINKSVC_PUBLIC_URL": "https://user:secret@go.example.com"})
+    assert "LINKSVC_PUBLIC_URL" in str(refused.value) and "secret" not in str(refused.value)
 
 
 def test_the_first_bad_variable_is_named_even_among_good_ones() -> None:
