@@ -53,8 +53,10 @@ def from_service_error(exc: ServiceError) -> web.Response:
 
 
 def from_http_exception(request: web.Request, exc: web.HTTPException) -> web.Response | None:
-    """aiohttp's 404/405/413 as ``{error, details}`` under /api/; None elsewhere (it stands as it is)."""
-    if not request.path.startswith("/api/") or exc.status < 400:
+    """aiohttp's 404/405/413 (a path or a method no route serves) as ``{error, details}``, on every path: the
+    resolver's own 404 page for an unknown code is a handler's answer and never reaches here. None below 400
+    (a redirect stands as it is)."""
+    if exc.status < 400:
         return None
     return _from_http(request, exc)
 

@@ -39,6 +39,11 @@ async def _assert_error(response: web.Response, status: int) -> dict:
         ("DELETE", "/api/storefront/v1/auth/authorize", 405),
         ("PUT", "/api/admin/v1/accounts", 405),
         ("POST", "/api/admin/v1/openapi.json", 405),
+        # Outside the APIs too: a path no route serves, or a method the route does not take.
+        ("GET", "/foo/bar", 404),
+        ("GET", "/.well-known/nothing", 404),
+        ("GET", "/a/b/c", 404),
+        ("POST", "/healthz", 405),
     ],
 )
 async def test_unknown_routes_and_methods(client: TestClient, method: str, path: str, status: int) -> None:
