@@ -77,7 +77,7 @@ async def test_the_lanes_answer_with_the_access_log_on_and_every_request_has_its
         request(f"/{CODE}", None, extra=redirect + "X-Request-Id: trace-lane-1\r\n"),
         request(f"{LOOKUP}?document_number=CC100", token),  # the lookup lane (the token was used once)
         request(f"{LOOKUP}?phone=%2B57%20300%20000%200000", token),  # its 404
-        request(f"{LOOKUP}?document_number=CC100&token={token}", None, extra=auth),  # two parameters: the handler answers
+        request(f"{LOOKUP}?document_number=CC100&token={token}", None, extra=auth),  # two parameters: the handler
         request("/healthz", None, extra="X-Request-Id: trace-handler-1\r\n"),
         request(f"/{CODE}", None, extra=redirect),
     ]
