@@ -29,6 +29,11 @@ Several lanes can share the server, each owning the paths under a prefix (:func:
 lane: the handler's route answers it (``100 Continue``, or 417 for an expectation it does not know). The storefront's
 customer lookup lane is :class:`api.customers.lane.FastLookups`.
 
+With the access log on (:class:`api.access_log.AccessLogger`, the service's), a lane's answer is logged like the
+handler's: the parser queues the request, the answer's bytes, the time it took and the peer, and the access log's
+thread makes the line. With another access logger on (aiohttp's own), the lanes stay off: it wants a request
+object.
+
 aiohttp builds its protocol objects in ``web.Server.__call__`` from ``AppRunner._make_server``; the runner
 below hands it this handler class. :func:`run` serves an application the way ``web.run_app`` does (signals,
 clean stop) with that runner, on sockets :func:`bind` bound first (before the application opens its store, so a
@@ -41,6 +46,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import time
 from collections.abc import Iterable
 from email.utils import formatdate
 from typing import Any, Protocol, cast
@@ -63,6 +69,7 @@ from aiohttp.streams import EMPTY_PAYLOAD
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_runner import GracefulExit
 
+from api.access_log import AccessLogger, close_access_logs
 from linksvc.jsoncodec import dumpb
 
 log = logging.getLogger("linksvc.http")
@@ -203,10 +210,12 @@ class _FastLaneParser:
     """aiohttp's request parser, whose parsed requests pass the fast lane first: those at the head of what one
     read parsed that the lane answers are taken out (and their parser slots freed); the rest go on as usual."""
 
-    def __init__(self, parser: Any, handler: ServiceRequestHandler, lane: FastLane) -> None:
+    def __init__(self, parser: Any, handler: ServiceRequestHandler, lane: FastLane,
+                 access: AccessLogger | None) -> None:
         self._parser = parser
         self._handler = handler
         self._lane = lane
+        self._access = access  # the access log the lane's answers are written to, if it is on
         self._peer: str | None = None  # the connection's peer, read at its first request
 
     def __getattr__(self, name: str) -> Any:
@@ -220,14 +229,19 @@ class _FastLaneParser:
             if self._peer is None:
                 self._peer = _peer_of(self._handler.transport)
             _LANE_PEER[0] = self._peer
+            access = self._access
+            clock = time.perf_counter
             for message, payload in messages:
                 if (payload is not EMPTY_PAYLOAD or not isinstance(message, RawRequestMessage)
                         or "Expect" in message.headers):
                     break
+                started = clock()
                 answer = lane(message)
                 if answer is None:
                     break
                 self._handler._answered(answer)
+                if access is not None:
+                    access.lane(time.time(), message, answer, clock() - started, self._peer)
                 self._parser.message_consumed()
                 answered += 1
             if answered:
@@ -242,8 +256,12 @@ class ServiceRequestHandler(RequestHandler):
     def __init__(self, manager: web.Server, *, header_timeout: float, fast_lane: FastLane | None = None,
                  **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
+        # The lanes log their answers to the service's access log; with another access logger on, they stay off.
+        own_log = isinstance(self.access_logger, AccessLogger)
+        self._lanes_logged = own_log or not self._logging_enabled
         if fast_lane is not None:
-            self._parser = cast(Any, _FastLaneParser(self._parser, self, fast_lane))
+            access = cast(AccessLogger, self.access_logger) if own_log and self._logging_enabled else None
+            self._parser = cast(Any, _FastLaneParser(self._parser, self, fast_lane, access))
         self._header_timeout = header_timeout
         self._header_deadline: asyncio.TimerHandle | None = None
         self._last_body: Any = None  # the body stream of the newest request (bytes may still be its body)
@@ -279,12 +297,12 @@ class ServiceRequestHandler(RequestHandler):
 
     def _idle(self) -> bool:
         """Whether the fast lane may answer now: the connection is open and kept alive, its handler waits for
-        the next request (everything before was answered), nothing is queued, and no access line is due (the
-        lane writes none)."""
+        the next request (everything before was answered), nothing is queued, and the access log, if on, is
+        one the lane's answers are written to."""
         waiter = self._waiter
         return (waiter is not None and not waiter.done() and not self._messages and not self._request_in_progress
                 and self.transport is not None and not self._force_close and not self._close
-                and not self._logging_enabled)
+                and self._lanes_logged)
 
     def _answered(self, answer: bytes) -> None:
         """Writes the fast lane's answer and starts the keep-alive timer, as aiohttp does after an answer."""
@@ -459,3 +477,4 @@ def run(app: web.Application, sockets: list[socket.socket], *, header_timeout: f
             _cancel(asyncio.all_tasks(loop), loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+            close_access_logs()  # every answered request's line is written before the process ends

@@ -270,7 +270,7 @@ def check(path: Path, document: dict[str, Any], saves: Sequence[tuple[str, dict[
 # ---------------------------------------------------------------------------------------------------------
 # Links (bench.redirects): one account and 100,000 links.
 
-LINKS_VERSION = 1
+LINKS_VERSION = 2  # 2: the bodies hold what links gained since (iOS landing_page, domain, preview)
 LINKS_SEED = 20250412
 LINK_COLUMNS = ("id", "account_id", "body", "created_at", "updated_at", *TABLES["links"])
 KIND_WEIGHTS = (("email", 30), ("push", 20), ("whatsapp", 15), ("campaign", 20), ("external", 15))
@@ -356,12 +356,12 @@ def link(rng: random.Random, code: str, campaigns: Sequence[str]) -> Link:
         android_fallback = (f"https://{HOSTS[0]}/get-the-app?platform=android" if rng.random() < 0.15 else None)
         android = {"package": PACKAGE, "fallback_url": android_fallback, "sha256_cert_fingerprints": []}
         ios = {"app_store_id": APP_STORE_ID, "bundle_id": PACKAGE if rng.random() < 0.5 else None,
-               "team_id": None, "fallback_url": None}
+               "team_id": None, "fallback_url": None, "landing_page": False}
         if rng.random() < 0.1:
             fallback = f"https://{HOSTS[1]}/app?from=fallback"
     body = {"id": link_id, "code": code, "kind": kind, "campaign_id": campaign_id, "template_id": template_id,
             "destination_url": destination, "deeplink": deeplink, "android": android, "ios": ios,
-            "fallback_url": fallback, "expires_at": None, "disabled": False}
+            "fallback_url": fallback, "expires_at": None, "disabled": False, "domain": None, "preview": None}
     return Link(link_id, code, kind, campaign_id, body)
 
 

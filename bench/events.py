@@ -40,7 +40,7 @@ from linksvc.settings import REPO_ROOT
 COMMAND = ".venv/bin/python -m bench.events"
 API = load.API
 # Every service run starts from a copy of the seeded file (:func:`seeded`): nothing to load at start.
-SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
+SERVICE_ENV = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "0", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 ORDER = "@ORDER@"  # where a body template's order_id goes
 SINGLE_SHARE = 0.25  # of the bare handler's requests/s, one PURCHASE per request
 BULK_GOAL = 17_000  # events/s
@@ -220,7 +220,8 @@ def seeded(directory: Path) -> Path:
     service run starts from a copy of it, on SQLite or on PostgreSQL."""
     path = directory / "seeded.db"
     done = subprocess.run([sys.executable, "-m", "linksvc", "seed", str(data.ingest_only_demo(directory)), "--db",
-                           str(path)], cwd=REPO_ROOT, env={**os.environ, **load.QUIET}, capture_output=True, text=True)
+                           str(path)], cwd=REPO_ROOT, env={**os.environ, **load.DEFAULTS}, capture_output=True,
+                          text=True)
     if done.returncode != 0:
         raise SystemExit(f"linksvc seed failed: {done.stderr[-2000:]}")
     return path
@@ -350,7 +351,8 @@ def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, ar
         "sends nothing (Lua `delay()`) so that what is in flight is answered and counted, then one more event is "
         "posted and awaited, so that the run's backlog is committed before the next. Each service run is a fresh "
         f"`linksvc serve --workers N` (N = {workers}) over a fresh copy of a SQLite file where the demo's resources "
-        "(`fixtures/demo.json`) were loaded once for the run (`linksvc seed`), with `LINKSVC_LOG_LEVEL=WARNING` and "
+        "(`fixtures/demo.json`) were loaded once for the run (`linksvc seed`), with the default settings "
+        "(the access log on, written to a file) and "
         "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default): every event is committed and synced to disk before its "
         "answer. Reference: the bare aiohttp "
         "handler (`bench/baseline.py`, one process, no middleware), `GET /bare` answering a fixed small JSON body "

@@ -30,7 +30,7 @@ from bench import load, postgres
 COMMAND = ".venv/bin/python -m bench.fdl_import"
 HOST = "go.bench.example"
 ADMIN_API = "/api/admin/v1"
-SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
+SERVICE_ENV = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "0", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 NO_LIMITS = {"LINKSVC_REQUEST_TIMEOUT_SECONDS": "3600", "LINKSVC_MAX_BODY_BYTES": str(64 * 1024 * 1024),
              "LINKSVC_MAX_BULK_BODY_BYTES": str(64 * 1024 * 1024)}
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

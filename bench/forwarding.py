@@ -31,7 +31,7 @@ COMMAND = ".venv/bin/python -m bench.forwarding"
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 API = load.API
 # A long delivery timeout: the first deliveries wait at the held receiver while the backlog is loaded.
-SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1",
+SERVICE_ENV = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1",
                "LINKSVC_DB_SYNCHRONOUS": "FULL", "LINKSVC_DELIVERY_TIMEOUT_SECONDS": "120"}
 # ~1 KB, shaped like an event.accepted webhook: the receiver parses it as it parses the real ones.
 BASELINE_BODY = json.dumps({"type": "event.accepted", "timestamp": "2025-01-01T00:00:00.000000Z", "data": {
@@ -316,7 +316,8 @@ def section(base: dict[str, float], runs: list[tuple[int, Throughput, Delay, Che
         f"Command: `{COMMAND}` (options: `--help`; {load.revision()}).", "",
         f"Machine: {load.machine().line()}.", "",
         "Setup: per row a fresh `linksvc serve` (one process) over an empty temporary database where the demo "
-        "loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_DB_SYNCHRONOUS=FULL` (the default), "
+        "loads, with the default settings (the access log on, written to a file) and "
+        "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default), "
         f"`LINKSVC_ALLOW_PRIVATE_DESTINATIONS=1`, `LINKSVC_DELIVERY_CONCURRENCY={args.concurrency}` (deliveries in "
         "flight; 16 is the default) and `LINKSVC_DELIVERY_TIMEOUT_SECONDS=120` (default 10: the deliveries held "
         f"while a backlog is loaded must not time out). Its webhook connections ({connections}, created with the "

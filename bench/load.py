@@ -49,7 +49,9 @@ T = TypeVar("T")
 HOST = "127.0.0.1"
 API = "/api/storefront/v1"
 ADMIN = {"Authorization": "Bearer bench-admin-token"}
-QUIET = {"LINKSVC_LOG_LEVEL": "WARNING", "LINKSVC_ADMIN_TOKEN": "bench-admin-token"}  # of every service started
+# Of every service started: its default settings (the log at INFO, the access log on: the README's service is the
+# benchmarked one), with the admin token the benchmarks use. Its log goes to a file (see running()).
+DEFAULTS = {"LINKSVC_ADMIN_TOKEN": "bench-admin-token"}
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 BASELINE = ["-m", "bench.baseline", "--port", "{port}"]
 
@@ -218,14 +220,29 @@ def running(name: str, args: list[str], env: Mapping[str, str] | None = None,
     ``stop`` ends it (default: SIGINT, then SIGKILL)."""
     port = free_port()
     command = [sys.executable, *(a.replace("{port}", str(port)) for a in args)]
+    # The server's log (the service's access log: a line per request) goes to a file, as a served log does,
+    # not to the terminal; its end is shown if the server does not start or stop cleanly.
+    log = tempfile.NamedTemporaryFile(prefix="linksvc-bench-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
-                               stdout=subprocess.DEVNULL, stderr=None)
+                               stdout=subprocess.DEVNULL, stderr=log)
+    log.close()
     server = Server(name, port, process)
+    clean = False
     try:
         _wait_ready(server, time.monotonic() + ready_timeout)
         yield server
+        clean = True
     finally:
-        (stop or _interrupt)(server)
+        try:
+            (stop or _interrupt)(server)
+        except BaseException:
+            clean = False
+            raise
+        finally:
+            if not clean:
+                print(f"{name}'s log ends with:\n" + "\n".join(
+                    Path(log.name).read_text(errors="replace").splitlines()[-20:]), file=sys.stderr)
+            Path(log.name).unlink(missing_ok=True)
 
 
 def serve(db: Path | str, *extra: str) -> list[str]:

@@ -53,7 +53,7 @@ TAIL_SECONDS = 2
 FIXTURE = REPO_ROOT / "fixtures" / "user_agents.json"
 UNIQUE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
              "Chrome/%d.0.%d.%d Mobile Safari/537.36")
-SERVICE_ENV = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
+SERVICE_ENV = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "0"}
 # Share of requests (in %) per fixture user agent in scenario (a).
 UA_MIX = {
     "Chrome on Android (reduced user agent)": 28, "Chrome on Android (full user agent, Pixel 7)": 4,
@@ -459,7 +459,8 @@ def section(run: Run) -> str:
         "WAL, `synchronous=FULL`), with no decision, link, metrics, journal or user-agent parse: aiohttp's own "
         "request path and the cheapest kept click, the reference the service's rows are closest to. Each "
         "service row "
-        "is a fresh `linksvc serve --workers N` (`LINKSVC_LOAD_DEMO=0 LINKSVC_LOG_LEVEL=WARNING`), one per "
+        "is a fresh `linksvc serve --workers N` (`LINKSVC_LOAD_DEMO=0`, otherwise the default settings: the log "
+        "at INFO, the access log on, written to a file), one per "
         "scenario; with 2 workers the service uses both cores (which it shares with wrk), the bare handler one. "
         "The targets are judged on the row with the most workers. CPU is the server's user+system time during "
         "the measured run per answer, summed over its worker processes and split into their main threads (the "

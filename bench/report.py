@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     path = ensure(args.clicks, args.events, args.rebuild)
     first = _first_day().date().isoformat()
     last = datetime.now(UTC).date().isoformat()
-    env = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
+    env = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "0"}
     results: dict[str, tuple[float, float, int]] = {}
     with bench_lock():
         with load.running("bare aiohttp handler", load.BASELINE) as bare:

@@ -350,7 +350,8 @@ def section(run: Run) -> tuple[str, bool]:
         f"`--help`; {revision()}).", "",
         f"Machine: {driver.machine().line()}.", "",
         f"Setup: a fresh `linksvc serve --workers {args.workers}` ({workers}) over an empty temporary database "
-        "where the demo (`fixtures/demo.json`) loads, with `LINKSVC_LOG_LEVEL=WARNING`, `LINKSVC_ADMIN_TOKEN`, "
+        "where the demo (`fixtures/demo.json`) loads, with the default settings "
+        "(the access log on, written to a file) but `LINKSVC_ADMIN_TOKEN`, "
         "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default: every event is synced to disk before its 202) and "
         f"`LINKSVC_DB_CACHE_MB={args.db_cache_mb}` (default 64): SQLite's page caches, which grow with the database "
         "up to that size per connection, are full before the warm-up ends, so growth after it is not theirs (with "

@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     checked: list[str] = []
     phone_paths = [s.path(i) for i, s in enumerate(samples)]
     document_paths = [s.document_path() for s in samples]
-    env = {**load.QUIET, "LINKSVC_LOAD_DEMO": "0"}
+    env = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "0"}
 
     def service_rows(found: dict[str, load.Result], workers: int, first: bool, url: str | None = None) -> None:
         """The lookup rows of ``workers`` workers (on PostgreSQL at ``url``, if given: labelled so; the campaign

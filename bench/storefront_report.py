@@ -245,8 +245,8 @@ Machine: {run.machine.line()}.
 Code: {run.revision}.
 
 Load: wrk on 127.0.0.1, {settings.connections} connections, {settings.threads} threads, {settings.warmup} s warm-up then
-{settings.duration} s measured per row, one server at a time: `linksvc serve --workers N` with `LINKSVC_LOAD_DEMO=0
-LINKSVC_LOG_LEVEL=WARNING` (at that level the access logger does no work), or the baseline
+{settings.duration} s measured per row, one server at a time: `linksvc serve --workers N` with `LINKSVC_LOAD_DEMO=0`
+and otherwise the default settings (the log at INFO, the access log on, written to a file), or the baseline
 `bench/baseline.py` (one process). Rounds of bare A then service B, {len(run.rounds)} times (A B A B); each figure is
 the median over the rounds (the requests/s of each round are shown), and ratios are to the bare handler's
 median. With 2 workers the service uses both cores, which it shares with wrk; the bare handler is one

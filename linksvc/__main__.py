@@ -141,7 +141,7 @@ def _run(settings: Settings, metrics_dir: str | None = None) -> None:
     import uvloop
 
     from api import server
-    from api.observability import AccessLogger
+    from api.access_log import AccessLogger
     from linksvc.app import FREEZE_HELD, create_app
 
     sockets = server.bind(settings.host, settings.port, reuse_port=metrics_dir is not None)

@@ -71,6 +71,50 @@ def test_serve_loads_the_demo_and_answers(server: tuple[str, subprocess.Popen[by
     assert token not in text and KEYS[(A, "SERVER")] not in text and ADMIN_TOKEN not in text
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_right_after_requests_writes_every_access_line_in_order(tmp_path: Path, store: ServiceStore,
+                                                                        workers: str) -> None:
+    """Default settings (the access log on): the fast lanes and the handlers answer on one kept-alive connection,
+    SIGTERM comes right after the last answer, and every request has its line, in the order answered (the lines
+    still queued for the access log's thread are written at the stop, by a worker process too)."""
+    from tests.http.test_fast_lane import _converse
+
+    demo = tmp_path / "demo.json"
+    demo.write_text(json.dumps(two_accounts()))
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_DEMO_FILE": str(demo), "LINKSVC_LOAD_DEMO": "1"}
+    env.pop("LINKSVC_LOG_LEVEL", None)
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(serve_command(port, store, "--workers", workers), env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    if not ready(base):
+        process.kill()
+        raise AssertionError("server did not start: " + log_path.read_text())
+    status, body, _ = call(base + "/api/storefront/v1/auth/authorize", {"x-api-key": KEYS[(A, "SERVER")]})
+    assert status == 200
+    token = body["data"]
+    targets = [f"/lnk{A[:4]}", "/api/storefront/v1/customers?phone=%2B57%20300%20000%200000", "/healthz"]
+    sends = [(f"GET {targets[i % 3]} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: {AGENTS['chrome_android']}\r\n"
+              f"Authorization: Bearer {token}\r\nX-Request-Id: stop-{i}\r\n\r\n").encode() for i in range(90)]
+    replies = _converse(port, sends, [1] * len(sends))
+    process.send_signal(signal.SIGTERM)
+    try:
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert [reply.status for reply in replies] == [302, 404, 200] * 30
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    access = [(line["request_id"], line["path"], line["status"]) for line in lines
+              if line.get("logger") == "linksvc.access" and line["request_id"].startswith("stop-")]
+    assert access == [(f"stop-{i}", unquote(targets[i % 3].partition("?")[0]), [302, 404, 200][i % 3])
+                      for i in range(90)]
+    assert token not in log_path.read_text()
+
+
 def test_restart_keeps_data_and_does_not_reload_the_demo(server: tuple[str, subprocess.Popen[bytes], Path],
                                                          tmp_path: Path, store: ServiceStore) -> None:
     base, process, _ = server

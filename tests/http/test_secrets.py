@@ -6,7 +6,7 @@ secret-named member of a connection's ``config`` (``access_token``, ``developer_
 ``password``, ``client_secret``, ``private_key``...) and the credentials of a URL in a config
 (``https://user:password@host``, shown as ``https://********@host``). Each test runs a realistic flow through
 the service with the logging of ``linksvc serve``: :func:`linksvc.logs.configure_logging` at its most verbose level
-(``DEBUG``, JSON lines, to a buffer) and the production access log (:class:`api.observability.AccessLogger`
+(``DEBUG``, JSON lines, to a buffer) and the production access log (:class:`api.access_log.AccessLogger`
 on ``linksvc.access``), plus pytest's ``caplog`` handler on the root logger. Then no captured line, no
 response after the one that created a secret, no dashboard cookie and no ``/metrics`` text holds one.
 
@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from api.access_log import AccessLogger, flush_access_logs
 from api.appkeys import DB
 from api.auth import SESSION_COOKIE
-from api.observability import AccessLogger
 from linksvc.app import create_app
 from linksvc.logs import JsonFormatter, configure_logging
 from linksvc.resources.kinds import SECRET_MASK
@@ -62,6 +62,7 @@ class Captured:
         return value
 
     def lines(self) -> list[str]:
+        flush_access_logs()  # the access log's thread writes every line queued so far
         formatter = JsonFormatter()
         from_caplog = []
         for record in self.caplog.records:
