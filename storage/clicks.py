@@ -117,9 +117,10 @@ def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str
 
 
 def rollup_counts(rows: Sequence[Sequence[Any]]) -> tuple[conversions.ClickCounts, set[conversions.VisitorPair]]:
-    """The conversion rollups' counts and visitor pairs of stored click rows (``COLUMNS``), in one pass: what
-    :func:`conversions.count_clicks` gives for (rollup key, bot, answer, visitor); the UTM text is parsed once
-    per distinct text of the batch."""
+    """The conversion rollups' counts and visitor pairs of stored click rows (``COLUMNS``), in one pass: per
+    fine key (account, day, link, the three UTM fields, platform) its human and bot clicks and the routes of
+    the human ones (:data:`conversions.ROUTES`), and each human click's (key, visitor) when it has one. The UTM
+    text is parsed once per distinct text of the batch."""
     parsed: dict[Any, tuple[str, str, str]] = {}
     routes = conversions.ROUTES
     counts: conversions.ClickCounts = {}

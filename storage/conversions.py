@@ -2,9 +2,10 @@
 visitor salts.
 
 What clicks and events add to the report is kept here as they are written: the click writer's batches
-(:func:`add_clicks`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event batch and
-a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in Python
-first and then runs a few multi-row statements: never one per row. Each writer also keeps the coarse level
+(:func:`add_click_counts`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event
+batch and a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in
+Python first and then writes one row per distinct key and table, in multi-row statements of fixed sizes
+(:func:`_chunks`): never one per row. Each writer also keeps the coarse level
 (migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
 week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
 :func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
@@ -143,32 +144,6 @@ ClickCounts = dict[Key, list[int]]
 """A batch's click counts: fine key -> [human, bot, new visitors, web, app, store]."""
 VisitorPair = tuple[str, str, str, str, str, str, str, str]
 """A fine key and a visitor of a human click on it."""
-
-
-def count_clicks(clicks: Iterable[tuple[Key, bool, str, str | None]]) -> tuple[ClickCounts, set[VisitorPair]]:
-    """The counts and visitor pairs of clicks given as (key, bot, answer, visitor); ``storage.clicks`` counts
-    its rows directly (:func:`storage.clicks.rollup_counts`), the same way."""
-    counts: ClickCounts = {}
-    pairs: set[VisitorPair] = set()
-    for key, bot, answer, visitor in clicks:
-        row = counts.get(key)
-        if row is None:
-            row = counts[key] = [0, 0, 0, 0, 0, 0]
-        if bot:
-            row[1] += 1
-            continue
-        row[0] += 1
-        route = ROUTES.get(answer)
-        if route is not None:
-            row[3 + route] += 1
-        if visitor:
-            pairs.add((*key, visitor))
-    return counts, pairs
-
-
-async def add_clicks(tx: Tx, clicks: Iterable[tuple[Key, bool, str, str | None]]) -> None:
-    """Counts a batch of clicks, each (key, bot, answer, visitor): :func:`add_click_counts`."""
-    await add_click_counts(tx, *count_clicks(clicks))
 
 
 async def add_click_counts(tx: Tx, counts: ClickCounts, pairs: set[VisitorPair]) -> None:
