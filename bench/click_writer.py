@@ -6,15 +6,20 @@ Stores the same 100,000 clicks (200 links, three UTM combinations per link, four
 :func:`storage.clicks.insert_clicks` (the same rows plus the fine rollups and their coarse level, in the same
 transaction). Reports the CPU (process time, writer thread included) per stored click of each, alternating
 the two for ``--rounds`` rounds. Writes its section to docs/benchmarks.md.
+
+``--breakdown`` prints instead where the CPU of one pass with the rollups goes: each kind of statement, the
+commits, and the Python between them (on a plain sqlite3 connection with the writer's page cache, no thread).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -25,7 +30,7 @@ from bench import load
 from bench.report import Generator, seed_document
 from linksvc.seed import load_seed
 from storage import clicks as click_repo
-from storage.db import Database, Tx
+from storage.db import CACHE_KIB, Database, Tx
 
 COMMAND = ".venv/bin/python -m bench.click_writer"
 BATCH = 2_000
@@ -62,16 +67,67 @@ async def store(rows: Sequence[Sequence[Any]], writer: Writer) -> float:
             await db.close()
 
 
+class TimedConnection(sqlite3.Connection):
+    """A write connection that adds up the CPU of each kind of statement (its first words)."""
+
+    spent: Counter[str] = Counter()
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        kind = sql[:60].split(" (")[0].split(" VALUES")[0]
+        started = time.process_time()
+        try:
+            return super().execute(sql, parameters)
+        finally:
+            TimedConnection.spent[kind] += time.process_time() - started
+
+
+def breakdown(rows: Sequence[Sequence[Any]]) -> str:
+    """Where the CPU of storing ``rows`` with the rollups goes, per stored click."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = str(Path(directory) / "clicks.db")
+
+        async def prepare() -> None:
+            db = Database(path, "OFF")
+            await db.open()
+            await load_seed(db, seed_document(), allow_private=True)
+            await db.close()
+        asyncio.run(prepare())
+        conn = sqlite3.connect(path, isolation_level=None, factory=TimedConnection)
+        conn.row_factory = sqlite3.Row
+        for pragma in ("journal_mode=WAL", "synchronous=OFF", f"cache_size=-{CACHE_KIB}"):
+            conn.execute(f"PRAGMA {pragma}")
+        TimedConnection.spent.clear()
+
+        async def run() -> None:
+            for start in range(0, len(rows), BATCH):
+                conn.execute("BEGIN")
+                await click_repo.insert_clicks(conn, rows[start:start + BATCH])  # type: ignore[arg-type]
+                conn.execute("COMMIT")
+        started = time.process_time()
+        asyncio.run(run())
+        total = time.process_time() - started
+        conn.close()
+    spent = TimedConnection.spent
+    lines = [[kind, f"{seconds / len(rows) * 1e6:.1f}"] for kind, seconds in spent.most_common() if kind != "BEGIN"]
+    lines.append(["Python between the statements", f"{(total - sum(spent.values())) / len(rows) * 1e6:.1f}"])
+    lines.append(["all", f"{total / len(rows) * 1e6:.1f}"])
+    return load.table(["part", "µs CPU per click"], lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.click_writer", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clicks", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true", help="print where one pass with the rollups spends")
     load.output_options(parser, "4,000 clicks, 1 round")
     args = parser.parse_args(argv)
     if args.smoke:
         args.clicks, args.rounds = 4_000, 1
     rows = todays_clicks(args.clicks)
+    if args.breakdown:
+        print(breakdown(rows))
+        return 0
     found: dict[str, list[float]] = {"clicks only (insert_click_rows)": [], "with the rollups (insert_clicks)": []}
     writers: dict[str, Writer] = {"clicks only (insert_click_rows)": click_repo.insert_click_rows,
                                   "with the rollups (insert_clicks)": click_repo.insert_clicks}

@@ -5,7 +5,11 @@ were never seen, each a real Android Chrome string with a distinct model and ver
 full ``ua-parser`` run; then the same 500 again (every string a cache hit). Per case: the flush's wall time
 and how late a 1 ms ticker on the event loop woke, at worst, meanwhile (how long the loop could answer
 nothing else). For comparison in the same run: the same unseen strings parsed on the event loop itself, and
-the bare parse cost per string. Rewrites its section of docs/benchmarks.md unless ``--no-docs``.
+the bare parse cost per string. Then the parse itself by the two libraries the project could call, on the
+same real strings (the distinct user agents of fixtures/user_agents.json and fixtures/user_agents_labelled.json),
+each string unseen by either: ``ua-parser`` 1.x as the click writer calls it (:func:`parse_details`) and
+``user-agents``' ``user_agents.parse`` (its legacy parser's cache emptied before each string). Rewrites its
+section of docs/benchmarks.md unless ``--no-docs``.
 """
 
 from __future__ import annotations
@@ -13,11 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import statistics
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
+
+import user_agents
+from ua_parser import user_agent_parser
 
 from bench import load
 from bench.load import loop_block
@@ -26,6 +35,7 @@ from linksvc.links.click_details import DetailsCache, parse_details
 from linksvc.links.clicks import Click, ClickRecorder
 from storage.db import Database
 
+REPO = Path(__file__).resolve().parent.parent
 COMMAND = ".venv/bin/python -m bench.ua_enrichment"
 BATCH = 500
 _serial = itertools.count()
@@ -83,6 +93,35 @@ def parse_cost(n: int = 500) -> float:
     return (time.perf_counter() - started) / n
 
 
+def fixture_agents() -> list[str]:
+    """The distinct user agents of the fixtures, in their order."""
+    found: list[str] = []
+    for name in ("user_agents.json", "user_agents_labelled.json"):
+        found += [entry["user_agent"] for entry in json.loads((REPO / "fixtures" / name).read_text("utf-8"))]
+    return list(dict.fromkeys(agent for agent in found if agent))
+
+
+def via_user_agents(agent: str) -> tuple[object, ...]:
+    """What the click writer stores, through ``user_agents.parse``, the string unseen (its parser keeps the last
+    200 strings in a cache of its own, emptied here)."""
+    user_agent_parser._PARSE_CACHE.clear()
+    parsed = user_agents.parse(agent)
+    return (parsed.browser.family, parsed.browser.version_string, parsed.os.family, parsed.os.version_string,
+            parsed.device.brand, parsed.device.model)
+
+
+def library_costs(agents: list[str], rounds: int = 5) -> dict[str, list[float]]:
+    """CPU µs per unseen string of each library over ``agents``, per round (the two alternate)."""
+    found: dict[str, list[float]] = {"ua-parser": [], "user-agents": []}
+    for _ in range(rounds):
+        for name, parse in (("ua-parser", parse_details), ("user-agents", via_user_agents)):
+            started = time.process_time()
+            for agent in agents:
+                parse(agent)
+            found[name].append((time.process_time() - started) / len(agents) * 1e6)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -92,6 +131,8 @@ def main() -> None:
         args.rounds = 1
     per_string = statistics.median(parse_cost() for _ in range(3))
     results = asyncio.run(measure(args.rounds))
+    agents = fixture_agents()
+    libraries = library_costs(agents, max(args.rounds, 3))
 
     def row(name: str, case: str) -> list[str]:
         walls = [w for w, _ in results[case]]
@@ -117,7 +158,18 @@ def main() -> None:
         "Reading: the parse runs in a worker thread, so the loop is held only while it waits for the GIL "
         "(Python's 5 ms switch interval at most at a time), not for the whole batch; on the loop the same "
         "parse would hold it for the whole batch. Repeated strings are answered from the cache without a "
-        "thread hop.",
+        "thread hop.", "",
+        f"The parse by library (issue 33), on the same {len(agents)} real user agents (the distinct strings of "
+        "fixtures/user_agents.json and fixtures/user_agents_labelled.json), each unseen, the two alternating for "
+        f"{len(libraries['ua-parser'])} rounds; CPU per string:", "",
+        load.table(["library, call", "median µs per string", "rounds"], [
+            [f"ua-parser {version('ua-parser')}, `Parser(BestAvailableResolver)` (`parse_details`, the click "
+             f"writer's)", f"{statistics.median(libraries['ua-parser']):,.1f}",
+             ", ".join(f"{v:,.1f}" for v in libraries["ua-parser"])],
+            [f"user-agents {version('user-agents')}, `user_agents.parse` (its legacy parser: pure-Python regexes)",
+             f"{statistics.median(libraries['user-agents']):,.1f}",
+             ", ".join(f"{v:,.1f}" for v in libraries["user-agents"])],
+        ]),
     ])
     print(text)
     load.publish("ua_enrichment", text, args)

@@ -81,9 +81,9 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
     and stalled the redirects it competed with. One statement binds its parameters in one call and then
     runs inside SQLite with the GIL released.
 
-    The conversion rollups count the same clicks in the same transaction (:func:`conversions.add_clicks`)."""
+    The conversion rollups count the same clicks in the same transaction (:func:`conversions.add_click_counts`)."""
     await insert_click_rows(tx, rows)
-    await conversions.add_clicks(tx, rollup_keys(rows))
+    await conversions.add_click_counts(tx, *rollup_counts(rows))
     if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
         # PostgreSQL names the larger of two values greatest() and wants the target's column qualified.
         larger = ("greatest(click_journals.stored, excluded.stored)" if dialect(tx) == "postgresql"
@@ -116,12 +116,31 @@ def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str
     return found
 
 
-def rollup_keys(rows: Sequence[Sequence[Any]]) -> list[tuple[conversions.Key, bool, str, str | None]]:
-    """(rollup key, bot, answer, visitor) of stored click rows (``COLUMNS``); the UTM text is parsed once per
-    distinct text of the batch."""
+def rollup_counts(rows: Sequence[Sequence[Any]]) -> tuple[conversions.ClickCounts, set[conversions.VisitorPair]]:
+    """The conversion rollups' counts and visitor pairs of stored click rows (``COLUMNS``), in one pass: per
+    fine key (account, day, link, the three UTM fields, platform) its human and bot clicks and the routes of
+    the human ones (:data:`conversions.ROUTES`), and each human click's (key, visitor) when it has one. The UTM
+    text is parsed once per distinct text of the batch."""
     parsed: dict[Any, tuple[str, str, str]] = {}
-    return [((row[0], str(row[3])[:10], row[1], *_utm_fields(row[9], parsed), row[4] or ""), bool(row[5]),
-             row[6], row[17]) for row in rows]
+    routes = conversions.ROUTES
+    counts: conversions.ClickCounts = {}
+    pairs: set[conversions.VisitorPair] = set()
+    for row in rows:
+        utm = parsed.get(row[9]) or _utm_fields(row[9], parsed)
+        key = (row[0], str(row[3])[:10], row[1], utm[0], utm[1], utm[2], row[4] or "")
+        found = counts.get(key)
+        if found is None:
+            found = counts[key] = [0, 0, 0, 0, 0, 0]
+        if row[5]:
+            found[1] += 1
+            continue
+        found[0] += 1
+        route = routes.get(row[6])
+        if route is not None:
+            found[3 + route] += 1
+        if row[17]:
+            pairs.add((*key, row[17]))
+    return counts, pairs
 
 
 async def journal_marks(conn: Conn) -> dict[str, int]:

@@ -2,9 +2,10 @@
 visitor salts.
 
 What clicks and events add to the report is kept here as they are written: the click writer's batches
-(:func:`add_clicks`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event batch and
-a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in Python
-first and then runs a few multi-row statements: never one per row. Each writer also keeps the coarse level
+(:func:`add_click_counts`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event
+batch and a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in
+Python first and then writes one row per distinct key and table, in multi-row statements of fixed sizes
+(:func:`_chunks`): never one per row. Each writer also keeps the coarse level
 (migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
 week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
 :func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
+from itertools import chain
 from typing import Any
 
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
@@ -37,7 +39,7 @@ BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 17
 
 KEY = ("account_id", "day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
 Key = tuple[str, str, str, str, str, str, str]
-ROWS_PER_STATEMENT = 1000  # at most 22 parameters a row: under both stores' limit of 32,766
+ROWS_PER_STATEMENT = 512  # at most 22 parameters a row: under both stores' limit of 32,766
 ROUTES = {"destination": 0, "fallback": 0, "intent": 1, "deeplink": 1, "play": 2, "app_store": 2,
           "landing": 2}
 """A human click's answer -> its route: 0 web, 1 app, 2 store (others are counted in none)."""
@@ -107,8 +109,15 @@ def _marks(width: int, count: int) -> str:
 
 
 def _chunks(rows: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        yield rows[start:start + ROWS_PER_STATEMENT]
+    """``rows`` in chunks of :data:`ROWS_PER_STATEMENT`, the rest in chunks of falling powers of two: a
+    multi-row statement's text depends on its number of rows, and compiling one took as long as running it
+    (about 3 µs a row each on SQLite), so each table's statements come in at most ten sizes, which the
+    connection's statement cache (and PostgreSQL's prepared statements) keep across batches."""
+    start, left = 0, len(rows)
+    while left:
+        size = ROWS_PER_STATEMENT if left >= ROWS_PER_STATEMENT else 1 << (left.bit_length() - 1)
+        yield rows[start:start + size]
+        start, left = start + size, left - size
 
 
 def _added(table: str, columns: Sequence[str]) -> str:
@@ -131,68 +140,74 @@ async def salt_of_day(tx: Tx, day: str, new_salt: str, oldest_kept: str) -> str:
 
 # --- clicks ----------------------------------------------------------------------------------------------
 
-async def add_clicks(tx: Tx, clicks: Iterable[tuple[Key, bool, str, str | None]]) -> None:
-    """Counts a batch of clicks, each (key, bot, answer, visitor): human and bot clicks, the routes of human
-    clicks, and each human click's visitor once per key (conversion_visitors remembers who was counted).
-    Two statements per thousand keys, whatever the batch size."""
-    counts: dict[Key, list[int]] = {}  # human, bot, new visitors, web, app, store
-    pairs: set[tuple[Key, str]] = set()
-    for key, bot, answer, visitor in clicks:
-        row = counts.get(key)
-        if row is None:
-            row = counts[key] = [0, 0, 0, 0, 0, 0]
-        if bot:
-            row[1] += 1
-            continue
-        row[0] += 1
-        route = ROUTES.get(answer)
-        if route is not None:
-            row[3 + route] += 1
-        if visitor:
-            pairs.add((key, visitor))
+ClickCounts = dict[Key, list[int]]
+"""A batch's click counts: fine key -> [human, bot, new visitors, web, app, store]."""
+VisitorPair = tuple[str, str, str, str, str, str, str, str]
+"""A fine key and a visitor of a human click on it."""
+
+
+async def add_click_counts(tx: Tx, counts: ClickCounts, pairs: set[VisitorPair]) -> None:
+    """Adds a batch's click counts (human and bot clicks, the routes of human clicks) and its visitor pairs:
+    each human click's visitor is counted once per key (conversion_visitors remembers who was counted).
+    One upsert per distinct key and table: a statement per thousand keys, whatever the batch size, the keys
+    in order (concurrent writers on PostgreSQL lock rows in the same order)."""
     if not counts:
         return
-    if pairs:
-        for chunk in _chunks(sorted(pairs)):
-            new = await fetch_all(
-                tx, f"INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) VALUES {_marks(8, len(chunk))} "
-                    f"ON CONFLICT DO NOTHING RETURNING {', '.join(KEY)}",
-                [value for key, visitor in chunk for value in (*key, visitor)])
-            for found in new:
-                counts[tuple(found)][2] += 1  # type: ignore[index]
+    for chunk in _chunks(sorted(pairs)):
+        new = await fetch_all(
+            tx, f"INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) VALUES {_marks(8, len(chunk))} "
+                f"ON CONFLICT DO NOTHING RETURNING {', '.join(KEY)}", list(chain.from_iterable(chunk)))
+        for found in new:
+            counts[tuple(found)][2] += 1  # type: ignore[index]
     await _add_counts(tx, "conversion_clicks", KEY, CLICK_COUNTS, counts)
     await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS,
                       with_weeks(_click_levels(counts), _add_list))
 
 
-_PLACES = tuple((level, at[0] if at else 7, at[1] if len(at) > 1 else 7) for level, at in _LEVEL_AT)
-"""Each level and the places in a fine key extended by '' (place 7) of its a and b."""
+_PAIRS_WITH_LINK = tuple((level, _AT[level.split(",")[1]]) for level in LEVELS if level.startswith("link_id,"))
+"""The levels pairing the link with another dimension, and that dimension's place in a fine key."""
+_WITHOUT_LINK = tuple((level, at[0] - 3 if at else 4, at[1] - 3 if len(at) > 1 else 4) for level, at in _LEVEL_AT
+                      if "link_id" not in level)
+"""The levels without the link, and the places of their a and b in (utm_source, utm_medium, utm_campaign,
+platform, '')."""
 
 
-def _click_levels(counts: dict[Key, list[int]]) -> dict[LevelKey, list[int]]:
-    """The daily coarse rows of a batch's click counts: what :func:`level_keys` gives, summed, written out for
-    speed (the click writer does this for every batch: a few thousand sums of six counts)."""
+def _add_into(found: dict[Any, list[int]], key: Any, row: list[int]) -> None:
+    total = found.get(key)
+    if total is None:
+        found[key] = row.copy()
+    else:
+        total[0] += row[0]
+        total[1] += row[1]
+        total[2] += row[2]
+        total[3] += row[3]
+        total[4] += row[4]
+        total[5] += row[5]
+
+
+def _click_levels(counts: ClickCounts) -> dict[LevelKey, list[int]]:
+    """The daily coarse rows of a batch's click counts: what :func:`level_keys` gives, summed. Written out for
+    speed (the click writer does this for every batch): each fine key adds to the four link pairs; the link's
+    own level is summed from its link-and-platform rows, and the eleven levels without the link from the
+    batch's few distinct (day, UTM, platform), so a fine key costs five sums instead of sixteen."""
     levels: dict[LevelKey, list[int]] = {}
-    get = levels.get
+    by_link_platform: dict[LevelKey, list[int]] = {}
+    without_link: dict[tuple[str, ...], list[int]] = {}
     for key, row in counts.items():
-        if not key[2]:
-            for level_key in level_keys(key):
-                levels[level_key] = _add_list(get(level_key), row)
+        account_id, day, link = key[0], key[1], key[2]
+        if not link:
+            _add_into(levels, (account_id, UNATTRIBUTED, DAILY, day, "", ""), row)
             continue
-        account_id, day, extended = key[0], key[1], (*key, "")
-        human, bot, visitors, web, app, store = row
-        for level, a, b in _PLACES:
-            level_key = (account_id, level, DAILY, day, extended[a], extended[b])
-            total = get(level_key)
-            if total is None:
-                levels[level_key] = [human, bot, visitors, web, app, store]
-            else:
-                total[0] += human
-                total[1] += bot
-                total[2] += visitors
-                total[3] += web
-                total[4] += app
-                total[5] += store
+        for level, at in _PAIRS_WITH_LINK:
+            _add_into(levels, (account_id, level, DAILY, day, link, key[at]), row)
+        _add_into(without_link, (account_id, day, key[3], key[4], key[5], key[6]), row)
+    for lk in [k for k in levels if k[1] == "link_id,platform"]:
+        _add_into(by_link_platform, (lk[0], "link_id", DAILY, lk[3], lk[4], ""), levels[lk])
+    levels.update(by_link_platform)
+    for (account_id, day, *dims), row in without_link.items():
+        extended = (*dims, "")
+        for level, a, b in _WITHOUT_LINK:
+            _add_into(levels, (account_id, level, DAILY, day, extended[a], extended[b]), row)
     return levels
 
 
@@ -226,7 +241,7 @@ async def _add_counts(tx: Tx, table: str, key: Sequence[str], columns: Sequence[
         await execute(
             tx, f"INSERT INTO {table} ({', '.join(key)}, {', '.join(columns)}) VALUES {_marks(width, len(chunk))} "
                 f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {_added(table, columns)}",
-            [value for k in chunk for value in (*k, *counts[k])])
+            list(chain.from_iterable((*k, *counts[k]) for k in chunk)))
 
 
 # --- events ----------------------------------------------------------------------------------------------
@@ -249,11 +264,14 @@ async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, 
     keyed by ``by_click[i]``, the UTM of the click behind row i, when given (the report's default, docs/decisions.md
     "Reports and bounded answers"), else by the row's own."""
     sums: dict[tuple[str, ...], int] = defaultdict(int)
-    levels: dict[tuple[str, ...], int] = defaultdict(int)
+    attributed: dict[tuple[Key, str], int] = defaultdict(int)  # the coarse level's fine keys, summed first
     for i, (*key, n) in enumerate(rows):
         sums[tuple(key)] += n
-        for level_key in level_keys(_attributed(tuple(key[:7]), by_click[i] if by_click else None)):
-            levels[(*level_key, key[7])] += n
+        attributed[_attributed(tuple(key[:7]), by_click[i] if by_click else None), key[7]] += n
+    levels: dict[tuple[str, ...], int] = defaultdict(int)
+    for (fine, type_), n in attributed.items():
+        for level_key in level_keys(fine):
+            levels[(*level_key, type_)] += n
     await _add_counts(tx, "conversion_events", (*KEY, "type"), ("events",), {k: [n] for k, n in sums.items() if n})
     await _add_counts(tx, "conversion_level_events", (*LEVEL_KEY, "type"), ("events",),
                       {k: [n] for k, n in with_weeks(levels, _add_int).items() if n})
@@ -275,7 +293,7 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[
     its bucket moves by purchases_delta (None: no click behind the purchase, no bucket). Revenue stays exact:
     Decimal in Python on SQLite (decimal text), numeric on PostgreSQL."""
     sums: dict[tuple[str, ...], Sums] = {}
-    levels: dict[tuple[str, ...], Sums] = {}
+    attributed: dict[tuple[Key, str], Sums] = {}  # the coarse level's fine keys, summed first
     for i, (*key, purchases, revenue, delay) in enumerate(rows):
         delays = [0] * len(BUCKETS)
         if delay is not None:
@@ -283,14 +301,25 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[
         figures = (purchases, Decimal(revenue), delays)
         k = tuple(key)
         sums[k] = _add_sums(sums.get(k), figures)
-        for level_key in level_keys(_attributed(k[:7], by_click[i] if by_click else None)):
-            lk = (*level_key, k[7])
+        ak = (_attributed(k[:7], by_click[i] if by_click else None), k[7])
+        attributed[ak] = _add_sums(attributed.get(ak), figures)
+    levels: dict[tuple[str, ...], Sums] = {}
+    for (fine, currency), figures in attributed.items():
+        for level_key in level_keys(fine):
+            lk = (*level_key, currency)
             levels[lk] = _add_sums(levels.get(lk), figures)
+    sums = {k: figures for k, figures in sums.items() if _moves(figures)}  # a purchase and its reversal: nothing
     if not sums:
         return
     await _add_revenue(tx, "conversion_revenue", (*KEY, "currency"), sums, delays_in_columns=False)
-    await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"), with_weeks(levels, _add_sums),
+    await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"),
+                       {k: figures for k, figures in with_weeks(levels, _add_sums).items() if _moves(figures)},
                        delays_in_columns=True)
+
+
+def _moves(figures: Sums) -> bool:
+    """Whether adding ``figures`` changes a row (a batch writes no row only to add zero)."""
+    return bool(figures[0] or figures[1] or any(figures[2]))
 
 
 Sums = tuple[int, Decimal, list[int]]  # purchases, revenue, count per delay bucket
