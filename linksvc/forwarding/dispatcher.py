@@ -51,6 +51,7 @@ import aiohttp
 
 from linksvc.clock import iso, utcnow
 from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints
+from linksvc.forwarding import outbox
 from linksvc.forwarding.destinations import build, build_test, judge
 from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
@@ -266,6 +267,16 @@ class Dispatcher:
                                      now, self.node) and isinstance(self.db, PostgresDatabase):
                 log.info("delivery %s was taken over by another node after its lease ran out", o.seq)
 
+    async def _fan_out(self) -> None:
+        """Turns the events and reversals waiting in the outbox into their deliveries (a batch a pass, more
+        passes while some wait), before due deliveries are claimed: see :func:`outbox.fan_out`."""
+        try:
+            if await repo.fanout_waiting(self.db.reader):
+                if await self.db.write(outbox.fan_out, outbox.FAN_OUT_TURN) == outbox.FAN_OUT_BATCH:
+                    self._wake.set()  # more wait: another pass at once
+        except Exception:  # kept for the next pass
+            log.exception("fanning out deliveries failed")
+
     async def _claim(self, limit: int) -> list[DeliveryRecord]:
         now = utcnow()
         lease = now + timedelta(seconds=self.lease_seconds)
@@ -282,6 +293,7 @@ class Dispatcher:
         while not self._stopping:
             self._wake.clear()
             await self._record()
+            await self._fan_out()
             claimed: list[DeliveryRecord] = []
             free = self.concurrency - len(self._inflight)
             if free > 0:
