@@ -1,4 +1,4 @@
--- 0012 (issue 33): the outbox of events and reversals still to fan out into deliveries (SQLite's 0027): one
+-- 0012 = SQLite's 0027 (issue 33): the outbox of events and reversals still to fan out into deliveries: one
 -- row per accepted event or reversal, whatever the number of connections; the dispatcher turns it into the
 -- deliveries, nodes taking turns under an advisory lock so that deliveries keep the events' order.
 CREATE TABLE fanout (
