@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from functools import partial
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import pytest
