@@ -1,4 +1,6 @@
-"""The outbox of deliveries: enqueue with the event, claim due ones under a lease, record outcomes."""
+"""The outbox: the events and reversals still to fan out (``fanout``, one row each, written with the event),
+the deliveries they became (``deliveries``, one row per connection and kind, written by the dispatcher as it
+takes the ``fanout`` rows), claims of due deliveries under a lease, their outcomes."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import orjson
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
 from storage.documents import Document
 
-OWNS = ("deliveries",)
+OWNS = ("deliveries", "fanout")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,48 @@ async def enqueue(tx: Tx, rows: Sequence[dict[str, Any]]) -> None:
         chunk = rows[start:start + _ROWS_PER_STATEMENT]
         await execute(tx, f"INSERT INTO deliveries ({', '.join(COLUMNS)}) VALUES {', '.join([_MARKS] * len(chunk))}",
                       [row[c] for row in chunk for c in COLUMNS])
+
+
+@dataclass(frozen=True, slots=True)
+class FanoutRecord:
+    """An accepted event (``trigger`` ``event``) or a reversal (``reversal``) whose deliveries are still to be
+    worked out, from the time it was accepted."""
+
+    seq: int
+    account_id: str
+    event_id: str
+    trigger: str
+    created_at: str
+
+
+async def add_fanout(tx: Tx, rows: Sequence[tuple[str, str, str, str]]) -> None:
+    """``(account_id, event_id, trigger, created_at)`` of each, in order (their ``seq`` is that order)."""
+    for start in range(0, len(rows), _ROWS_PER_STATEMENT):
+        chunk = rows[start:start + _ROWS_PER_STATEMENT]
+        await execute(tx, "INSERT INTO fanout (account_id, event_id, trigger, created_at) VALUES "
+                          + ", ".join(["(?, ?, ?, ?)"] * len(chunk)), [v for row in chunk for v in row])
+
+
+async def fanout_waiting(conn: Conn, account_id: str | None = None) -> bool:
+    """Whether any event or reversal (of the account, when given) waits to be fanned out."""
+    if account_id is None:
+        row = await fetch_one(conn, "SELECT 1 FROM fanout LIMIT 1")
+    else:
+        row = await fetch_one(conn, "SELECT 1 FROM fanout WHERE account_id = ? LIMIT 1", (account_id,))
+    return row is not None
+
+
+async def take_fanout(tx: Tx, limit: int, account_id: str | None = None) -> list[FanoutRecord]:
+    """The first ``limit`` rows (of the account, when given) in their order, deleted: the caller writes their
+    deliveries in the same unit of work. Callers take turns (one writer on SQLite; an advisory lock, at
+    ``READ COMMITTED``, on PostgreSQL), so no row is taken twice and deliveries follow the rows' order."""
+    where, params = ("WHERE account_id = ? ", [account_id]) if account_id is not None else ("", [])
+    rows = await fetch_all(tx, f"SELECT seq, account_id, event_id, trigger, created_at FROM fanout {where}"
+                               "ORDER BY seq LIMIT ?", [*params, limit])
+    if rows:
+        await execute(tx, f"DELETE FROM fanout WHERE seq IN ({', '.join('?' for _ in rows)})",
+                      [r[0] for r in rows])
+    return [FanoutRecord(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
 
 
 async def connections(conn: Conn, account_id: str) -> list[Document]:

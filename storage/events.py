@@ -113,6 +113,19 @@ async def by_id(conn: Conn, account_id: str, event_id: str) -> StoredEvent | Non
     return _event_of(row) if row is not None else None
 
 
+async def by_ids(conn: Conn, event_ids: Sequence[str]) -> dict[str, StoredEvent]:
+    """The events of those ids that exist (of any account), by id; a few hundred ids per statement."""
+    found: dict[str, StoredEvent] = {}
+    wanted = sorted(set(event_ids))
+    for start in range(0, len(wanted), _ROWS_PER_INSERT):
+        chunk = wanted[start:start + _ROWS_PER_INSERT]
+        for row in await fetch_all(conn, f"SELECT * FROM events WHERE id IN ({', '.join('?' for _ in chunk)})",
+                                   chunk):
+            event = _event_of(row)
+            found[event.id] = event
+    return found
+
+
 async def of_customer(conn: Conn, account_id: str, customer_id: str, limit: int, offset: int = 0) -> list[StoredEvent]:
     """A page of the customer's events, newest (by issued_at) first: ``limit`` of them after the first
     ``offset``."""

@@ -1,23 +1,32 @@
 """What the admin API shows of forwarding: deliveries per event and per connection, the connection's counts
 (filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a filtered one the
-connection's rules now let through, one or all of the connection's), and the test of a connection."""
+connection's rules now let through, one or all of the connection's), and the test of a connection.
+
+Each first fans out what of the account still waits in the outbox (:func:`settle`): the deliveries an
+accepted event makes are shown as soon as the event is (pending or filtered), as they were when ingest wrote
+them, although the dispatcher now writes them a moment later."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import date
+from functools import partial
 from typing import Any
 
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
-from linksvc.forwarding import versions
+from linksvc.forwarding import outbox, versions
 from linksvc.forwarding.rules import lifted_reasons
 from linksvc.resources.service import Resources
-from linksvc.store import Store
+from linksvc.store import Store, StoreError
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
 from storage.deliveries import DeliveryRecord
+
+log = logging.getLogger("linksvc.forwarding")
+SETTLE_BATCHES = 20
 
 FIELDS = ("id", "connection_id", "destination", "event_id", "trigger", "kind", "state", "reason", "tries",
           "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at")
@@ -27,9 +36,26 @@ def _view(delivery: DeliveryRecord) -> dict[str, Any]:
     return {name: getattr(delivery, name) for name in FIELDS}
 
 
+async def settle(db: Store, account_id: str) -> None:
+    """Fans out the account's events and reversals still waiting in the outbox (at most
+    :data:`SETTLE_BATCHES` batches: the dispatcher, which runs in every worker, keeps what waits short), so
+    that what is read next shows their deliveries. When the store refuses the write (locked by another
+    process), what was already fanned out is read."""
+    unit = partial(outbox.fan_out, account_id=account_id)
+    try:
+        for _ in range(SETTLE_BATCHES):
+            if not await repo.fanout_waiting(db.reader, account_id):
+                return
+            if await db.write(unit, outbox.FAN_OUT_TURN) < outbox.FAN_OUT_BATCH:
+                return
+    except StoreError:
+        log.warning("fanning out the deliveries of account %s before a read failed", account_id, exc_info=True)
+
+
 async def of_event(db: Store, account_id: str, event_id: str) -> list[dict[str, Any]]:
     if await event_repo.by_id(db.reader, account_id, event_id) is None:
         raise NotFound("Event not found", f"no event with id {event_id} in this account")
+    await settle(db, account_id)
     return [_view(r) for r in await repo.of_event(db.reader, account_id, event_id)]
 
 
@@ -37,6 +63,7 @@ async def of_connection(db: Store, resources: Resources, account_id: str, connec
                         limit: int, offset: int) -> list[dict[str, Any]]:
     """A page of the deliveries to the connection, newest first (404 unless the account's connection)."""
     await resources.get(account_id, "connections", connection_id)
+    await settle(db, account_id)
     rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset)
     return [_view(r) for r in rows]
 
@@ -55,6 +82,7 @@ async def counts_of_connection(db: Store, resources: Resources, account_id: str,
     sends them). Read on the background reader: the counts scan every delivery of the connection. 404 unless
     the account's connection."""
     connection = await resources.get(account_id, "connections", connection_id)
+    await settle(db, account_id)
     conn = db.background
     by_state = dict.fromkeys(STATES, 0)
     by_state.update(await repo.state_counts(conn, account_id, connection_id))
@@ -78,6 +106,7 @@ async def retry_filtered(db: Store, resources: Resources, account_id: str, conne
     ``event_types``, forwarding switched on again) goes back to pending, due now; the dispatcher checks the
     rules and the customer's consent again before it sends. 404 unless the account's connection."""
     connection = await resources.get(account_id, "connections", connection_id)
+    await settle(db, account_id)
     async with db.transaction() as tx:
         reasons = await repo.filtered_reasons(tx, account_id, connection_id)
         lifted = lifted_reasons(connection, reasons)
@@ -88,6 +117,7 @@ async def retry_filtered(db: Store, resources: Resources, account_id: str, conne
 async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
     """A failed or dead delivery goes back to pending, due now (its count of tries is kept); so does a filtered
     one whose reason the connection's rules no longer give (409 naming the reason while they still do)."""
+    await settle(db, account_id)
     async with db.transaction() as tx:
         found = await repo.by_id(tx, account_id, delivery_id)
         if found is None:

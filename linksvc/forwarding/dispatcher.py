@@ -1,12 +1,15 @@
 """The dispatcher: sends pending deliveries, at least once, off the request path.
 
-A loop claims due deliveries under a lease (so another worker process, or this one after a crash and a
-restart, or another node on PostgreSQL, takes them over only once the lease has run out; there the claim is
-``FOR UPDATE SKIP LOCKED`` and names this dispatcher, whose outcome is recorded only while it still holds the
-claim: see :func:`storage.deliveries.claim`), at most ``concurrency`` in flight, each the first
-pending one of its connection and customer (a customer's deliveries reach a connection in order: a reversal
-never overtakes its purchase). Each is mapped by its destination's pure builder at send time (so a rotated
-secret or a new endpoint applies to retries) and sent; outcomes are recorded in batches:
+A loop first fans out the events and reversals accepted since its last pass (one ``fanout`` row each, written
+with the event: :func:`linksvc.forwarding.outbox.fan_out` makes their deliveries, pending or filtered, in
+their order, the workers and nodes taking turns), then claims due deliveries under a lease (so another worker
+process, or this one after a crash and a restart, or another node on PostgreSQL, takes them over only once the
+lease has run out; there the claim is ``FOR UPDATE SKIP LOCKED`` and names this dispatcher, whose outcome is
+recorded only while it still holds the claim: see :func:`storage.deliveries.claim`), at most ``concurrency``
+in flight, each the first pending one of its connection and customer (a customer's deliveries reach a
+connection in order: a reversal never overtakes its purchase). Each is mapped by its destination's pure
+builder at send time (so a rotated secret or a new endpoint applies to retries) and sent; outcomes are
+recorded in batches:
 
     the vendor accepted it             delivered (2xx, and the body says so: see
                                        :mod:`linksvc.forwarding.verdicts` and each destination's ``judge``)
@@ -51,6 +54,7 @@ import aiohttp
 
 from linksvc.clock import iso, utcnow
 from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints
+from linksvc.forwarding import outbox
 from linksvc.forwarding.destinations import build, build_test, judge
 from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
@@ -266,6 +270,16 @@ class Dispatcher:
                                      now, self.node) and isinstance(self.db, PostgresDatabase):
                 log.info("delivery %s was taken over by another node after its lease ran out", o.seq)
 
+    async def _fan_out(self) -> None:
+        """Turns the events and reversals waiting in the outbox into their deliveries (a batch a pass, more
+        passes while some wait), before due deliveries are claimed: see :func:`outbox.fan_out`."""
+        try:
+            if (await repo.fanout_waiting(self.db.reader)
+                    and await self.db.write(outbox.fan_out, outbox.FAN_OUT_TURN) == outbox.FAN_OUT_BATCH):
+                self._wake.set()  # more wait: another pass at once
+        except Exception:  # kept for the next pass
+            log.exception("fanning out deliveries failed")
+
     async def _claim(self, limit: int) -> list[DeliveryRecord]:
         now = utcnow()
         lease = now + timedelta(seconds=self.lease_seconds)
@@ -282,6 +296,7 @@ class Dispatcher:
         while not self._stopping:
             self._wake.clear()
             await self._record()
+            await self._fan_out()
             claimed: list[DeliveryRecord] = []
             free = self.concurrency - len(self._inflight)
             if free > 0:

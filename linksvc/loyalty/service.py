@@ -362,8 +362,7 @@ class _Batch:
     events: list[repo.StoredEvent] = field(default_factory=list)
     new_lines: dict[str, None] = field(default_factory=dict)  # ids of the lines the batch issued, in order
     entries: list[wallet_repo.LedgerEntry] = field(default_factory=list)
-    deliveries: list[tuple[dict[str, Any], dict[str, Any] | None, str, dict[str, Any], str]] = field(
-        default_factory=list)
+    deliveries: list[tuple[str, str, str]] = field(default_factory=list)  # (event id, trigger, time) to fan out
     # What the accepted events add to the conversion rollups (storage.conversions.add_events, add_purchases).
     # Each on the event's own UTM (the fine rollups), beside it the UTM of the click behind it (the coarse level).
     counted: list[tuple[Any, ...]] = field(default_factory=list)
@@ -535,10 +534,8 @@ async def _one(tx: Tx, state: _Batch, prepared: Prepared) -> tuple[str, bool]:
     _count(state, stored, prepared)
     if event.order_id is not None:
         state.orders[event.order_id] = repo.OrderSeen(event_id, event.order_id, prepared.payload_hash)
-    # The customer as it is right after this event (a later event of the batch may change its tier again).
-    if state.connections != []:  # none enabled: no deliveries to work out
-        state.deliveries.append((stored.as_dict(), dict(customer) if customer is not None else None, "event",
-                                 effects.as_dict(), now))
+    if state.connections != []:  # none enabled: nothing to fan out (the outbox writes one row per event)
+        state.deliveries.append((event_id, "event", now))
     return event_id, True
 
 

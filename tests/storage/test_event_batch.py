@@ -18,6 +18,7 @@ import pytest
 
 from linksvc.campaigns import catalog
 from linksvc.errors import ServiceError
+from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
@@ -146,7 +147,12 @@ def _statuses(results: list[events.Result]) -> list[int]:
 
 
 async def _state(db: Database) -> str:
-    """Every table the events write, ordered as written, with random ids replaced by their rank."""
+    """Every table the events write, ordered as written, with random ids replaced by their rank; the events
+    waiting to be fanned out (in their order), then the deliveries the dispatcher's fan-out makes of them."""
+    waiting = [dict(row) for row in await fetch_all(db.reader, "SELECT account_id, event_id, trigger, created_at "
+                                                               "FROM fanout ORDER BY seq")]
+    while await db.write(outbox.fan_out):
+        pass
     tables = {
         "events": "SELECT * FROM events ORDER BY rowid",
         # The seed's own lines are issued and opened when the store is made: only what events did is compared.
@@ -161,6 +167,7 @@ async def _state(db: Database) -> str:
             for name, sql in tables.items()}
     updated = await fetch_all(db.reader, "SELECT id FROM customers WHERE updated_at = ? ORDER BY id", (now,))
     dump["customers_updated_now"] = [row["id"] for row in updated]
+    dump["fanout"] = waiting
     text = dumps(dump)
     names = {}
     for table, prefix in (("events", "event"), ("wallet_lines", "line"), ("deliveries", "delivery")):

@@ -175,6 +175,7 @@ async def test_a_dead_nodes_claim_is_taken_over_after_its_lease(nodes: tuple[Pos
     assert receiver.server is not None
     await _account(first, str(receiver.server.make_url("/in")))
     await _events(first, 3)
+    await first.write(outbox.fan_out, outbox.FAN_OUT_TURN)  # their deliveries, as a node's dispatcher makes them
     # A node claims them, then dies before sending (kill -9: no outcome is ever recorded).
     lease = 1.5
     now = utcnow()
