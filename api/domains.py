@@ -9,14 +9,12 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.appkeys import DB, RESOURCES, SETTINGS
+from api.hosts import SHARED_HOSTS, host_of_request, on_every_host
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope
 from linksvc.domains import service as domains
-from linksvc.domains.hosts import DomainRecord, SharedHosts, held_domains, request_host, target_host
+from linksvc.domains.hosts import DomainRecord, held_domains, request_host
 from linksvc.domains.url_patterns import EXAMPLE, MAX_LENGTH, MAX_PATTERNS
-
-SHARED_HOSTS: web.AppKey[SharedHosts] = web.AppKey("shared_hosts", SharedHosts)
-
 
 PATTERNS_DOC = (f"the long links' allow-list: RE2 regular expressions, each matched over the whole decoded URL of "
                 f"link, ofl, afl, ifl and si, each naming its scheme and host ({EXAMPLE}); at most {MAX_PATTERNS}, "
@@ -104,10 +102,6 @@ ENDPOINTS = [
 ]
 
 
-def host_of_request(request: web.Request) -> str:
-    """The host the request is for: its target's authority when the target is in absolute form, else its
-    ``Host`` header (:func:`linksvc.domains.hosts.target_host`)."""
-    return target_host(request.raw_path, request.headers.get("Host", ""))
 
 
 async def domain_of_request(request: web.Request) -> tuple[str, bool, DomainRecord | None]:
@@ -146,7 +140,6 @@ def add_domain_routes(app: web.Application) -> None:
     """The public routes (the admin endpoints are in :mod:`api.admin`); before the resolver's code route. The
     verification token answers on every host (it is meant for a tenant's domain); the TLS ask endpoint only on
     the service's own hosts, where the proxy asks it (:mod:`api.hosts`)."""
-    from api.hosts import on_every_host  # api.hosts reads this module's host functions
 
     on_every_host(app, app.router.add_get("/.well-known/linksvc-verify/{token}", verification_token))
     app.router.add_get("/tls/allowed", tls_allowed)

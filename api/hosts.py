@@ -21,10 +21,17 @@ from typing import Any
 
 from aiohttp import web
 
-from api.domains import SHARED_HOSTS, host_of_request
 from api.errors import no_route
+from linksvc.domains.hosts import SharedHosts, target_host
 
+SHARED_HOSTS: web.AppKey[SharedHosts] = web.AppKey("shared_hosts", SharedHosts)
 EVERY_HOST: web.AppKey[set[web.AbstractResource]] = web.AppKey("every_host", set)
+
+
+def host_of_request(request: web.Request) -> str:
+    """The host the request is for: its target's authority when the target is in absolute form, else its
+    ``Host`` header (:func:`linksvc.domains.hosts.target_host`)."""
+    return target_host(request.raw_path, request.headers.get("Host", ""))
 
 
 def on_every_host(app: web.Application, *routes: web.AbstractRoute) -> None:

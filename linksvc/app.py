@@ -17,8 +17,8 @@ from api.admin import add_admin_routes
 from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
-from api.domains import SHARED_HOSTS, add_domain_routes
-from api.hosts import host_middleware
+from api.domains import add_domain_routes
+from api.hosts import SHARED_HOSTS, host_middleware
 from api.links.resolver import add_resolver_routes
 from api.observability import (
     METRICS_KEY,

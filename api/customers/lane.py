@@ -23,7 +23,7 @@ from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
 
 from api.appkeys import DB
-from api.domains import SHARED_HOSTS
+from api.hosts import SHARED_HOSTS
 from api.observability import METRICS_KEY, SAFE_ID
 from api.server import HttpDate, plain_get
 from linksvc.accounts.service import held_principal

@@ -30,8 +30,8 @@ from aiohttp.http_parser import RawRequestMessage
 
 from api.accounts.throttle import FORWARDED_FOR
 from api.appkeys import CLICKS, DB, SETTINGS
-from api.domains import SHARED_HOSTS, domain_of_request
-from api.hosts import on_every_host
+from api.domains import domain_of_request
+from api.hosts import SHARED_HOSTS, on_every_host
 from api.observability import METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
