@@ -237,6 +237,8 @@ async def snapshot_metrics(app: web.Application) -> AsyncIterator[None]:
 
 
 METRICS_KEY: web.AppKey[Metrics] = web.AppKey("metrics", Metrics)
+LANE_ANSWERS = "linksvc_fast_lane_answers"  # a counter by lane: the requests each fast lane answered
+LANES = ("redirects", "customer_lookup")
 REQUEST_TIMEOUT_KEY: web.AppKey[float] = web.AppKey("request_timeout", float)
 
 

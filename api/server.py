@@ -265,6 +265,17 @@ class ServiceRequestHandler(RequestHandler):
         self._header_timeout = header_timeout
         self._header_deadline: asyncio.TimerHandle | None = None
         self._last_body: Any = None  # the body stream of the newest request (bytes may still be its body)
+        # Whether the handler holds a request: from the moment aiohttp's loop takes it off the queue (it makes
+        # the request object then) until its answer is written and the connection stays open. Between that
+        # answer and aiohttp's loop waiting again, the next request may arrive: the lane may answer it.
+        self._handling = False
+        make_request = self._request_factory
+        assert make_request is not None
+
+        def take(*args: Any) -> web.BaseRequest:
+            self._handling = True
+            return make_request(*args)
+        self._request_factory = take
 
     def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
@@ -296,13 +307,20 @@ class ServiceRequestHandler(RequestHandler):
         super().log_exception(*args, **kw)
 
     def _idle(self) -> bool:
-        """Whether the fast lane may answer now: the connection is open and kept alive, its handler waits for
-        the next request (everything before was answered), nothing is queued, and the access log, if on, is
-        one the lane's answers are written to."""
+        """Whether the fast lane may answer now: the connection is open and kept alive, its handler holds no
+        request (everything before was answered: it waits for the next, or is about to), nothing is queued,
+        and the access log, if on, is one the lane's answers are written to."""
         waiter = self._waiter
-        return (waiter is not None and not waiter.done() and not self._messages and not self._request_in_progress
-                and self.transport is not None and not self._force_close and not self._close
-                and self._lanes_logged)
+        return ((waiter is None or not waiter.done()) and not self._handling and not self._messages
+                and not self._request_in_progress and self.transport is not None and not self._force_close
+                and not self._close and self._lanes_logged)
+
+    async def _handle_request(self, request: web.BaseRequest, start_time: float | None,
+                              request_handler: Any) -> tuple[web.StreamResponse, bool]:
+        resp, reset = await super()._handle_request(request, start_time, request_handler)
+        # Answered: the lane may take the next request, unless this answer ends the connection.
+        self._handling = reset or not resp.keep_alive
+        return resp, reset
 
     def _answered(self, answer: bytes) -> None:
         """Writes the fast lane's answer and starts the keep-alive timer, as aiohttp does after an answer."""

@@ -83,6 +83,7 @@ class Server:
     name: str
     port: int
     process: subprocess.Popen[bytes]
+    log: Path | None = None  # the server's log file, while it runs
 
     def url(self, path: str) -> str:
         return f"http://{HOST}:{self.port}{path}"
@@ -226,7 +227,7 @@ def running(name: str, args: list[str], env: Mapping[str, str] | None = None,
     process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
                                stdout=subprocess.DEVNULL, stderr=log)
     log.close()
-    server = Server(name, port, process)
+    server = Server(name, port, process, Path(log.name))
     clean = False
     try:
         _wait_ready(server, time.monotonic() + ready_timeout)
@@ -250,9 +251,22 @@ def serve(db: Path | str, *extra: str) -> list[str]:
     return ["-m", "linksvc", "serve", "--port", "{port}", "--db", str(db), *extra]
 
 
-def service(name: str, db: Path | str, env: Mapping[str, str], *extra: str) -> Any:
-    """The service on ``db``, stopped with SIGTERM (a clean shutdown) at the end of the block."""
-    return running(name, serve(db, *extra), env=env, stop=stop)
+HELD = "holding "  # the start of the line each worker logs once its links are held (linksvc.app)
+
+
+@contextmanager
+def service(name: str, db: Path | str, env: Mapping[str, str], *extra: str) -> Iterator[Server]:
+    """The service on ``db``, stopped with SIGTERM (a clean shutdown) at the end of the block; yielded once
+    every worker holds its links, so that no measured request is a link's first read."""
+    workers = int(extra[extra.index("--workers") + 1]) if "--workers" in extra else 1
+    with running(name, serve(db, *extra), env=env, stop=stop) as server:
+        deadline = time.monotonic() + 120
+        logged = env.get("LINKSVC_LOG_LEVEL", "INFO").upper() in ("DEBUG", "INFO")
+        while logged and server.log is not None and server.log.read_text(errors="replace").count(HELD) < workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}'s workers did not hold their links in time")
+            time.sleep(0.2)
+        yield server
 
 
 def beside_baseline(name: str, bare: Callable[[Server, str], T], rows: Callable[[], object]) -> tuple[T, T]:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import AsyncIterator
 from datetime import date
 from functools import partial
@@ -21,6 +22,8 @@ from api.domains import add_domain_routes
 from api.hosts import SHARED_HOSTS, host_middleware
 from api.links.resolver import add_resolver_routes
 from api.observability import (
+    LANE_ANSWERS,
+    LANES,
     METRICS_KEY,
     REQUEST_TIMEOUT_KEY,
     Metrics,
@@ -96,7 +99,9 @@ again, pausing every request for tens of milliseconds (docs/decisions.md, "Redir
 
 
 async def _hold(app: web.Application) -> None:
-    await hold_links(app[DB])
+    started = time.perf_counter()
+    held = await hold_links(app[DB])
+    log.info("holding %d links for the fast lane (read in %.1f s)", held, time.perf_counter() - started)
     if app.get(FREEZE_HELD):
         gc.freeze()
 
@@ -178,6 +183,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
                              "kind", KINDS)
     metrics.describe_counter("linksvc_auth_throttled", "Credential attempts refused with 429 (too many failures "
                              "from the address), by kind", "kind", KINDS)
+    metrics.describe_counter(LANE_ANSWERS, "Requests answered on a fast lane (the rest of their route's requests took "
+                             "the handler), by lane", "lane", LANES)
     app[AUTH_THROTTLE] = AuthThrottle(db, settings.auth_failure_limit, settings.auth_failure_window_seconds,
                                       parse_networks(settings.trusted_proxies),
                                       observe=lambda event, kind: metrics.count(f"linksvc_auth_{event}", kind))

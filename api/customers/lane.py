@@ -24,7 +24,7 @@ from aiohttp.http_parser import RawRequestMessage
 
 from api.appkeys import DB
 from api.hosts import SHARED_HOSTS
-from api.observability import METRICS_KEY, SAFE_ID
+from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.server import HttpDate, plain_get
 from linksvc.accounts.service import held_principal
 from linksvc.customers.service import lookup_customer_now
@@ -128,6 +128,8 @@ class FastLookups:
         answer = (f"HTTP/1.1 {head}\r\nContent-Type: application/json\r\nX-Request-Id: {request_id}\r\n"
                   f"Content-Length: {len(body)}\r\nDate: {self._http_date(time.time())}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii") + body
-        app[METRICS_KEY].observe("GET", self._path, status, time.perf_counter() - started)
+        metrics = app[METRICS_KEY]
+        metrics.observe("GET", self._path, status, time.perf_counter() - started)
+        metrics.count(LANE_ANSWERS, "customer_lookup")
         self.answered += 1
         return answer

@@ -32,7 +32,7 @@ from api.accounts.throttle import FORWARDED_FOR
 from api.appkeys import CLICKS, DB, SETTINGS
 from api.domains import domain_of_request
 from api.hosts import SHARED_HOSTS, on_every_host
-from api.observability import METRICS_KEY, SAFE_ID
+from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
@@ -300,7 +300,9 @@ class FastRedirects:
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
         clicks = app[CLICKS]
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, lane_peer()))
-        app[METRICS_KEY].observe("GET", self._route, 302, time.perf_counter() - started)
+        metrics = app[METRICS_KEY]
+        metrics.observe("GET", self._route, 302, time.perf_counter() - started)
+        metrics.count(LANE_ANSWERS, "redirects")
         self.answered += 1
         return answer
 
