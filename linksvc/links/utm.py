@@ -21,6 +21,8 @@ UTM_SOURCES = ("query", "destination", "fallback", "defaults")
 
 def utm_of(values: Mapping[str, str]) -> dict[str, str]:
     """The non-empty UTM fields among ``values``."""
+    if not values:  # most clicks carry no query, many destinations none: nothing to look up
+        return {}
     return {f: values[f] for f in UTM_FIELDS if values.get(f, "").strip()}
 
 
