@@ -251,14 +251,23 @@ PASS_COLUMNS = ("id", "account_id", "link_id", "clicked_at", "platform", "bot", 
 """What the pass reads of a stored click (:func:`rollup_counts` takes rows of these)."""
 
 
+HORIZON_WAIT = "1s"
+"""On PostgreSQL, how long :func:`click_horizon` waits for the click transactions under way at most. While it
+waits, new click transactions wait behind it (PostgreSQL queues the shared requests after the exclusive one):
+a click transaction held open (a node frozen in the middle of one) must not stop every other node's click
+writer, so the horizon gives up instead (a store error: the pass is tried again later, a report reads what is
+counted)."""
+
+
 async def click_horizon(tx: Tx) -> int:
     """The largest id of the clicks stored now, such that every click up to it that will ever be stored is
     stored (a pass may count up to it). On PostgreSQL, ids are handed out in one order and committed in
     another: the lock every click transaction holds shared (``storage.clicks.CLICK_INSERTS``) is taken alone
-    first, which waits for those under way, so that none of them holds a smaller id than one already
-    committed. Run it at ``READ COMMITTED`` (a ``serial_key``) so that it reads after the wait; held only for
-    this short unit. On SQLite the one writer commits ids in order."""
+    first (waiting :data:`HORIZON_WAIT` at most), which waits for those under way, so that none of them holds a
+    smaller id than one already committed. Run it at ``READ COMMITTED`` (a ``serial_key``) so that it reads
+    after the wait; held only for this short unit. On SQLite the one writer commits ids in order."""
     if dialect(tx) == "postgresql":
+        await execute(tx, f"SET LOCAL lock_timeout = '{HORIZON_WAIT}'")
         await execute(tx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (CLICK_INSERTS,))
     row = await fetch_one(tx, "SELECT coalesce(max(id), 0) FROM clicks")
     return int(row[0]) if row is not None else 0

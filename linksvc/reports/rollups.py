@@ -87,7 +87,9 @@ class ClickRollups:
                 return
             try:
                 await self.run_once()
-            except Exception:  # the store is busy or full: the next turn, or a report, counts them
+            except StoreError as exc:  # busy, full, or a click transaction held open: the next turn counts them
+                log.warning("counting the stored clicks into the conversion rollups failed; will retry: %s", exc)
+            except Exception:
                 log.exception("counting the stored clicks into the conversion rollups failed; will retry")
 
     def start(self) -> None:
