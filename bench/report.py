@@ -1,8 +1,8 @@
 """The conversion report at size (issue 21): ``.venv/bin/python -m bench.report``.
 
 Builds, for one account, 10,000,000 clicks and 1,000,000 events over 90 days in a SQLite file, through the
-real upkeep: the clicks through :func:`storage.clicks.insert_clicks` (which keeps conversion_clicks and
-conversion_visitors in the same transaction) in batches of 20,000, the events' figures through
+real upkeep: the clicks through :func:`storage.clicks.insert_clicks` in batches of 20,000, each counted into
+the rollups by the pass behind them (:func:`linksvc.reports.rollups.count_clicks`), the events' figures through
 :func:`storage.conversions.add_events` and :func:`storage.conversions.add_purchases` in batches, as the event
 batch calls them (the events rows themselves are not written: the report reads only the rollups). The file is
 cached under ``data/`` keyed by :data:`VERSION` and its parameters, not by the schema: a cached file is reused
@@ -39,6 +39,7 @@ from typing import Any
 
 from bench import data, load
 from bench import storefront_docs as docs
+from linksvc.reports.rollups import count_clicks
 from linksvc.seed import load_seed
 from linksvc.settings import REPO_ROOT
 from storage import clicks as click_repo
@@ -142,6 +143,7 @@ async def _build(path: Path, clicks: int, events: int) -> None:
         while written < clicks:
             rows = list(generator.clicks(min(CLICK_BATCH, clicks - written)))
             await db.write(partial(click_repo.insert_clicks, rows=rows))
+            await count_clicks(db)  # the rollups' pass, as the service runs it behind the click writer
             written += len(rows)
             if written % 500_000 < CLICK_BATCH:
                 print(f"  {written:,} clicks in {time.perf_counter() - started:.0f} s")

@@ -50,6 +50,7 @@ from linksvc.forwarding.export import ExportJob, export_target_of
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.service import hold_links
 from linksvc.links.visitors import Visitors
+from linksvc.reports.rollups import ClickRollups
 from linksvc.resources.service import Resources
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
@@ -140,6 +141,14 @@ async def _auth_throttle(app: web.Application) -> AsyncIterator[None]:
     await app[AUTH_THROTTLE].stop()
 
 
+async def _click_rollups(rollups: ClickRollups, app: web.Application) -> AsyncIterator[None]:
+    """Counts stored clicks into the conversion rollups in the background, from after the database opens until
+    before it closes (stopped before the click recorder's last write: the next start counts those)."""
+    rollups.start()
+    yield
+    await rollups.stop()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -200,6 +209,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app.cleanup_ctx.append(_read_models)
     app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
+    app.cleanup_ctx.append(partial(_click_rollups, ClickRollups(db, settings.click_rollup_seconds)))
     app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(_export_job)
     app.cleanup_ctx.append(snapshot_metrics)

@@ -66,6 +66,9 @@ class Settings:
     # utm_source of internal email, push and WhatsApp links that carry none.
     service_label: str = "linksvc"
     click_flush_seconds: float = 0.5
+    # How often stored clicks are counted into the conversion rollups (off the click path; a report counts
+    # what waits first, so it is always exact).
+    click_rollup_seconds: float = 1.0
     # Longest time an /api/ request may take to arrive and be answered (408 beyond).
     request_timeout_seconds: float = 30.0
     # Longest time a request's headers may take to arrive, from its first byte (408 and closed beyond).
@@ -179,6 +182,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_PUBLIC_URL": "public_url",
     "LINKSVC_SERVICE_LABEL": "service_label",
     "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",
+    "LINKSVC_CLICK_ROLLUP_SECONDS": "click_rollup_seconds",
     "LINKSVC_REQUEST_TIMEOUT_SECONDS": "request_timeout_seconds",
     "LINKSVC_HEADER_TIMEOUT_SECONDS": "header_timeout_seconds",
     "LINKSVC_WORKERS": "workers",

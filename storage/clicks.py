@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from storage import conversions
 from storage.db import Conn, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("clicks", "click_journals")
@@ -73,17 +71,18 @@ ROWS_PER_STATEMENT = 1000  # 19,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
+CLICK_INSERTS = "linksvc:clicks"
+"""On PostgreSQL, the advisory lock every transaction storing clicks holds shared until it commits, and the
+conversion rollups' horizon takes alone for a moment (``storage.conversions.click_horizon``): once it has it,
+every id handed out before is committed or rolled back, so the clicks up to the largest id are all there to
+count. (Ids are handed out in one order and committed in another; SQLite's one writer commits them in order.)"""
+
+
 async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[str, int] | None = None) -> None:
-    """One multi-row ``INSERT`` per thousand clicks.
-
-    Not ``executemany``: it hands the GIL back and forth once per row, and while the event loop is busy
-    each hand-back can wait for Python's switch interval (5 ms), so a batch of 500 clicks took seconds
-    and stalled the redirects it competed with. One statement binds its parameters in one call and then
-    runs inside SQLite with the GIL released.
-
-    The conversion rollups count the same clicks in the same transaction (:func:`conversions.add_click_counts`)."""
+    """The click writer's batch: the clicks' rows, and how far the click journal they came from is stored, in
+    the same commit. Nothing else: the conversion rollups count the clicks afterwards, in a pass of their own
+    (``storage.conversions.roll_up_clicks``; docs/decisions.md, "Rollups behind a mark")."""
     await insert_click_rows(tx, rows)
-    await conversions.add_click_counts(tx, *rollup_counts(rows))
     if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
         # PostgreSQL names the larger of two values greatest() and wants the target's column qualified.
         larger = ("greatest(click_journals.stored, excluded.stored)" if dialect(tx) == "postgresql"
@@ -93,54 +92,21 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
 
 
 async def insert_click_rows(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
-    """The clicks' own rows, without the rollups (:func:`insert_clicks` adds them): ``bench.click_writer``'s
-    baseline."""
+    """One multi-row ``INSERT`` per thousand clicks (``COLUMNS``).
+
+    Not ``executemany``: it hands the GIL back and forth once per row, and while the event loop is busy
+    each hand-back can wait for Python's switch interval (5 ms), so a batch of 500 clicks took seconds
+    and stalled the redirects it competed with. One statement binds its parameters in one call and then
+    runs inside SQLite with the GIL released. On PostgreSQL the transaction first takes :data:`CLICK_INSERTS`
+    shared."""
+    if not rows:
+        return
+    if dialect(tx) == "postgresql":
+        await execute(tx, "SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))", (CLICK_INSERTS,))
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[start:start + ROWS_PER_STATEMENT]
         sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
         await execute(tx, sql, [value for row in chunk for value in row])
-
-
-def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str, str, str]:
-    found = parsed.get(text)
-    if found is None:
-        try:
-            utm = json.loads(text) if isinstance(text, str | bytes) else {}
-        except ValueError:
-            utm = {}
-        if not isinstance(utm, dict):
-            utm = {}
-        found = (str(utm.get("utm_source") or ""), str(utm.get("utm_medium") or ""),
-                 str(utm.get("utm_campaign") or ""))
-        parsed[text] = found
-    return found
-
-
-def rollup_counts(rows: Sequence[Sequence[Any]]) -> tuple[conversions.ClickCounts, set[conversions.VisitorPair]]:
-    """The conversion rollups' counts and visitor pairs of stored click rows (``COLUMNS``), in one pass: per
-    fine key (account, day, link, the three UTM fields, platform) its human and bot clicks and the routes of
-    the human ones (:data:`conversions.ROUTES`), and each human click's (key, visitor) when it has one. The UTM
-    text is parsed once per distinct text of the batch."""
-    parsed: dict[Any, tuple[str, str, str]] = {}
-    routes = conversions.ROUTES
-    counts: conversions.ClickCounts = {}
-    pairs: set[conversions.VisitorPair] = set()
-    for row in rows:
-        utm = parsed.get(row[9]) or _utm_fields(row[9], parsed)
-        key = (row[0], str(row[3])[:10], row[1], utm[0], utm[1], utm[2], row[4] or "")
-        found = counts.get(key)
-        if found is None:
-            found = counts[key] = [0, 0, 0, 0, 0, 0]
-        if row[5]:
-            found[1] += 1
-            continue
-        found[0] += 1
-        route = routes.get(row[6])
-        if route is not None:
-            found[3 + route] += 1
-        if row[17]:
-            pairs.add((*key, row[17]))
-    return counts, pairs
 
 
 async def journal_marks(conn: Conn) -> dict[str, int]:

@@ -1,8 +1,9 @@
 """The conversion rollups (docs/decisions.md, "Conversion report and attribution lineage") and the daily
 visitor salts.
 
-What clicks and events add to the report is kept here as they are written: the click writer's batches
-(:func:`add_click_counts`, called by ``storage.clicks.insert_clicks`` in the same transaction), the event
+What clicks and events add to the report is kept here: the clicks by a pass of their own behind a mark
+(:func:`roll_up_clicks`: the stored clicks after the mark, counted with :func:`add_click_counts`, the mark moved
+in the same transaction; the click writer stores clicks only), the events as they are written, by the event
 batch and a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in
 Python first and then writes one row per distinct key and table, in multi-row statements of fixed sizes
 (:func:`_chunks`): never one per row. Each writer also keeps the coarse level
@@ -28,10 +29,11 @@ from decimal import Decimal
 from itertools import chain
 from typing import Any
 
+from storage.clicks import CLICK_INSERTS
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue",
-        "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue")
+        "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue", "conversion_click_mark")
 
 BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 172800, 259200, 604800, 1209600,
                               2592000, float("inf"))
@@ -147,10 +149,9 @@ VisitorPair = tuple[str, str, str, str, str, str, str, str]
 
 
 async def add_click_counts(tx: Tx, counts: ClickCounts, pairs: set[VisitorPair]) -> None:
-    """Adds a batch's click counts (human and bot clicks, the routes of human clicks) and its visitor pairs:
+    """Adds a pass's click counts (human and bot clicks, the routes of human clicks) and its visitor pairs:
     each human click's visitor is counted once per key (conversion_visitors remembers who was counted).
-    One upsert per distinct key and table: a statement per thousand keys, whatever the batch size, the keys
-    in order (concurrent writers on PostgreSQL lock rows in the same order)."""
+    One upsert per distinct key and table, in statements of fixed sizes, the keys in order."""
     if not counts:
         return
     for chunk in _chunks(sorted(pairs)):
@@ -242,6 +243,105 @@ async def _add_counts(tx: Tx, table: str, key: Sequence[str], columns: Sequence[
             tx, f"INSERT INTO {table} ({', '.join(key)}, {', '.join(columns)}) VALUES {_marks(width, len(chunk))} "
                 f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {_added(table, columns)}",
             list(chain.from_iterable((*k, *counts[k]) for k in chunk)))
+
+
+# --- the clicks' pass ------------------------------------------------------------------------------------
+
+PASS_COLUMNS = ("id", "account_id", "link_id", "clicked_at", "platform", "bot", "answer", "utm", "visitor")
+"""What the pass reads of a stored click (:func:`rollup_counts` takes rows of these)."""
+
+
+HORIZON_WAIT = "1s"
+"""On PostgreSQL, how long :func:`click_horizon` waits for the click transactions under way at most. While it
+waits, new click transactions wait behind it (PostgreSQL queues the shared requests after the exclusive one):
+a click transaction held open (a node frozen in the middle of one) must not stop every other node's click
+writer, so the horizon gives up instead (a store error: the pass is tried again later, a report reads what is
+counted)."""
+
+
+async def click_horizon(tx: Tx) -> int:
+    """The largest id of the clicks stored now, such that every click up to it that will ever be stored is
+    stored (a pass may count up to it). On PostgreSQL, ids are handed out in one order and committed in
+    another: the lock every click transaction holds shared (``storage.clicks.CLICK_INSERTS``) is taken alone
+    first (waiting :data:`HORIZON_WAIT` at most), which waits for those under way, so that none of them holds a
+    smaller id than one already committed. Run it at ``READ COMMITTED`` (a ``serial_key``) so that it reads
+    after the wait; held only for this short unit. On SQLite the one writer commits ids in order."""
+    if dialect(tx) == "postgresql":
+        await execute(tx, f"SET LOCAL lock_timeout = '{HORIZON_WAIT}'")
+        await execute(tx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (CLICK_INSERTS,))
+    row = await fetch_one(tx, "SELECT coalesce(max(id), 0) FROM clicks")
+    return int(row[0]) if row is not None else 0
+
+
+async def first_waiting_click(conn: Conn) -> str | None:
+    """When the first click stored after the mark was taken (``clicked_at``), None when none waits: a hint read
+    without a write (the pass decides what it counts)."""
+    row = await fetch_one(conn, "SELECT clicked_at FROM clicks WHERE id > coalesce((SELECT counted FROM "
+                                "conversion_click_mark WHERE name = 'clicks'), 0) ORDER BY id LIMIT 1")
+    return None if row is None else str(row[0])
+
+
+async def roll_up_clicks(tx: Tx, upto: int, limit: int) -> tuple[int, bool]:
+    """Counts into the rollups the stored clicks after the mark, up to id ``upto`` (a :func:`click_horizon`)
+    and at most ``limit`` of them, and moves the mark past them in the same transaction: (how many were
+    counted, whether clicks up to ``upto`` are left for another unit). Summed per distinct key as the click
+    writer's batches were (:func:`add_click_counts`). Passes must take turns (``Store.write`` with one
+    ``serial_key``: an advisory lock on PostgreSQL, where it then reads the mark its predecessor committed;
+    SQLite's one writer)."""
+    row = await fetch_one(tx, "SELECT counted FROM conversion_click_mark WHERE name = 'clicks'")
+    counted = int(row[0]) if row is not None else 0
+    if counted >= upto:
+        return 0, False
+    rows = await fetch_all(tx, f"SELECT {', '.join(PASS_COLUMNS)} FROM clicks WHERE id > ? AND id <= ? "
+                               "ORDER BY id LIMIT ?", (counted, upto, limit))
+    if rows:
+        await add_click_counts(tx, *rollup_counts(rows))
+    last = int(rows[-1][0]) if len(rows) == limit else upto
+    await execute(tx, "INSERT INTO conversion_click_mark (name, counted) VALUES ('clicks', ?) "
+                      "ON CONFLICT (name) DO UPDATE SET counted = excluded.counted", (last,))
+    return len(rows), last < upto
+
+
+def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str, str, str]:
+    found = parsed.get(text)
+    if found is None:
+        try:
+            utm = json.loads(text) if isinstance(text, str | bytes) else {}
+        except ValueError:
+            utm = {}
+        if not isinstance(utm, dict):
+            utm = {}
+        found = (str(utm.get("utm_source") or ""), str(utm.get("utm_medium") or ""),
+                 str(utm.get("utm_campaign") or ""))
+        parsed[text] = found
+    return found
+
+
+def rollup_counts(rows: Sequence[Sequence[Any]]) -> tuple[ClickCounts, set[VisitorPair]]:
+    """The counts and visitor pairs of stored clicks (rows of :data:`PASS_COLUMNS`), in one pass: per fine key
+    (account, day, link, the three UTM fields, platform) its human and bot clicks and the routes of the human
+    ones (:data:`ROUTES`), and each human click's (key, visitor) when it has one. The UTM text is parsed once
+    per distinct text."""
+    parsed: dict[Any, tuple[str, str, str]] = {}
+    routes = ROUTES
+    counts: ClickCounts = {}
+    pairs: set[VisitorPair] = set()
+    for row in rows:
+        utm = parsed.get(row[7]) or _utm_fields(row[7], parsed)
+        key = (row[1], str(row[3])[:10], row[2], utm[0], utm[1], utm[2], row[4] or "")
+        found = counts.get(key)
+        if found is None:
+            found = counts[key] = [0, 0, 0, 0, 0, 0]
+        if row[5]:
+            found[1] += 1
+            continue
+        found[0] += 1
+        route = routes.get(row[6])
+        if route is not None:
+            found[3 + route] += 1
+        if row[8]:
+            pairs.add((*key, row[8]))
+    return counts, pairs
 
 
 # --- events ----------------------------------------------------------------------------------------------

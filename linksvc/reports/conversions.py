@@ -23,6 +23,7 @@ from linksvc.accounts.service import get_account
 from linksvc.clock import utcnow
 from linksvc.errors import Issues
 from linksvc.links.clicks import ClickRecorder
+from linksvc.reports.rollups import count_before_reading
 from linksvc.spreadsheet import csv_text
 from linksvc.store import Store
 from storage import conversions as repo
@@ -201,9 +202,11 @@ Key = tuple[str, ...]
 async def conversion_report(db: Store, clicks: ClickRecorder, account_id: str, query: ReportQuery
                             ) -> dict[str, Any]:
     """The report as the admin API answers it (``data``); the clicks the recorder still buffers are written
-    first, so that every click answered before is in it. Read on three read connections of the store at once
+    first, and every stored click not counted yet is counted into the rollups (:mod:`linksvc.reports.rollups`),
+    so that every click answered before is in it. Read on three read connections of the store at once
     (clicks, events and revenue are three statements, each over tens of thousands of rows at size)."""
     await clicks.flush_before_counting()
+    await count_before_reading(db)
     conns = await db.readers(3)
     return await report_from(conns[0], account_id, query, conns[1:])
 

@@ -1,22 +1,28 @@
-"""The click writer's conversion rollups, summed per batch (issue 33), hold exactly what counting the same clicks
-one by one gives: every fine row, every visitor counted once per key across batches, every coarse row of the 16
-levels and the day's unattributed level, daily and weekly, on either store. The clicks span a week's end, so a
-batch adds to two weeks; some carry no visitor, some are bots, some answers take no route."""
+"""The clicks' conversion rollups, counted by the pass behind the mark (issue 33), hold exactly what counting the
+same clicks one by one gives: every fine row, every visitor counted once per key across passes, every coarse row
+of the 16 levels and the day's unattributed level, daily and weekly, on either store; whatever the click
+batches' sizes and the passes' spans, with passes that fail midway (rolled back whole: nothing counted twice),
+and on SQLite when deleting a link hands its ids to the next clicks. The clicks span a week's end, so a pass
+adds to two weeks; some carry no visitor, some are bots, some answers take no route."""
 
 from __future__ import annotations
 
 import json
 import random
 from collections import Counter
+from functools import partial
 from typing import Any
 
+import pytest
+
+from linksvc.reports.rollups import count_clicks
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
-from linksvc.store import store_of
+from linksvc.store import Store, store_of
 from storage import clicks as click_repo
 from storage import conversions
-from storage.db import fetch_all
-from tests.factories import A, B, two_accounts
+from storage.db import Tx, dialect, execute, fetch_all, fetch_one
+from tests.factories import A, B, ids, two_accounts
 
 DAYS = ("2026-11-22", "2026-11-23", "2026-11-24")  # a Sunday, then the next week's Monday and Tuesday
 UTMS: list[dict[str, str]] = [{}, {"utm_source": "mail"}, {"utm_source": "ads", "utm_campaign": "x"},
@@ -24,12 +30,13 @@ UTMS: list[dict[str, str]] = [{}, {"utm_source": "mail"}, {"utm_source": "ads", 
 ANSWERS = ("destination", "fallback", "intent", "deeplink", "play", "app_store", "landing", "broken")
 
 
-def _clicks(count: int) -> list[list[Any]]:
-    draw = random.Random(33)
+def _clicks(count: int, seed: int = 33, links: tuple[str, ...] = tuple(f"link-{n}" for n in range(6))
+            ) -> list[list[Any]]:
+    draw = random.Random(seed)
     rows = []
     for n in range(count):
         utm = draw.choice(UTMS)
-        rows.append([draw.choice((A, B)), f"link-{draw.randrange(6)}", f"t{n}",
+        rows.append([draw.choice((A, B)), draw.choice(links), f"t{seed}-{n}",
                      f"{draw.choice(DAYS)}T10:{draw.randrange(60):02d}:00.000000Z",
                      draw.choice(("ios", "android", "web", "")),
                      int(draw.random() < 0.1), draw.choice(ANSWERS), "UA", "", json.dumps(utm), utm.get("utm_source"),
@@ -66,7 +73,30 @@ def _one_by_one(rows: list[list[Any]]) -> tuple[dict[tuple[Any, ...], list[int]]
     return fine, coarse
 
 
-async def test_batched_rollups_equal_counting_click_by_click(settings: Settings) -> None:
+async def _assert_counted(db: Store, rows: list[list[Any]]) -> None:
+    fine, coarse = _one_by_one(rows)
+    stored_fine = await fetch_all(db.reader, f"SELECT {', '.join(conversions.KEY)}, "
+                                             f"{', '.join(conversions.CLICK_COUNTS)} FROM conversion_clicks")
+    assert {tuple(r[:7]): [int(n) for n in r[7:]] for r in stored_fine} == fine
+    stored = await fetch_all(db.reader, f"SELECT {', '.join(conversions.LEVEL_KEY)}, "
+                                        f"{', '.join(conversions.CLICK_COUNTS)} FROM conversion_level_clicks")
+    assert {tuple(r[:6]): [int(n) for n in r[6:]] for r in stored} == coarse
+    levels = Counter(r[1] for r in stored if r[2] == conversions.DAILY)
+    assert set(levels) == set(conversions.LEVELS)
+    visitors = await fetch_all(db.reader, "SELECT count(*) FROM conversion_visitors")
+    assert int(visitors[0][0]) == sum(counts[2] for counts in fine.values())
+
+
+class Refused(Exception):
+    """What a pass that fails after writing its rows raises (a store error, a crash midway)."""
+
+
+async def _pass_then_fail(tx: Tx, upto: int, limit: int) -> None:
+    await conversions.roll_up_clicks(tx, upto, limit)
+    raise Refused()
+
+
+async def test_the_pass_counts_what_counting_click_by_click_gives(settings: Settings) -> None:
     rows = _clicks(3_000)
     db = store_of(settings)
     await db.open()
@@ -74,21 +104,51 @@ async def test_batched_rollups_equal_counting_click_by_click(settings: Settings)
         await load_seed(db, two_accounts(), allow_private=True)
         draw = random.Random(7)
         start = 0
-        while start < len(rows):  # batches of uneven sizes, as the writer's are
+        while start < len(rows):  # batches of uneven sizes, as the writer's are, and passes now and then
             size = draw.choice((1, 2, 7, 300, 513, 1_100))
             batch = rows[start:start + size]
             await db.write(lambda tx, batch=batch: click_repo.insert_clicks(tx, batch))
             start += size
-        fine, coarse = _one_by_one(rows)
-        stored_fine = await fetch_all(db.reader, f"SELECT {', '.join(conversions.KEY)}, "
-                                                 f"{', '.join(conversions.CLICK_COUNTS)} FROM conversion_clicks")
-        assert {tuple(r[:7]): [int(n) for n in r[7:]] for r in stored_fine} == fine
-        stored = await fetch_all(db.reader, f"SELECT {', '.join(conversions.LEVEL_KEY)}, "
-                                            f"{', '.join(conversions.CLICK_COUNTS)} FROM conversion_level_clicks")
-        assert {tuple(r[:6]): [int(n) for n in r[6:]] for r in stored} == coarse
-        levels = Counter(r[1] for r in stored if r[2] == conversions.DAILY)
-        assert set(levels) == set(conversions.LEVELS)
-        visitors = await fetch_all(db.reader, "SELECT count(*) FROM conversion_visitors")
-        assert int(visitors[0][0]) == sum(counts[2] for counts in fine.values())
+            choice = draw.random()
+            if choice < 0.3:  # a pass over what is stored, in units of uneven sizes
+                upto = await db.write(conversions.click_horizon)
+                limit = draw.choice((1, 50, 700, 5_000))
+                while (await db.write(partial(conversions.roll_up_clicks, upto=upto, limit=limit)))[1]:
+                    pass
+            elif choice < 0.45:  # a pass that fails after writing its rows: rolled back whole
+                upto = await db.write(conversions.click_horizon)
+                with pytest.raises(Refused):
+                    await db.write(partial(_pass_then_fail, upto=upto, limit=draw.choice((10, 5_000))))
+        await count_clicks(db)
+        await _assert_counted(db, rows)
+        assert await count_clicks(db) == 0  # nothing is counted twice
+        await _assert_counted(db, rows)
+    finally:
+        await db.close()
+
+
+async def test_clicks_after_a_deleted_links_last_clicks_are_counted(settings: Settings) -> None:
+    """On SQLite a new click takes the largest id left plus one: the ids of a deleted link's last clicks, which
+    the mark had passed, are handed out again, and the mark goes back for them."""
+    db = store_of(settings)
+    await db.open()
+    try:
+        await load_seed(db, two_accounts(), allow_private=True)
+        link = ids(A)["links"]
+        first = _clicks(200, seed=1)
+        last = [[A, link, *row[2:]] for row in _clicks(50, seed=2)]  # the last stored clicks, on a real link
+        for batch in (first, last):
+            await db.write(lambda tx, batch=batch: click_repo.insert_clicks(tx, batch))
+        await count_clicks(db)
+        before = await fetch_one(db.reader, "SELECT max(id) FROM clicks")
+        await db.write(lambda tx: execute(tx, "DELETE FROM links WHERE id = ?", (link,)))
+        after = _clicks(120, seed=3)
+        await db.write(lambda tx: click_repo.insert_clicks(tx, after))
+        reused = await fetch_one(db.reader, "SELECT min(id) FROM clicks WHERE tracking_id LIKE 't3-%'")
+        assert before is not None and reused is not None
+        if dialect(db.reader) == "sqlite":
+            assert int(reused[0]) <= int(before[0])  # the ids came round again
+        assert await count_clicks(db) == len(after)
+        await _assert_counted(db, first + last + after)  # the deleted link's clicks were counted before
     finally:
         await db.close()

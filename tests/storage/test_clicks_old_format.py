@@ -13,6 +13,7 @@ from linksvc.jsoncodec import loads
 from linksvc.links import click_spill
 from linksvc.links.click_journal import ClickJournal
 from linksvc.links.clicks import ClickRecorder
+from linksvc.reports.rollups import count_clicks
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from linksvc.store import store_of
@@ -58,6 +59,7 @@ async def test_old_journals_and_spill_files_load_with_null_visitor_and_origin(se
         assert [(row[0], row[1], None if row[2] is None else loads(row[2]), row[3]) for row in rows] == [
             ("new9", "00112233aabbccdd", {"utm_source": "query"}, "app_store"),
             *[(f"old{n}", None, None, "app_store") for n in (1, 2, 3, 4)]]
+        await count_clicks(db)  # the rollups' pass
         counted = await fetch_all(db.reader, "SELECT sum(human), sum(store), sum(visitors) FROM conversion_clicks "
                                              "WHERE account_id = ?", (A,))
         assert tuple(counted[0]) == (5, 5, 1)

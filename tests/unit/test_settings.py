@@ -41,6 +41,7 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_PUBLIC_URL", "https://go.example.com/", "public_url", "https://go.example.com"),
     ("LINKSVC_SERVICE_LABEL", "democoffee", "service_label", "democoffee"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "2.5", "click_flush_seconds", 2.5),
+    ("LINKSVC_CLICK_ROLLUP_SECONDS", "10", "click_rollup_seconds", 10.0),
     ("LINKSVC_REQUEST_TIMEOUT_SECONDS", "5", "request_timeout_seconds", 5.0),
     ("LINKSVC_HEADER_TIMEOUT_SECONDS", "2.5", "header_timeout_seconds", 2.5),
     ("LINKSVC_WORKERS", "2", "workers", 2),
