@@ -43,7 +43,23 @@ def ensure_server() -> None:
         subprocess.run(["bash", str(ENSURE)], check=False, timeout=1200)
 
 
+# Whether the test running now may read the run's store: True when it requests ``store_choice``, False when it
+# does not (it then runs in the SQLite run only: tests/conftest.py), None between tests (collection, skip marks).
+FOLLOWS_THE_RUN: bool | None = None
+
+
 def admin_url() -> str | None:
+    """``LINKSVC_TEST_DATABASE_URL``, or None on SQLite: the one place a test learns which store the run tests.
+
+    A test that reads it while it runs must request the ``store_choice`` fixture (directly, through one of
+    its fixtures, or with ``@pytest.mark.usefixtures("store_choice")``): that is what keeps it in the
+    PostgreSQL run, which leaves out every other test (tests/conftest.py). One that does not fails here, in
+    either run, rather than silently running on SQLite only."""
+    if FOLLOWS_THE_RUN is False:
+        raise AssertionError(
+            "this test picks its store from LINKSVC_TEST_DATABASE_URL but does not request the store_choice "
+            "fixture, so the PostgreSQL run would leave it out: request store_choice (directly, through a "
+            "fixture, or with @pytest.mark.usefixtures('store_choice'))")
     return os.environ.get(ENV) or None
 
 
