@@ -79,14 +79,36 @@ class TestDatabase:
         asyncio.run(self._reset())
 
     async def _reset(self) -> None:
-        conn = await asyncpg.connect(self.url)
+        """The database as migrated, like a new SQLite file: the tables a test wrote to emptied, the sequences
+        it drew from restarted, the migrations' rows put back.
+
+        Not ``TRUNCATE``: truncating the 43 tables (or one, with its cascade) takes 0.5 to 1 s on these
+        machines, for every test that uses the store; finding the tables that hold a row takes one query, and
+        deleting their rows a few milliseconds. The deletes skip triggers and foreign-key checks
+        (``session_replication_role``), as ``TRUNCATE`` does, since every table ends empty; ``VACUUM`` then
+        gives those tables back their empty pages, so the next test's rows are stored, and read back
+        unordered, as in a fresh table. Nothing here needs to survive a crash of the server: commits do not
+        wait for the disk."""
+        conn = await asyncpg.connect(self.url, server_settings={"synchronous_commit": "off"})
         try:
+            filled = {self.tables[int(row[0])] for row in await conn.fetch(self._probe())}
+            emptied = sorted(filled | {f'"{table}"' for table in self.seeds})
             async with conn.transaction():
-                await conn.execute(f"TRUNCATE {', '.join(self.tables)} RESTART IDENTITY CASCADE")
+                await conn.execute("SET LOCAL session_replication_role = replica")
+                await conn.execute("".join(f"DELETE FROM {table};" for table in emptied))
+                await conn.execute("SET LOCAL session_replication_role = DEFAULT")
+                await conn.execute(
+                    "SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, start_value, false) "
+                    "FROM pg_sequences WHERE schemaname = 'public' AND last_value IS NOT NULL")
                 for table, (columns, rows) in self.seeds.items():
                     await conn.copy_records_to_table(table, records=rows, columns=columns)
+            await conn.execute(f"VACUUM {', '.join(emptied)}")
         finally:
             await conn.close()
+
+    def _probe(self) -> str:
+        """One query naming (by position in ``tables``) every table that holds a row."""
+        return " UNION ALL ".join(f"(SELECT {i} FROM {table} LIMIT 1)" for i, table in enumerate(self.tables))
 
 
 async def _create(admin: str) -> TestDatabase:
