@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         pgstore.ensure_server()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for error in pgstore.finish_drops():
+        print(f"tests/pgstore.py: a test database was not dropped: {error}", file=sys.stderr)
 
 
 # The two runs (docs/decisions.md, "The suite's time"). The SQLite run runs every test. The PostgreSQL run
