@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,60 @@ def pytest_configure(config: pytest.Config) -> None:
         pgstore.ensure_server()
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for error in pgstore.finish_drops():
+        print(f"tests/pgstore.py: a test database was not dropped: {error}", file=sys.stderr)
+
+
+# The two runs (docs/decisions.md, "The suite's time"). The SQLite run runs every test. The PostgreSQL run
+# (LINKSVC_TEST_DATABASE_URL set) runs only the tests whose store follows the run: those that request
+# ``store_choice``, directly or through a fixture (``pg_database``, so ``settings``, ``client``, ``seeded``...;
+# e2e's ``store``; any fixture that starts a service on ``service_store``). Every other test opens no store,
+# or always the same one (SQLite in memory, a fixed PostgreSQL database, the browser tests' SQLite file): it
+# would run the same way twice. A test that reads the run's store without requesting ``store_choice`` fails
+# (tests/pgstore.py, ``admin_url``), so none can drop out of the PostgreSQL run unnoticed.
+STORE_CHOICE = "store_choice"
+
+
+def follows_the_run(item: pytest.Item) -> bool:
+    return STORE_CHOICE in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not pgstore.admin_url():
+        return
+    once = [item for item in items if not follows_the_run(item)]
+    if once:
+        config.hook.pytest_deselected(items=once)
+        items[:] = [item for item in items if follows_the_run(item)]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if pgstore.admin_url():
+        return ("store: PostgreSQL; only the tests that request store_choice (the rest ran in the SQLite run: "
+                "docs/decisions.md, The suite's time)")
+    return "store: SQLite files (every test)"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    pgstore.FOLLOWS_THE_RUN = follows_the_run(item)
+    try:
+        return (yield)
+    finally:
+        pgstore.FOLLOWS_THE_RUN = None
+
+
 @pytest.fixture(scope="session")
-def pg_database() -> Iterator[pgstore.TestDatabase | None]:
+def store_choice() -> str | None:
+    """The store this run tests: the PostgreSQL URL the tests may create databases from
+    (``LINKSVC_TEST_DATABASE_URL``), or None for SQLite files. Requesting it, directly or through a fixture,
+    is what puts a test in the PostgreSQL run too."""
+    return pgstore.admin_url()
+
+
+@pytest.fixture(scope="session")
+def pg_database(store_choice: str | None) -> Iterator[pgstore.TestDatabase | None]:
     """With ``LINKSVC_TEST_DATABASE_URL`` set, this test process's own PostgreSQL database (tests/pgstore.py)."""
     yield from pgstore.session_database()
 

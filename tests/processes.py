@@ -106,10 +106,11 @@ def serve_command(port: int, store: ServiceStore, *args: str) -> list[str]:
 
 
 @contextmanager
-def service_store(folder: Path, name: str = "svc.db") -> Iterator[ServiceStore]:
-    """The store of a service started in ``folder``: with ``LINKSVC_TEST_DATABASE_URL`` set, a fresh PostgreSQL
-    database (dropped at the end of the block), else the SQLite file ``folder/name``."""
-    admin = pgstore.admin_url()
+def service_store(folder: Path, store_choice: str | None, name: str = "svc.db") -> Iterator[ServiceStore]:
+    """The store of a service started in ``folder``, given the run's ``store_choice`` (the fixture of that name,
+    which puts the test in the PostgreSQL run too): on PostgreSQL a fresh database (dropped at the end of the
+    block), else the SQLite file ``folder/name``."""
+    admin = store_choice
     if admin is None:
         yield ServiceStore(folder / name)
         return

@@ -13,9 +13,9 @@ from tests.processes import ServiceStore, WebhookRecorder, service_store, webhoo
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[ServiceStore]:
+def store(tmp_path: Path, store_choice: str | None) -> Iterator[ServiceStore]:
     """The store of the test's service: ``tmp_path/svc.db``, or a PostgreSQL database of its own."""
-    with service_store(tmp_path) as found:
+    with service_store(tmp_path, store_choice) as found:
         yield found
 
 

@@ -64,9 +64,9 @@ def seed() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[Service]:
     folder = tmp_path_factory.mktemp("hostile")
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         yield from _serve(folder, store)
 
 
@@ -386,10 +386,10 @@ def test_clicks_and_events_still_recorded_for_every_account(service: Service) ->
 # --- issue 32: Domains are DNS names ---
 
 @pytest.fixture(scope="module")
-def domains_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def domains_service(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[Service]:
     """A service of its own: the module's ``service`` is stopped by the test before."""
     folder = tmp_path_factory.mktemp("hostile-domains")
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         yield from _serve(folder, store)
 
 
@@ -428,7 +428,7 @@ ANDROID_CHROME = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (
 
 
 @pytest.fixture(scope="module")
-def long_links(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def long_links(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[Service]:
     """The service with a live domain of account A (verified by fetching from itself) and a link naming its apps."""
     folder = tmp_path_factory.mktemp("long-links")
     port = free_port()
@@ -437,7 +437,7 @@ def long_links(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
            "LINKSVC_LOAD_DEMO": "1", "LINKSVC_DOMAIN_VERIFY_SCHEME": "http",
            "LINKSVC_DOMAIN_VERIFY_CONNECT": f"127.0.0.1:{port}"}
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         log = folder / "server.log"
         with log.open("wb") as out:
             process = subprocess.Popen(serve_command(port, store), env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -494,11 +494,11 @@ def test_a_long_link_to_the_accounts_own_host_is_followed(long_links: Service) -
 # --- issue 32: reports and bounded answers ---
 
 @pytest.fixture(scope="module")
-def flooded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def flooded(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[Service]:
     """A service of its own whose link took 2,000 anonymous clicks, each with a new 1,000-character utm_source,
     and one whose utm_source is a formula after a semicolon."""
     folder = tmp_path_factory.mktemp("flooded")
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         for svc in _serve(folder, store):
             connection = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
             for n in range(2000):
@@ -564,9 +564,9 @@ def test_report_dates_other_than_yyyy_mm_dd_are_refused(flooded: Service, value:
 # --- issue 32: which hosts serve what ---
 
 @pytest.fixture(scope="module")
-def hosts_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def hosts_service(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[Service]:
     folder = tmp_path_factory.mktemp("hosts")
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         yield from _serve(folder, store)
 
 
@@ -631,11 +631,11 @@ HIDDEN_FORMULAS = [" =1+1", "\u3000=2+2", "\u00a0=3+3", "ok; =4+4", "\uff1d5+5",
 
 
 @pytest.fixture(scope="module")
-def formulas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def formulas(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[Service]:
     """A service of its own whose link took one anonymous click per formula hidden behind blanks or written
     with full-width signs, in its utm_source and utm_campaign."""
     folder = tmp_path_factory.mktemp("formulas")
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         for svc in _serve(folder, store):
             for value in HIDDEN_FORMULAS:
                 query = "&".join(f"{name}={quote(value)}" for name in ("utm_source", "utm_campaign"))

@@ -90,11 +90,12 @@ def progress_lines(stderr: str, pattern: str) -> list[str]:
 
 
 @pytest.fixture
-def stores(tmp_path: Path) -> Iterator[dict[str, ServiceStore]]:
+def stores(tmp_path: Path, store_choice: str | None) -> Iterator[dict[str, ServiceStore]]:
     """Two stores, ``piped`` and ``terminal``: the files ``piped.db`` and ``terminal.db``, or two PostgreSQL
     databases."""
     with ExitStack() as stack:
-        yield {name: stack.enter_context(service_store(tmp_path, f"{name}.db")) for name in ("piped", "terminal")}
+        yield {name: stack.enter_context(service_store(tmp_path, store_choice, f"{name}.db"))
+               for name in ("piped", "terminal")}
 
 
 def links_of(store: ServiceStore) -> list[tuple[Any, ...]]:

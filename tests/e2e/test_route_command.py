@@ -27,11 +27,11 @@ def linksvc(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+def db(tmp_path_factory: pytest.TempPathFactory, store_choice: str | None) -> Iterator[list[str]]:
     """The store's command-line arguments, seeded with :func:`tests.factories.two_accounts` and three links
     more (an app link, a disabled one, an expired one)."""
     folder = tmp_path_factory.mktemp("route")
-    with service_store(folder) as store:
+    with service_store(folder, store_choice) as store:
         _seed(folder, store)
         yield store.args()
 
