@@ -102,8 +102,8 @@ class TimedConnection(sqlite3.Connection):
     spent: Counter[str] = Counter()
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
-        if sql.startswith("SELECT"):
-            kind = "SELECT … " + sql[sql.find(" FROM "):][:60].split(" WHERE")[0].strip()
+        if sql.startswith("SELECT"):  # its rows are fetched after: their time is in the Python between
+            kind = "SELECT … " + sql[sql.find(" FROM "):][:60].split(" WHERE")[0].strip() + " (before the fetch)"
         else:
             kind = sql[:60].split(" (")[0].split(" VALUES")[0]
         started = time.process_time()
