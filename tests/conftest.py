@@ -22,19 +22,42 @@ from tests.factories import ADMIN_TOKEN, KEYS, two_accounts
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
+# The units that take longest go out first (``--dist loadfile`` hands out files in order): the fuzz run, the
+# browser package and the end-to-end files, each minutes of one worker's time made of service processes, then
+# the in-process files, most tests first. pytest-xdist's own order (most tests first) would leave the fuzz
+# run's two tests, or a one-test kill -9 scenario, for the end, with the other worker idle meanwhile.
+SLOW_FIRST = ("tests/fuzz/", "tests/browser/", "tests/e2e/")
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile`` (pyproject's addopts) with the browser tests as one unit: every file goes whole to
     one worker, so a module-scoped service is started once, and so does ``tests/browser/``, whose service,
-    scene and Chromium are package fixtures shared by its two files. (pytest-xdist's ``loadgroup`` and its
-    ``xdist_group`` mark would say this, but they group nothing on pytest 9.2: pytest-xdist issue #1386.)"""
+    scene and Chromium are package fixtures shared by its files. (pytest-xdist's ``loadgroup`` and its
+    ``xdist_group`` mark would say this, but they group nothing on pytest 9.2: pytest-xdist issue #1386.)
+    Units go out in the order of ``SLOW_FIRST``."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    def slow_first(unit: tuple[str, dict[str, bool]]) -> tuple[int, int]:
+        scope, tests = unit
+        rank = next((i for i, folder in enumerate(SLOW_FIRST) if scope.startswith(folder)), len(SLOW_FIRST))
+        return rank, -len(tests)
+
     class FilesAndBrowserPackage(LoadFileScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             return "tests/browser/" if path.startswith("tests/browser/") else path
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first assignment: the queue of every unit is complete
+                self.ordered = True
+                units = sorted(self.workqueue.items(), key=slow_first)
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
 
     return FilesAndBrowserPackage(config, log)
 
