@@ -140,86 +140,6 @@ async def salt_of_day(tx: Tx, day: str, new_salt: str, oldest_kept: str) -> str:
     return str(row[0])
 
 
-# --- clicks ----------------------------------------------------------------------------------------------
-
-ClickCounts = dict[Key, list[int]]
-"""A batch's click counts: fine key -> [human, bot, new visitors, web, app, store]."""
-VisitorPair = tuple[str, str, str, str, str, str, str, str]
-"""A fine key and a visitor of a human click on it."""
-
-
-async def add_click_counts(tx: Tx, counts: ClickCounts, pairs: set[VisitorPair]) -> None:
-    """Adds a pass's click counts (human and bot clicks, the routes of human clicks) and its visitor pairs:
-    each human click's visitor is counted once per key (conversion_visitors remembers who was counted).
-    One upsert per distinct key and table, in statements of fixed sizes, the keys in order."""
-    if not counts:
-        return
-    for chunk in _chunks(sorted(pairs)):
-        new = await fetch_all(
-            tx, f"INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) VALUES {_marks(8, len(chunk))} "
-                f"ON CONFLICT DO NOTHING RETURNING {', '.join(KEY)}", list(chain.from_iterable(chunk)))
-        for found in new:
-            counts[tuple(found)][2] += 1  # type: ignore[index]
-    await _add_counts(tx, "conversion_clicks", KEY, CLICK_COUNTS, counts)
-    await _add_counts(tx, "conversion_level_clicks", LEVEL_KEY, CLICK_COUNTS,
-                      with_weeks(_click_levels(counts), _add_list))
-
-
-_PAIRS_WITH_LINK = tuple((level, _AT[level.split(",")[1]]) for level in LEVELS if level.startswith("link_id,"))
-"""The levels pairing the link with another dimension, and that dimension's place in a fine key."""
-_WITHOUT_LINK = tuple((level, at[0] - 3 if at else 4, at[1] - 3 if len(at) > 1 else 4) for level, at in _LEVEL_AT
-                      if "link_id" not in level)
-"""The levels without the link, and the places of their a and b in (utm_source, utm_medium, utm_campaign,
-platform, '')."""
-
-
-def _add_into(found: dict[Any, list[int]], key: Any, row: list[int]) -> None:
-    total = found.get(key)
-    if total is None:
-        found[key] = row.copy()
-    else:
-        total[0] += row[0]
-        total[1] += row[1]
-        total[2] += row[2]
-        total[3] += row[3]
-        total[4] += row[4]
-        total[5] += row[5]
-
-
-def _click_levels(counts: ClickCounts) -> dict[LevelKey, list[int]]:
-    """The daily coarse rows of a batch's click counts: what :func:`level_keys` gives, summed. Written out for
-    speed (the click writer does this for every batch): each fine key adds to the four link pairs; the link's
-    own level is summed from its link-and-platform rows, and the eleven levels without the link from the
-    batch's few distinct (day, UTM, platform), so a fine key costs five sums instead of sixteen."""
-    levels: dict[LevelKey, list[int]] = {}
-    by_link_platform: dict[LevelKey, list[int]] = {}
-    without_link: dict[tuple[str, ...], list[int]] = {}
-    for key, row in counts.items():
-        account_id, day, link = key[0], key[1], key[2]
-        if not link:
-            _add_into(levels, (account_id, UNATTRIBUTED, DAILY, day, "", ""), row)
-            continue
-        for level, at in _PAIRS_WITH_LINK:
-            _add_into(levels, (account_id, level, DAILY, day, link, key[at]), row)
-        _add_into(without_link, (account_id, day, key[3], key[4], key[5], key[6]), row)
-    for lk in [k for k in levels if k[1] == "link_id,platform"]:
-        _add_into(by_link_platform, (lk[0], "link_id", DAILY, lk[3], lk[4], ""), levels[lk])
-    levels.update(by_link_platform)
-    for (account_id, day, *dims), row in without_link.items():
-        extended = (*dims, "")
-        for level, a, b in _WITHOUT_LINK:
-            _add_into(levels, (account_id, level, DAILY, day, extended[a], extended[b]), row)
-    return levels
-
-
-def _add_list(total: list[int] | None, row: list[int]) -> list[int]:
-    if total is None:
-        return row.copy()
-    for i, n in enumerate(row):
-        total[i] += n
-    return total
-
-
 def _add_int(total: int | None, n: int) -> int:
     return n if total is None else total + n
 
@@ -247,8 +167,80 @@ async def _add_counts(tx: Tx, table: str, key: Sequence[str], columns: Sequence[
 
 # --- the clicks' pass ------------------------------------------------------------------------------------
 
-PASS_COLUMNS = ("id", "account_id", "link_id", "clicked_at", "platform", "bot", "answer", "utm", "visitor")
-"""What the pass reads of a stored click (:func:`rollup_counts` takes rows of these)."""
+_DIMENSION = {"link_id": "f.link_id", "utm_source": "f.utm_source", "utm_medium": "f.utm_medium",
+              "utm_campaign": "f.utm_campaign", "platform": "f.platform"}
+
+
+def _level_value(place: int) -> str:
+    """The SQL text of a coarse row's ``a`` (place 0) or ``b`` (place 1) for each of :data:`LEVELS`, from a fine
+    row ``f`` and a level ``l``: the value of the level's first or second dimension ('' where it has none)."""
+    cases = " ".join(f"WHEN '{level}' THEN {_DIMENSION[level.split(',')[place]]}" for level in LEVELS
+                     if len(level.split(",")) > place and level)
+    return f"CASE l.level {cases} ELSE '' END"
+
+
+def _monday_sql(conn: Conn, day: str) -> str:
+    """The SQL text of the Monday (YYYY-MM-DD) of the ISO week holding the text ``day`` (:func:`monday`)."""
+    if dialect(conn) == "postgresql":
+        return f"to_char(date_trunc('week', ({day})::date), 'YYYY-MM-DD')"
+    return f"date({day}, 'weekday 0', '-6 days')"
+
+
+def _pass_sql(conn: Conn) -> str:
+    """The common table expressions of a pass over the clicks with ids in (?, ?]: ``pass``, one row per click
+    with its fine key and what it adds (a bot adds to ``bot`` only; a human click adds its route,
+    :data:`ROUTES`); ``new``, the (key, visitor) pairs of human clicks not counted yet (``conversion_visitors``
+    remembers who was counted); ``fine``, the sums per fine key, each new visitor counted once."""
+    utm = {field: f"coalesce({json_member(conn, 'c.utm', field)}, '')"
+           for field in ("utm_source", "utm_medium", "utm_campaign")}
+    route = {n: " ".join(f"WHEN '{answer}' THEN 1" for answer, r in ROUTES.items() if r == n) for n in range(3)}
+    key = ", ".join(KEY)
+    same = " AND ".join(f"v.{k} = p.{k}" for k in KEY)
+    return (
+        f"WITH pass AS (SELECT c.account_id, substr(c.clicked_at, 1, 10) AS day, c.link_id, "
+        f"{utm['utm_source']} AS utm_source, {utm['utm_medium']} AS utm_medium, "
+        f"{utm['utm_campaign']} AS utm_campaign, coalesce(c.platform, '') AS platform, "
+        f"CASE WHEN c.bot = 0 THEN 1 ELSE 0 END AS human, CASE WHEN c.bot = 0 THEN 0 ELSE 1 END AS bot, "
+        + ", ".join(f"CASE WHEN c.bot = 0 THEN CASE c.answer {route[n]} ELSE 0 END ELSE 0 END AS {name}"
+                    for n, name in enumerate(("web", "app", "store")))
+        + ", CASE WHEN c.bot = 0 AND c.visitor <> '' THEN c.visitor END AS visitor "
+        f"FROM clicks c WHERE c.id > ? AND c.id <= ?), "
+        f"new AS (SELECT DISTINCT {key}, visitor FROM pass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
+        f"(SELECT 1 FROM conversion_visitors v WHERE {same} AND v.visitor = p.visitor)), "
+        f"counted AS (SELECT {key}, human, bot, 0 AS visitors, web, app, store FROM pass "
+        f"UNION ALL SELECT {key}, 0, 0, 1, 0, 0, 0 FROM new), "
+        f"fine AS (SELECT {key}, " + ", ".join(f"sum({c}) AS {c}" for c in CLICK_COUNTS)
+        + f" FROM counted GROUP BY {key}) ")
+
+
+def _pass_statements(conn: Conn) -> tuple[str, str, str]:
+    """A pass's three statements over the clicks with ids in (?, ?], each one statement for all of them: the
+    fine rows, the coarse level's daily and weekly rows, then the visitors counted (after the two that read
+    which are new)."""
+    cte = _pass_sql(conn)
+    counts = ", ".join(CLICK_COUNTS)
+    fine = (f"{cte}INSERT INTO conversion_clicks ({', '.join(KEY)}, {counts}) "
+            f"SELECT {', '.join(KEY)}, {counts} FROM fine WHERE true "
+            f"ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {_added('conversion_clicks', CLICK_COUNTS)}")
+    levels = " UNION ALL ".join(f"SELECT '{level}' AS level" for level in LEVELS)
+    sums = ", ".join(f"sum(x.{c})" for c in CLICK_COUNTS)
+    fcounts = ", ".join(f"f.{c}" for c in CLICK_COUNTS)
+    coarse = (
+        f"{cte}, levels AS ({levels}), periods AS (SELECT '{DAILY}' AS period UNION ALL SELECT '{WEEKLY}'), "
+        f"daily AS (SELECT f.account_id, l.level, f.day, {_level_value(0)} AS a, {_level_value(1)} AS b, {fcounts} "
+        f"FROM fine f CROSS JOIN levels l WHERE f.link_id <> '' "
+        f"UNION ALL SELECT f.account_id, '{UNATTRIBUTED}', f.day, '', '', {fcounts} FROM fine f WHERE f.link_id = '') "
+        f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
+        f"SELECT x.account_id, x.level, p.period, CASE p.period WHEN '{DAILY}' THEN x.day ELSE "
+        f"{_monday_sql(conn, 'x.day')} END, x.a, x.b, {sums} FROM daily x CROSS JOIN periods p WHERE true "
+        f"GROUP BY 1, 2, 3, 4, 5, 6 "
+        f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}")
+    visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
+                f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
+    return fine, coarse, visitors
+
+
+_PASS_STATEMENTS: dict[str, tuple[str, str, str]] = {}
 
 
 HORIZON_WAIT = "1s"
@@ -284,64 +276,29 @@ async def first_waiting_click(conn: Conn) -> str | None:
 async def roll_up_clicks(tx: Tx, upto: int, limit: int) -> tuple[int, bool]:
     """Counts into the rollups the stored clicks after the mark, up to id ``upto`` (a :func:`click_horizon`)
     and at most ``limit`` of them, and moves the mark past them in the same transaction: (how many were
-    counted, whether clicks up to ``upto`` are left for another unit). Summed per distinct key as the click
-    writer's batches were (:func:`add_click_counts`). Passes must take turns (``Store.write`` with one
-    ``serial_key``: an advisory lock on PostgreSQL, where it then reads the mark its predecessor committed;
-    SQLite's one writer)."""
+    counted, whether clicks up to ``upto`` are left for another unit). The store sums them, in three
+    statements whatever their number (:func:`_pass_statements`): no click's row comes into Python, so the pass
+    holds no interpreter lock the event loop waits for (docs/decisions.md, "Rollups behind a mark"). Passes
+    must take turns (``Store.write`` with one ``serial_key``: an advisory lock on PostgreSQL, where it then
+    reads the mark its predecessor committed; SQLite's one writer)."""
     row = await fetch_one(tx, "SELECT counted FROM conversion_click_mark WHERE name = 'clicks'")
     counted = int(row[0]) if row is not None else 0
     if counted >= upto:
         return 0, False
-    rows = await fetch_all(tx, f"SELECT {', '.join(PASS_COLUMNS)} FROM clicks WHERE id > ? AND id <= ? "
-                               "ORDER BY id LIMIT ?", (counted, upto, limit))
-    if rows:
-        await add_click_counts(tx, *rollup_counts(rows))
-    last = int(rows[-1][0]) if len(rows) == limit else upto
+    span = await fetch_one(tx, "SELECT count(*), max(id) FROM (SELECT id FROM clicks WHERE id > ? AND id <= ? "
+                               "ORDER BY id LIMIT ?) s", (counted, upto, limit))
+    found = int(span[0]) if span is not None else 0
+    last = int(span[1]) if span is not None and found == limit else upto
+    if found:
+        kind = dialect(tx)
+        statements = _PASS_STATEMENTS.get(kind)
+        if statements is None:
+            statements = _PASS_STATEMENTS[kind] = _pass_statements(tx)
+        for statement in statements:
+            await execute(tx, statement, (counted, last))
     await execute(tx, "INSERT INTO conversion_click_mark (name, counted) VALUES ('clicks', ?) "
                       "ON CONFLICT (name) DO UPDATE SET counted = excluded.counted", (last,))
-    return len(rows), last < upto
-
-
-def _utm_fields(text: Any, parsed: dict[Any, tuple[str, str, str]]) -> tuple[str, str, str]:
-    found = parsed.get(text)
-    if found is None:
-        try:
-            utm = json.loads(text) if isinstance(text, str | bytes) else {}
-        except ValueError:
-            utm = {}
-        if not isinstance(utm, dict):
-            utm = {}
-        found = (str(utm.get("utm_source") or ""), str(utm.get("utm_medium") or ""),
-                 str(utm.get("utm_campaign") or ""))
-        parsed[text] = found
-    return found
-
-
-def rollup_counts(rows: Sequence[Sequence[Any]]) -> tuple[ClickCounts, set[VisitorPair]]:
-    """The counts and visitor pairs of stored clicks (rows of :data:`PASS_COLUMNS`), in one pass: per fine key
-    (account, day, link, the three UTM fields, platform) its human and bot clicks and the routes of the human
-    ones (:data:`ROUTES`), and each human click's (key, visitor) when it has one. The UTM text is parsed once
-    per distinct text."""
-    parsed: dict[Any, tuple[str, str, str]] = {}
-    routes = ROUTES
-    counts: ClickCounts = {}
-    pairs: set[VisitorPair] = set()
-    for row in rows:
-        utm = parsed.get(row[7]) or _utm_fields(row[7], parsed)
-        key = (row[1], str(row[3])[:10], row[2], utm[0], utm[1], utm[2], row[4] or "")
-        found = counts.get(key)
-        if found is None:
-            found = counts[key] = [0, 0, 0, 0, 0, 0]
-        if row[5]:
-            found[1] += 1
-            continue
-        found[0] += 1
-        route = routes.get(row[6])
-        if route is not None:
-            found[3 + route] += 1
-        if row[8]:
-            pairs.add((*key, row[8]))
-    return counts, pairs
+    return found, last < upto
 
 
 # --- events ----------------------------------------------------------------------------------------------

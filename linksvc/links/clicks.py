@@ -47,6 +47,10 @@ from storage import dead_letters
 from storage.db import AnyDatabase, StoreError, StoreOperationalError
 
 log = logging.getLogger("linksvc.clicks")
+SLICE = 50
+"""Clicks prepared for the store between two turns of the event loop: a flush of a second's clicks at full
+speed is thousands of rows of Python work, done on the loop in slices of a few milliseconds at most so that no
+redirect waits behind the whole batch (docs/decisions.md, "Rollups behind a mark")."""
 ADOPT_SECONDS = 5.0  # how often a worker looks for clicks a dead process left
 
 
@@ -93,6 +97,16 @@ def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, .
         click.visitor if isinstance(click.visitor, str) else None,
         dumps(click.utm_origin) if isinstance(click.utm_origin, dict) else None,
     )
+
+
+async def _in_slices(clicks: list[Click], make: Any) -> list[Any]:
+    """``[make(click) for click in clicks]``, letting the event loop run between slices of :data:`SLICE`."""
+    made: list[Any] = []
+    for start in range(0, len(clicks), SLICE):
+        if start:
+            await asyncio.sleep(0)
+        made += map(make, clicks[start:start + SLICE])
+    return made
 
 
 def _agent(click: Click) -> str:
@@ -154,13 +168,14 @@ class ClickRecorder:
             if not clicks:
                 return 0
             written = 0
-            details = await self.details.details_of_batch(_agent(click) for click in clicks)
+            details = await self.details.details_of_batch(await _in_slices(clicks, _agent))
             pieces = [clicks]
             while pieces:  # depth first, in order: the buffer's head is always the next piece's head
                 piece = pieces.pop()
                 journaled = len(piece) - min(len(piece), self._spilled_left)  # the rest came from spill files
                 try:
-                    rows = [stored_row(click, details.get(_agent(click), NO_DETAILS)) for click in piece]
+                    rows = await _in_slices(piece, lambda click: stored_row(click, details.get(_agent(click),
+                                                                                            NO_DETAILS)))
                     mark = None if self._journal is None else self._journal.mark_after(journaled)
                     await self.db.write(partial(repo.insert_clicks, rows=rows, journal=mark))
                 except StoreOperationalError:
