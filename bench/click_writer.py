@@ -104,6 +104,8 @@ class TimedConnection(sqlite3.Connection):
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
         if sql.startswith("SELECT"):  # its rows are fetched after: their time is in the Python between
             kind = "SELECT … " + sql[sql.find(" FROM "):][:60].split(" WHERE")[0].strip() + " (before the fetch)"
+        elif sql.startswith("WITH"):  # the pass's statements: named by the table they write
+            kind = "WITH … " + sql[sql.find("INSERT INTO "):][:60].split(" (")[0]
         else:
             kind = sql[:60].split(" (")[0].split(" VALUES")[0]
         started = time.process_time()

@@ -167,18 +167,6 @@ async def _add_counts(tx: Tx, table: str, key: Sequence[str], columns: Sequence[
 
 # --- the clicks' pass ------------------------------------------------------------------------------------
 
-_DIMENSION = {"link_id": "f.link_id", "utm_source": "f.utm_source", "utm_medium": "f.utm_medium",
-              "utm_campaign": "f.utm_campaign", "platform": "f.platform"}
-
-
-def _level_value(place: int) -> str:
-    """The SQL text of a coarse row's ``a`` (place 0) or ``b`` (place 1) for each of :data:`LEVELS`, from a fine
-    row ``f`` and a level ``l``: the value of the level's first or second dimension ('' where it has none)."""
-    cases = " ".join(f"WHEN '{level}' THEN {_DIMENSION[level.split(',')[place]]}" for level in LEVELS
-                     if len(level.split(",")) > place and level)
-    return f"CASE l.level {cases} ELSE '' END"
-
-
 def _monday_sql(conn: Conn, day: str) -> str:
     """The SQL text of the Monday (YYYY-MM-DD) of the ISO week holding the text ``day`` (:func:`monday`)."""
     if dialect(conn) == "postgresql":
@@ -222,18 +210,26 @@ def _pass_statements(conn: Conn) -> tuple[str, str, str]:
     fine = (f"{cte}INSERT INTO conversion_clicks ({', '.join(KEY)}, {counts}) "
             f"SELECT {', '.join(KEY)}, {counts} FROM fine WHERE true "
             f"ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {_added('conversion_clicks', CLICK_COUNTS)}")
-    levels = " UNION ALL ".join(f"SELECT '{level}' AS level" for level in LEVELS)
-    sums = ", ".join(f"sum(x.{c})" for c in CLICK_COUNTS)
-    fcounts = ", ".join(f"f.{c}" for c in CLICK_COUNTS)
+    sums = ", ".join(f"sum({c}) AS {c}" for c in CLICK_COUNTS)
+    dims = ("utm_source", "utm_medium", "utm_campaign", "platform")
+    parts = []
+    for level in LEVELS:  # each level summed on its own: the link's from the fine rows, the others from `nolink`
+        named = level.split(",") if level else []
+        a, b = (named + ["''", "''"])[:2]
+        source = "fine" if "link_id" in named else "nolink"
+        groups = ", ".join(["account_id", "day", *named])
+        parts.append(f"SELECT account_id, '{level}' AS level, day, {a} AS a, {b} AS b, {sums} FROM {source} "
+                     f"{'WHERE link_id <> ' + repr('') + ' ' if source == 'fine' else ''}GROUP BY {groups}")
+    parts.append(f"SELECT account_id, '{UNATTRIBUTED}', day, '', '', {sums} FROM fine WHERE link_id = '' "
+                 f"GROUP BY account_id, day")
     coarse = (
-        f"{cte}, levels AS ({levels}), periods AS (SELECT '{DAILY}' AS period UNION ALL SELECT '{WEEKLY}'), "
-        f"daily AS (SELECT f.account_id, l.level, f.day, {_level_value(0)} AS a, {_level_value(1)} AS b, {fcounts} "
-        f"FROM fine f CROSS JOIN levels l WHERE f.link_id <> '' "
-        f"UNION ALL SELECT f.account_id, '{UNATTRIBUTED}', f.day, '', '', {fcounts} FROM fine f WHERE f.link_id = '') "
+        f"{cte}, nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
+        f"GROUP BY account_id, day, {', '.join(dims)}), "
+        f"daily AS ({' UNION ALL '.join(parts)}) "
         f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
-        f"SELECT x.account_id, x.level, p.period, CASE p.period WHEN '{DAILY}' THEN x.day ELSE "
-        f"{_monday_sql(conn, 'x.day')} END, x.a, x.b, {sums} FROM daily x CROSS JOIN periods p WHERE true "
-        f"GROUP BY 1, 2, 3, 4, 5, 6 "
+        f"SELECT account_id, level, '{DAILY}', day, a, b, {counts} FROM daily WHERE true "
+        f"UNION ALL SELECT account_id, level, '{WEEKLY}', {_monday_sql(conn, 'day')} AS week, a, b, {sums} "
+        f"FROM daily WHERE true GROUP BY account_id, level, week, a, b "
         f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}")
     visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
                 f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
