@@ -267,7 +267,7 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
     if attr == "geo_mmdb" and raw.strip():
         problem = check_mmdb(raw.strip())
         if problem is not None:
-            raise SettingsError(f"{name}: {problem}")
+            raise SettingsError(f"{name} must be a readable .mmdb file, got {raw!r}: {problem}")
         return raw.strip()
     if attr == "domain_verify_scheme":
         if raw.strip().lower() not in ("http", "https"):

@@ -130,7 +130,7 @@ def check_mmdb(path: str) -> str | None:
     try:
         Geo(path).close()
     except Exception as exc:  # noqa: BLE001 - any reason to refuse it is reported with the setting's name
-        return f"{path} cannot be read as a MaxMind DB file: {exc}"
+        return f"it cannot be read as a MaxMind DB file ({exc})"
     return None
 
 
