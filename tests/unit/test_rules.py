@@ -336,8 +336,8 @@ def test_an_mmdb_file_gives_region_and_city(tmp_path: Path) -> None:
     writer.insert_network(IPSet(["8.8.8.0/24"]), {
         "country": {"iso_code": "US"}, "subdivisions": [{"iso_code": "CA"}],
         "city": {"names": {"en": "Mountain View"}}})
-    writer.insert_network(IPSet(["2001:200::/32"]), {"country": {"iso_code": "JP"}, "subdivisions": [{"iso_code": "13"}],
-                                                     "city": {"names": {"en": "Tokyo"}}})
+    writer.insert_network(IPSet(["2001:200::/32"]), {
+        "country": {"iso_code": "JP"}, "subdivisions": [{"iso_code": "13"}], "city": {"names": {"en": "Tokyo"}}})
     path = tmp_path / "city.mmdb"
     writer.to_db_file(str(path))
     geo = Geo(path)
