@@ -216,3 +216,28 @@ async def test_a_link_without_rules_answers_as_before(links: TestClient) -> None
     response = await click(links, "/lnkaaaa", JAPAN)
     assert query_values(response.headers["Location"])["utm_medium"] == "email"
     assert await stored_clicks(links, "lnkaaaa") == [("JP", None, None, None, "destination")]
+
+
+async def test_the_clicks_breakdown_by_country_referrer_host_and_rule(links: TestClient) -> None:
+    await click(links, "/smart-1", JAPAN, Referer="https://News.Example:8443/a?b#c")
+    await click(links, "/smart-1", JAPAN, GOOGLEBOT, Referer="https://user@news.example/x")
+    await click(links, "/smart-1", USA, IPHONE, Referer="https://blog.partner.example/post")
+    await click(links, "/smart-1", SOUTH_AFRICA)
+    await click(links, "/smart-1", "10.1.2.3", Referer="android-app://com.google.android.gm/")
+    listed = await (await links.get(LINKS, headers=ADMIN)).json()
+    link_id = next(item["id"] for item in listed["data"] if item["code"] == "smart-1")
+    response = await links.get(f"{LINKS}/{link_id}/clicks", headers=ADMIN)
+    assert response.status == 200, await response.text()
+    data = (await response.json())["data"]
+    assert data["by_country"] == [{"country": "JP", "human": 1, "bot": 1}, {"country": None, "human": 1, "bot": 0},
+                                  {"country": "US", "human": 1, "bot": 0}, {"country": "ZA", "human": 1, "bot": 0}]
+    assert data["by_referrer_host"] == [
+        {"host": "news.example", "human": 1, "bot": 1}, {"host": None, "human": 1, "bot": 0},
+        {"host": "blog.partner.example", "human": 1, "bot": 0}, {"host": "com.google.android.gm", "human": 1, "bot": 0}]
+    assert data["by_rule"] == [{"rule": None, "human": 2, "bot": 0}, {"rule": "japan", "human": 1, "bot": 1},
+                               {"rule": "partners", "human": 1, "bot": 0}]  # the most clicked, then null first
+    capped = (await (await links.get(f"{LINKS}/{link_id}/clicks?limit=1", headers=ADMIN)).json())["data"]
+    assert capped["by_country"] == [{"country": "JP", "human": 1, "bot": 1}]
+    assert capped["other"]["by_country"] == {"groups": 3, "human": 3, "bot": 0}
+    assert capped["other"]["by_referrer_host"] == {"groups": 3, "human": 3, "bot": 0}
+    assert capped["other"]["by_rule"] == {"groups": 2, "human": 2, "bot": 1}
