@@ -241,3 +241,24 @@ async def test_the_clicks_breakdown_by_country_referrer_host_and_rule(links: Tes
     assert capped["other"]["by_country"] == {"groups": 3, "human": 3, "bot": 0}
     assert capped["other"]["by_referrer_host"] == {"groups": 3, "human": 3, "bot": 0}
     assert capped["other"]["by_rule"] == {"groups": 2, "human": 2, "bot": 1}
+
+
+async def test_rules_apply_on_a_custom_domain(aiohttp_client: Any, settings: Settings) -> None:
+    from tests.http.test_domains import added, start, verify
+
+    service = await start(aiohttp_client, settings)
+    domain = await added(service, "go.shop.example")
+    assert (await verify(service, domain)).status == 200
+    response = await service.post(LINKS, json={
+        "code": "on-domain", "kind": "external", "destination_url": "https://shop.example/",
+        "domain": "go.shop.example",
+        "rules": [{"name": "french", "conditions": {"languages": ["fr"]},
+                   "target": {"destination_url": "https://shop.example/fr"}}]}, headers=ADMIN)
+    assert response.status == 201, await response.text()
+    firefox_fr = "fr,fr-FR;q=0.8,en-US;q=0.5,en;q=0.3"
+    for language, expected in ((firefox_fr, "https://shop.example/fr?"), ("en-US,en;q=0.5", "https://shop.example/?")):
+        answer = await service.get("/on-domain", headers={"Host": "go.shop.example", "Accept-Language": language,
+                                                          "User-Agent": DESKTOP}, allow_redirects=False)
+        assert answer.status == 302 and answer.headers["Location"].startswith(expected), answer.headers
+    shared = await service.get("/on-domain", headers={"Accept-Language": firefox_fr}, allow_redirects=False)
+    assert shared.status == 404  # the link resolves only on its domain
