@@ -287,3 +287,18 @@ async def test_rules_of_a_domains_long_links_link_apply_to_its_dynamic_links(aio
     english = await service.get(FULL, headers={"Host": HOST, "User-Agent": DESKTOP, "Accept-Language": "en"},
                                 allow_redirects=False)
     assert english.headers["Location"].startswith("https://shop.example/desktop?")  # the long link's ofl
+
+
+async def test_a_change_of_the_link_a_rule_leads_to_shows_at_the_next_click(links: TestClient) -> None:
+    before = await click(links, "/smart-1?src=news", SOUTH_AFRICA)
+    assert before.headers["Location"].startswith("https://shop.example/app?a=1&")
+    listed = await (await links.get(LINKS, headers=ADMIN)).json()
+    app_link = next(item["id"] for item in listed["data"] if item["code"] == "app-link")
+    response = await links.patch(f"{LINKS}/{app_link}", json={"destination_url": "https://shop.example/app2"},
+                                 headers=ADMIN)
+    assert response.status == 200
+    after = await click(links, "/smart-1?src=news", SOUTH_AFRICA)
+    assert after.headers["Location"].startswith("https://shop.example/app2?")
+    assert (await links.delete(f"{LINKS}/{app_link}", headers=ADMIN)).status == 204
+    gone = await click(links, "/smart-1?src=news", SOUTH_AFRICA)  # the rule is skipped: the link's own target
+    assert gone.headers["Location"].startswith("https://shop.example/default?")
