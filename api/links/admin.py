@@ -10,6 +10,7 @@ before the resource endpoints (``/links/overview`` must be matched before ``/lin
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,12 +21,13 @@ from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links import deferred, service
-from linksvc.links.overview import link_overview, preview_for_account
+from linksvc.links.overview import ClickAt, Visitor, link_overview, preview_for_account
 from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.links.qr import qr_image
 from linksvc.links.stats import DEFAULT_GROUPS, MAX_GROUPS
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Link
+from linksvc.resources.types import UtcDateTime
 
 ERRORS = (401, 404)
 
@@ -55,11 +57,27 @@ async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 
+class PreviewVisitor(BaseModel):
+    """Who clicks, for the preview of the link's rules: each preview device in turn, from this place, with
+    these headers and this query, at this time."""
+
+    model_config = ConfigDict(extra="forbid")
+    country: str | None = Field(default=None, pattern=r"^[A-Za-z]{2}$",
+                                description="the client's country (ISO 3166-1 alpha-2); else placed from `ip`")
+    ip: str | None = Field(default=None, max_length=64, description="the client's address, placed as a click's is")
+    language: str = Field(default="", max_length=1000, description="the Accept-Language header, as browsers send it")
+    referer: str = Field(default="", max_length=2000, description="the Referer header")
+    query: str = Field(default="", max_length=2000, description="the click's query string (name=value&...)")
+    at: UtcDateTime | None = Field(default=None, description="when the click comes; none: now")
+
+
 class LinkPreviewIn(Link):
     """A link as it would be created (or as it is stored), and UTM changes to its destination. Its URLs are
-    checked by the same field types as saving a link, so the builder shows an error before the link exists."""
+    checked by the same field types as saving a link, so the builder shows an error before the link exists.
+    With ``rules``, each device's preview says which rule picks the target for ``visitor``."""
 
     utm: UtmEdit = Field(default_factory=UtmEdit)
+    visitor: PreviewVisitor = Field(default_factory=PreviewVisitor)
 
 
 class RouteStep(BaseModel):
@@ -77,6 +95,7 @@ class DevicePreview(BaseModel):
     label: str = Field(description="the browser whose user agent was used")
     user_agent: str
     answer: str = Field(description="destination, intent, fallback, play or app_store")
+    rule: str | None = Field(default=None, description="the name of the rule that picks the target; null: none")
     location: str | None = Field(description="the Location of the resolver's 302")
     utm: dict[str, str] = Field(description="the UTM fields the click carries")
     explanation: list[RouteStep] = Field(description="why: the device, the route taken, each UTM field's source, "
@@ -93,11 +112,15 @@ class LinkPreview(BaseModel):
 
 
 async def links_preview(request: web.Request, body: LinkPreviewIn) -> web.Response:
-    link = body.model_dump(mode="json", exclude={"utm"})
+    link = body.model_dump(mode="json", exclude={"utm", "visitor"})
     settings = request.app[SETTINGS]
+    who = body.visitor
+    visitor = Visitor(ClickAt(who.country, who.ip, who.language, who.referer), dict(parse_qsl(who.query)),
+                      None if who.at is None else who.at.timestamp())
     return data(await preview_for_account(request.app[DB], request.match_info["account_id"], link,
                                           body.utm.model_dump(exclude_unset=True), settings.public_url,
-                                          settings.service_label, settings.domain_verify_scheme))
+                                          settings.service_label, settings.domain_verify_scheme, visitor,
+                                          request.app[CLICKS].geo))
 
 
 def overview_endpoints() -> list[Endpoint]:

@@ -12,7 +12,7 @@ answer to one click on a stored link, for ``linksvc route``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -84,26 +84,73 @@ async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: st
     return items, total
 
 
+@dataclass(frozen=True)
+class ClickAt:
+    """What ``linksvc route`` is told of the click beside its user agent and query: the client's country (or its
+    address, placed as the resolver places it), its ``Accept-Language``, its ``Referer``."""
+
+    country: str | None = None
+    ip: str | None = None
+    language: str = ""
+    referer: str = ""
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """Who clicks, for a preview of a link's rules (the dashboard's "Try a visitor"): the device is each
+    preview device in turn; the rest is what :class:`ClickAt` tells ``linksvc route``, the click's query and
+    when it comes (None: now)."""
+
+    click: ClickAt = ClickAt()
+    query: Mapping[str, str] = field(default_factory=dict)
+    at: float | None = None
+
+
 async def preview_for_account(db: Store, account_id: str, link: Mapping[str, Any],
                               utm_changes: Mapping[str, str | None], public_url: str, service_label: str,
-                              domain_scheme: str = "https") -> dict[str, Any]:
-    """:func:`preview` for an account of the store (404 for an unknown one)."""
+                              domain_scheme: str = "https", visitor: Visitor | None = None,
+                              geo: Geo | None = None) -> dict[str, Any]:
+    """:func:`preview` for an account of the store (404 for an unknown one), the link's rules as given (not
+    saved yet) compiled with the account's links they lead to."""
     await get_account(db.reader, account_id)
-    return preview(link, utm_changes, public_url, service_label, domain_scheme)
+    rules = link.get("rules")
+    compiled = None
+    if rules:
+        codes = target_codes(rules)
+        others = await links_at_codes(db.reader, codes) if codes else {}
+        compiled = compile_rules(rules, {code: target_fields(other.link) for code, other in others.items()
+                                         if other.account_id == account_id})
+    return preview(link, utm_changes, public_url, service_label, domain_scheme, compiled, visitor or Visitor(), geo)
 
 
 def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], public_url: str,
-            service_label: str, domain_scheme: str = "https") -> dict[str, Any]:
+            service_label: str, domain_scheme: str = "https", rules: Rules | None = None,
+            visitor: Visitor | None = None, geo: Geo | None = None) -> dict[str, Any]:
     """Where a click on ``link`` goes from each preview device once ``utm_changes`` are applied to its
-    destination (the rule of ``PATCH .../links/{id}/utm``: a value sets a field, None or "" removes it)."""
+    destination (the rule of ``PATCH .../links/{id}/utm``: a value sets a field, None or "" removes it), and,
+    with ``rules``, which rule picks the target for ``visitor`` on that device."""
+    visitor = visitor or Visitor()
+    now = visitor.at if visitor.at is not None else utcnow().timestamp()
     destination = edit_utm(link["destination_url"], utm_changes)
-    edited = {**link, "destination_url": destination}
+    edited = {key: value for key, value in link.items() if key != "rules"} | {"destination_url": destination}
     short_url = short_url_of(public_url, domain_scheme, {**link, "code": link.get("code") or NEW_CODE})
     devices = []
     for device_name, label, user_agent in PREVIEW_DEVICES:
-        decision, steps = explain(edited, classify(user_agent), {}, False, short_url, TRACKING_ID, service_label)
+        device = classify(user_agent)
+        matched: CompiledRule | None = None
+        rule_steps: list[Step] = []
+        if rules is not None:
+            facts = Facts(device, user_agent, visitor.query, now, visitor.click.language, visitor.click.referer,
+                          visitor.click.ip, "", (), geo or Geo())
+            if visitor.click.country is not None:
+                facts.place = Place(visitor.click.country.upper())
+            matched, rule_steps = _rule_steps(rules, facts, visitor.click, PREVIEW_WORDS)
+        target = edited if matched is None else with_target(edited, matched)
+        decision, steps = explain(target, device, visitor.query, False, short_url, TRACKING_ID, service_label)
+        steps[1:1] = rule_steps
         devices.append({"device": device_name, "label": label, "user_agent": user_agent, "answer": decision.answer,
-                        "location": decision.location, "utm": decision.utm, "explanation": steps})
+                        "location": decision.location, "utm": decision.utm,
+                        "rule": None if matched is None else matched.name, "explanation": steps})
     return {
         "destination_url": destination,
         "destination_utm": utm_of(query_values(destination)),
@@ -125,17 +172,6 @@ def preview_text(card: PreviewCard, destination: str) -> str:
     return ", ".join(shown) + f"; links to {destination}"
 
 
-@dataclass(frozen=True)
-class ClickAt:
-    """What ``linksvc route`` is told of the click beside its user agent and query: the client's country (or its
-    address, placed as the resolver places it), its ``Accept-Language``, its ``Referer``."""
-
-    country: str | None = None
-    ip: str | None = None
-    language: str = ""
-    referer: str = ""
-
-
 async def _rules_of(conn: Conn, row: StoredLink) -> Rules | None:
     """The link's rules compiled as a worker holds them, the links they lead to read from ``conn``."""
     rules = row.link.get("rules")
@@ -147,18 +183,24 @@ async def _rules_of(conn: Conn, row: StoredLink) -> Rules | None:
                                  if other.account_id == row.account_id})
 
 
-def _rule_steps(rules: Rules | None, facts: Facts, click: ClickAt) -> tuple[CompiledRule | None, list[Step]]:
+ROUTE_WORDS = ("--country", "give --country or --ip")
+PREVIEW_WORDS = ("the visitor's country", "no country or address given")
+"""How :func:`_rule_steps` names where the client's country came from and what to give when none was."""
+
+
+def _rule_steps(rules: Rules | None, facts: Facts, click: ClickAt, words: tuple[str, str] = ROUTE_WORDS
+                ) -> tuple[CompiledRule | None, list[Step]]:
     """The rule that matched (None: none did) and a step per rule tried, with why it did or did not hold."""
     if rules is None:
         return None, []
     if click.country is not None:
-        where = f"{facts.where().country} (--country)"
+        where = f"{facts.where().country} ({words[0]})"
     elif click.ip is not None:
         place = facts.where()
         where = (f"{place.country or 'unknown'}" + (f", {place.region}" if place.region else "")
                  + (f", {place.city}" if place.city else "") + f" (the address {click.ip})")
     else:
-        where = "unknown (give --country or --ip)"
+        where = f"unknown ({words[1]})"
     steps: list[Step] = [{"step": "client", "text": f"the client is in {where}"}]
     matched = None
     for verdict in explain_rules(rules, facts):

@@ -302,3 +302,46 @@ async def test_a_change_of_the_link_a_rule_leads_to_shows_at_the_next_click(link
     assert (await links.delete(f"{LINKS}/{app_link}", headers=ADMIN)).status == 204
     gone = await click(links, "/smart-1?src=news", SOUTH_AFRICA)  # the rule is skipped: the link's own target
     assert gone.headers["Location"].startswith("https://shop.example/default?")
+
+
+async def preview_of(client: TestClient, rules: list[dict[str, Any]], visitor: dict[str, str]) -> Any:
+    response = await client.post(f"{LINKS}/preview", headers=ADMIN, json={
+        "code": "preview-1", "kind": "email", "destination_url": "https://shop.example/default", "rules": rules,
+        "visitor": visitor})
+    return response.status, await response.json()
+
+
+@pytest.mark.parametrize(("visitor", "by_device"), [
+    # device -> (the rule that picks the target, where the click goes)
+    ({}, {"desktop": (None, "https://shop.example/default"), "android": (None, "https://shop.example/default"),
+          "ios": (None, "https://shop.example/default")}),
+    ({"country": "jp"}, {"desktop": ("japan", "https://shop.example/jp"), "android": ("japan", "https://shop.example/jp"),
+                         "ios": ("japan", "https://shop.example/jp")}),
+    ({"ip": BRAZIL}, {"desktop": (None, "https://shop.example/default"),
+                      "android": ("android-brazil", "intent://br?utm_source=linksvc"), "ios": (None, "https://shop.example/default")}),
+    ({"language": "pt-BR,pt;q=0.9,en-US;q=0.8,en;q=0.7"},
+     {"desktop": ("portuguese", "https://shop.example/pt"), "android": ("portuguese", "https://shop.example/pt"),
+      "ios": ("portuguese", "https://shop.example/pt")}),
+    ({"query": "src=news"}, {"desktop": ("newsletter", "https://shop.example/app"),
+                             "android": ("newsletter", "intent://"), "ios": ("newsletter", "https://")}),
+])
+async def test_the_preview_says_which_rule_each_device_takes_for_a_visitor(
+        links: TestClient, visitor: dict[str, str], by_device: dict[str, tuple[str | None, str]]) -> None:
+    """The dashboard's "Try a visitor": the rules as edited (not saved), for a visitor's country, address,
+    Accept-Language or query, per preview device: the rule and the Location the resolver would answer."""
+    status, body = await preview_of(links, RULES, visitor)
+    assert status == 200, body
+    devices = {device["device"]: device for device in body["data"]["devices"]}
+    for name, (rule, location) in by_device.items():
+        assert devices[name]["rule"] == rule, (name, devices[name]["explanation"])
+        assert devices[name]["location"].startswith(location), (name, devices[name]["location"])
+        steps = [step for step in devices[name]["explanation"] if step["step"] == "rule"]
+        assert len(steps) == (len(RULES) if rule is None else [r["name"] for r in RULES].index(rule) + 1)
+
+
+async def test_the_preview_names_a_bad_rule_and_a_bad_visitor(links: TestClient) -> None:
+    bad = [{"name": "x", "conditions": {"countries": ["Japan"]}, "target": {"destination_url": "https://a.example/"}}]
+    status, body = await preview_of(links, bad, {})
+    assert status == 400 and body["details"]["field"] == "rules[0].conditions.countries[0]", body
+    status, body = await preview_of(links, RULES, {"country": "Japan"})
+    assert status == 400 and body["details"]["field"] == "visitor.country", body

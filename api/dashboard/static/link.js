@@ -1,12 +1,13 @@
 // One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable,
-// and the UTM editor with a live preview. Saving the UTM changes only the utm_* parameters of the
-// destination (PATCH .../utm): its other parameters, their order and its #fragment stay.
+// the UTM editor with a live preview, and the routing rules (rules.js). Saving the UTM changes only the
+// utm_* parameters of the destination (PATCH .../utm): its other parameters, their order and its #fragment stay.
 
 import { admin, inAccount } from './api.js';
 import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
 import { kindLabel } from './links.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 import { linkPreviewSection } from './previews.js';
+import { rulesSection } from './rules.js';
 
 const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
   'fallback_url', 'domain'];
@@ -135,5 +136,6 @@ export async function linkView(ctx) {
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
     h('h2', {}, 'Edit UTM'), form,
+    rulesSection(ctx, link, () => previewBody(link, {}), (saved) => { link = saved; paint(); }),
     await linkPreviewSection(ctx, link, (saved) => { link = saved; paint(); }));
 }
