@@ -345,3 +345,25 @@ async def test_the_preview_names_a_bad_rule_and_a_bad_visitor(links: TestClient)
     assert status == 400 and body["details"]["field"] == "rules[0].conditions.countries[0]", body
     status, body = await preview_of(links, RULES, {"country": "Japan"})
     assert status == 400 and body["details"]["field"] == "visitor.country", body
+
+
+async def test_regions_and_cities_from_an_mmdb_file(aiohttp_client: Any, settings: Settings, tmp_path: Any) -> None:
+    from mmdb_writer import MMDBWriter
+    from netaddr import IPSet
+
+    writer = MMDBWriter(ip_version=6, database_type="GeoIP2-City", ipv4_compatible=True)
+    writer.insert_network(IPSet(["8.8.8.0/24"]), {"country": {"iso_code": "US"}, "subdivisions": [{"iso_code": "CA"}],
+                                                  "city": {"names": {"en": "Mountain View"}}})
+    path = tmp_path / "city.mmdb"
+    writer.to_db_file(str(path))
+    client = await aiohttp_client(service_server(create_app(dataclasses.replace(settings, geo_mmdb=str(path)))))
+    await load_seed(client.app[DB], _links(), allow_private=True)
+    response = await client.post(LINKS, json={"code": "smart-3", "kind": "external", "destination_url":
+                                              "https://shop.example/default", "rules": [
+        {"name": "california", "conditions": {"regions": ["us-ca"]},
+         "target": {"destination_url": "https://shop.example/ca"}}]}, headers=ADMIN)
+    assert response.status == 201, await response.text()
+    assert (await click(client, "/smart-3", USA)).headers["Location"].startswith("https://shop.example/ca?")
+    assert (await click(client, "/smart-3", JAPAN)).headers["Location"].startswith("https://shop.example/default?")
+    assert await stored_clicks(client, "smart-3") == [("US", "US-CA", "Mountain View", "california", "destination"),
+                                                      ("JP", None, None, None, "destination")]
