@@ -14,7 +14,7 @@ OWNS = ("clicks", "click_journals")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
-           "device_brand", "device_model", "visitor", "utm_origin")
+           "device_brand", "device_model", "visitor", "utm_origin", "variant")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +65,10 @@ class AttributedClick:
     answer: str
     utm: dict[str, str]
     utm_origin: dict[str, str] | None
+    variant: str | None = None  # the variant of the link's A/B split the click went to (issue 34)
 
 
-ROWS_PER_STATEMENT = 1000  # 19,000 parameters: under SQLite's limit of 32,766
+ROWS_PER_STATEMENT = 1000  # 20,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
@@ -183,13 +184,13 @@ async def clicks_for_tracking_ids(conn: Conn, account_id: str,
     rows = await fetch_all(
         conn,
         "SELECT c.tracking_id, c.link_id, l.code, l.campaign_id, c.clicked_at, c.platform, c.bot, c.answer, "
-        "c.utm, c.utm_origin FROM clicks c LEFT JOIN links l ON l.id = c.link_id "
+        "c.utm, c.utm_origin, c.variant FROM clicks c LEFT JOIN links l ON l.id = c.link_id "
         "WHERE c.id IN (SELECT max(id) FROM clicks WHERE account_id = ? "
         f"AND tracking_id IN ({marks}) GROUP BY tracking_id)",
         (account_id, *wanted),
     )
     return {row[0]: AttributedClick(row[0], row[1], row[2], row[3], row[4], row[5], int(row[6]), row[7],
-                                    _json(row[8]) or {}, _json(row[9])) for row in rows}
+                                    _json(row[8]) or {}, _json(row[9]), row[10]) for row in rows}
 
 
 def _json(value: Any) -> Any:

@@ -20,8 +20,8 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -35,6 +35,7 @@ from api.hosts import SHARED_HOSTS, on_every_host
 from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
+from linksvc.client_address import IPNetwork, client_address
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
 from linksvc.errors import InvalidField, NotFound
 from linksvc.jsoncodec import dumpb
@@ -46,6 +47,7 @@ from linksvc.links.devices import Device, classify
 from linksvc.links.fdl_service import long_link_click
 from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.urls import with_query
+from linksvc.links.variants import cookie_name, cookie_value, is_https, pick, set_cookie, stable_fraction, with_target
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
 from linksvc.settings import Settings
@@ -54,6 +56,7 @@ log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
 _CODE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9_-]{2,63}")  # the route's pattern, on the raw path
 NO_STORE = "no-store"
+FORWARDED_PROTO = "X-Forwarded-Proto"  # taken from trusted proxies only (LINKSVC_TRUSTED_PROXIES)
 MAX_HOSTS_SEEN = 1024  # Host headers the fast lane remembers the reading of (any client may send any)
 
 
@@ -108,9 +111,19 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
                   domain: str | None, app_store_tokens: Mapping[str, str] | None = None) -> web.StreamResponse:
     """The resolver's answer to a click on ``stored`` (published at ``code`` on ``domain``, None: the shared
     host), and its click recorded (GET only)."""
-    link = stored.link
+    link: Mapping[str, Any] = stored.link
     now = time.time()
     headers = request.headers
+    clicks = request.app[CLICKS]
+    split = _split(stored, code, headers, request.remote, clicks.visitors.trusted_proxies, request.secure)
+    if split is not None and split.hop is not None:
+        other = await service.link_of_code(request.app[DB], split.hop)
+        split = split.reached(other if other is not None and other.account_id == stored.account_id else None)
+        if split.target is None:
+            log.warning("link %s (%s): variant %r names link %s, which is not a link of its account", stored.id,
+                        code, split.name, split.hop)
+    if split is not None:
+        link = with_target(link, split.target)
     device, decision = _decision(request.app[SETTINGS], link, code, headers, query, domain)
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
@@ -122,8 +135,15 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
     if preview is not None:
         decision = replace(decision, answer="preview")
     if request.method == "GET":
-        clicks = request.app[CLICKS]
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote))
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote,
+                             None if split is None else split.name))
+    response = _response(link, decision, preview)
+    if split is not None:
+        response.headers["Set-Cookie"] = split.cookie
+    return response
+
+
+def _response(link: Mapping[str, Any], decision: Decision, preview: web.Response | None) -> web.Response:
     if decision.answer == "landing" and decision.body is not None:
         return landing_page(link, decision.body, decision.tracking_id)
     if preview is not None:
@@ -132,6 +152,42 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
         return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})
     return web.Response(status=decision.status, body=dumpb(decision.body), content_type="application/json",
                         headers={"Cache-Control": NO_STORE})
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The variant of a link's A/B split a click goes to (:mod:`linksvc.links.variants`): its name, its target
+    (URL fields; None for the link's own), the link it names when its target is ``{"link"}`` and not read yet
+    (``hop``), and the ``Set-Cookie`` value that keeps the visitor on it."""
+
+    name: str
+    target: Mapping[str, Any] | None
+    hop: str | None
+    cookie: str
+
+    def reached(self, other: service.StoredLink | None) -> Split:
+        """With the hop's link read: its URL fields (None when it is not a link of the account: the link's own
+        target is used)."""
+        return replace(self, target=None if other is None else other.link, hop=None)
+
+
+def _split(stored: service.StoredLink, code: str, headers: Headers, peer: str | None,
+           trusted: Sequence[IPNetwork], tls: bool) -> Split | None:
+    """The variant of ``stored``'s split this click goes to, None for a link without variants."""
+    variants = stored.link.get("variants")
+    if not variants or code.startswith("?"):
+        return None
+    link_id = stored.id
+    cookie = cookie_value(headers.get("Cookie", ""), cookie_name(link_id))
+    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if trusted else ""
+    address = client_address(peer, forwarded, trusted) if forwarded else peer or ""
+    index = pick(variants, cookie, stable_fraction(link_id, address, headers.get("User-Agent", "")))
+    variant = variants[index]
+    name = str(variant["name"])
+    target = variant.get("target") or None
+    hop = target.get("link") if target else None
+    secure = is_https(peer, headers.get(FORWARDED_PROTO, ""), trusted, tls)
+    return Split(name, None if hop else target, hop, set_cookie(link_id, code, name, secure))
 
 
 # Deferred deep links (linksvc.links.deferred): the iOS landing page. No fingerprinting: the click's token
@@ -214,12 +270,12 @@ class Headers(Protocol):
 
 
 def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
-           visitors: Visitors, peer: str | None) -> Click:
+           visitors: Visitors, peer: str | None, variant: str | None = None) -> Click:
     agent = headers.get("User-Agent", "")
     forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
     return Click(stored.account_id, stored.id, decision.tracking_id, now, device.platform, device.bot,
                  decision.answer, agent, headers.get("Referer", ""), decision.utm,
-                 visitors.of(now, peer, forwarded, agent), decision.utm_origin)
+                 visitors.of(now, peer, forwarded, agent), decision.utm_origin, variant)
 
 
 class FastRedirects:
@@ -263,7 +319,7 @@ class FastRedirects:
         stored = service.held_link(app[DB], code)
         if stored is None:
             return None
-        link = stored.link
+        link: Mapping[str, Any] = stored.link
         headers = message.headers
         # The host rule, as resolve() applies it: a shared host reads nothing; a domain is a dict lookup in what
         # this worker holds, and when that is not current the handler answers.
@@ -285,6 +341,18 @@ class FastRedirects:
         now = time.time()
         if unavailable(link, now) is not None:
             return None
+        clicks = app[CLICKS]
+        peer = lane_peer()
+        split = None
+        if link.get("variants"):  # the A/B split: the same pick and cookie as the handler's
+            split = _split(stored, code, headers, peer, clicks.visitors.trusted_proxies, False)
+            if split is not None and split.hop is not None:
+                other = service.held_link(app[DB], split.hop)
+                if other is None or other.account_id != stored.account_id:
+                    return None  # not held (or not the account's): the handler reads it
+                split = split.reached(other)
+            if split is not None:
+                link = with_target(link, split.target)
         query = url.query
         device, decision = _decision(app[SETTINGS], link, code, headers,
                                      {key: query[key] for key in query} if url.raw_query_string else {},
@@ -295,11 +363,12 @@ class FastRedirects:
             return None
         incoming = headers.get("X-Request-Id", "")
         request_id = incoming if SAFE_ID.match(incoming) else new_request_id()
+        cookie = "" if split is None else f"Set-Cookie: {split.cookie}\r\n"
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
-                  f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
+                  f"X-Request-Id: {request_id}\r\n{cookie}Content-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
-        clicks = app[CLICKS]
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, lane_peer()))
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, peer,
+                             None if split is None else split.name))
         metrics = app[METRICS_KEY]
         metrics.observe("GET", self._route, 302, time.perf_counter() - started)
         metrics.count(LANE_ANSWERS, "redirects")

@@ -80,15 +80,17 @@ class Click(NamedTuple):
     # Added with the conversion report; clicks of journals and spill files written before have neither (None).
     visitor: str | None = None  # linksvc.links.visitors: a daily salted hash of the address and user agent
     utm_origin: dict[str, str] | None = None  # UTM field -> the source it came from (linksvc.links.utm)
+    # Issue 34: the variant of the link's A/B split the click was sent to (linksvc.links.variants), None without.
+    variant: str | None = None
 
 
-OLD_FIELDS = len(Click._fields) - 2  # a click tuple as journals and spill files held it before visitor, utm_origin
+OLD_FIELDS = 10  # a click tuple as journals and spill files held it before visitor, utm_origin (and what came after)
 
 
 def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:
     """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
     then the user agent's details (NULL where unknown), the visitor and the UTM origins (NULL for a click
-    recorded before they were)."""
+    recorded before they were), then the variant (NULL for a link without an A/B split)."""
     utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
     return (
         click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
@@ -96,6 +98,7 @@ def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, .
         safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"), *details,
         click.visitor if isinstance(click.visitor, str) else None,
         dumps(click.utm_origin) if isinstance(click.utm_origin, dict) else None,
+        safe_text(click.variant, 64) if isinstance(click.variant, str) else None,
     )
 
 

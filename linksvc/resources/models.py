@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from linksvc.errors import Issue
 from linksvc.links.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
 
@@ -239,6 +240,70 @@ class LinkPreviewFields(Strict):
 LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
 
 
+class Target(Strict):
+    """Where a variant (and a rule) sends a click: the link's own kind of fields (the same URL rules), or
+    ``{"link": CODE}``, another link of the same account (one hop). The link's UTM, tracking_id, install referrer
+    and intent rules hold on it exactly as on the link's own fields."""
+
+    destination_url: HttpsUrl | None = None
+    deeplink: Deeplink | None = None
+    android: AndroidApp | None = None
+    ios: IosApp | None = None
+    fallback_url: WebUrl | None = None
+    link: str | None = Field(default=None, pattern=LINK_CODE_PATTERN,
+                             description="the code of another link of the same account (one hop)")
+
+    @classmethod
+    def target_issues(cls, data: dict[str, Any], at: str = "") -> list[Issue]:
+        """Either ``link`` alone or ``destination_url`` with the other URL fields."""
+        if data.get("link") is not None:
+            return [Issue(f"{at}{name}", "a target naming another link has no fields of its own", "not_allowed")
+                    for name in TARGET_URL_FIELDS if data.get(name) is not None]
+        if data.get("destination_url") is None:
+            return [Issue(f"{at}destination_url", "is required (or name another link with `link`)", "missing")]
+        return []
+
+
+TARGET_URL_FIELDS = ("destination_url", "deeplink", "android", "ios", "fallback_url")
+MAX_VARIANTS = 20
+
+
+class Variant(Strict):
+    """One arm of a link's A/B split (docs/decisions.md, "A/B split (issue 34)"): its share of the people whom no
+    rule routed is ``weight`` over the sum of the weights; without ``target`` it is the link's own target."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")
+    weight: int = Field(ge=0, le=1_000_000)
+    target: Target | None = None
+
+
+def variant_issues(data: dict[str, Any]) -> list[Issue]:
+    """The split's rules over several fields: unique names, a positive sum of the weights, valid targets."""
+    variants = data.get("variants")
+    if not isinstance(variants, list):
+        return []
+    found: list[Issue] = []
+    seen: set[str] = set()
+    total = 0
+    for index, variant in enumerate(variants):
+        if not isinstance(variant, dict):
+            continue
+        name = variant.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                found.append(Issue(f"variants[{index}].name", f"another variant is named {name!r}", "duplicate"))
+            seen.add(name)
+        weight = variant.get("weight")
+        if isinstance(weight, int) and not isinstance(weight, bool) and weight > 0:
+            total += weight
+        target = variant.get("target")
+        if isinstance(target, dict):
+            found += Target.target_issues(target, f"variants[{index}].target.")
+    if variants and total == 0 and not found:
+        found.append(Issue("variants", "the weights must add up to more than 0", "range"))
+    return found
+
+
 class Link(Strict):
     id: Uuid = Field(default_factory=new_id)
     code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
@@ -261,3 +326,9 @@ class Link(Strict):
     def _lower_domain(cls, domain: str | None) -> str | None:
         return None if domain is None else domain.strip().lower().rstrip(".")
     preview: LinkPreviewFields | None = None
+    # The A/B split of the link's own target, used when no rule matched (issue 34); the first is the control.
+    variants: list[Variant] | None = Field(default=None, min_length=1, max_length=MAX_VARIANTS)
+
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        return variant_issues(data)
