@@ -365,7 +365,7 @@ class FastRedirects:
         request_id = incoming if SAFE_ID.match(incoming) else new_request_id()
         cookie = "" if split is None else f"Set-Cookie: {split.cookie}\r\n"
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
-                  f"X-Request-Id: {request_id}\r\n{cookie}Content-Length: 0\r\nDate: {self._http_date(now)}\r\n"
+                  f"{cookie}X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, peer,
                              None if split is None else split.name))
