@@ -14,7 +14,8 @@ OWNS = ("clicks", "click_journals")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
-           "device_brand", "device_model", "visitor", "utm_origin", "variant")
+           "device_brand", "device_model", "visitor", "utm_origin", "country", "region", "city", "rule",
+           "variant")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ class AttributedClick:
     variant: str | None = None  # the variant of the link's A/B split the click went to (issue 34)
 
 
-ROWS_PER_STATEMENT = 1000  # 20,000 parameters: under SQLite's limit of 32,766
+ROWS_PER_STATEMENT = 1000  # 24,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 

@@ -39,17 +39,17 @@ from linksvc.client_address import IPNetwork, client_address
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
 from linksvc.errors import InvalidField, NotFound
 from linksvc.jsoncodec import dumpb
-from linksvc.links import fdl, service
-from linksvc.links.clicks import Click
+from linksvc.links import fdl, service, variants
+from linksvc.links.clicks import Click, ClickRecorder
 from linksvc.links.decide import Decision, decide, unavailable
 from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
 from linksvc.links.fdl_service import long_link_click
 from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.urls import with_query
-from linksvc.links.variants import cookie_name, cookie_value, is_https, pick, set_cookie, stable_fraction, with_target
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
+from linksvc.rules.engine import Facts, pick, with_target
 from linksvc.settings import Settings
 
 log = logging.getLogger("linksvc.resolver")
@@ -122,9 +122,8 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
         if split.target is None:
             log.warning("link %s (%s): variant %r names link %s, which is not a link of its account", stored.id,
                         code, split.name, split.hop)
-    if split is not None:
-        link = with_target(link, split.target)
-    device, decision = _decision(request.app[SETTINGS], link, code, headers, query, domain)
+    device, decision, facts, rule, split = _decision(request.app[SETTINGS], stored, code, headers, query, domain,
+                                                     request.remote, clicks, now, split)
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
@@ -135,7 +134,7 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
     if preview is not None:
         decision = replace(decision, answer="preview")
     if request.method == "GET":
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote,
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
                              None if split is None else split.name))
     response = _response(link, decision, preview)
     if split is not None:
@@ -174,20 +173,20 @@ class Split:
 def _split(stored: service.StoredLink, code: str, headers: Headers, peer: str | None,
            trusted: Sequence[IPNetwork], tls: bool) -> Split | None:
     """The variant of ``stored``'s split this click goes to, None for a link without variants."""
-    variants = stored.link.get("variants")
-    if not variants or code.startswith("?"):
+    arms = stored.link.get("variants")
+    if not arms or code.startswith("?"):
         return None
     link_id = stored.id
-    cookie = cookie_value(headers.get("Cookie", ""), cookie_name(link_id))
+    cookie = variants.cookie_value(headers.get("Cookie", ""), variants.cookie_name(link_id))
     forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if trusted else ""
     address = client_address(peer, forwarded, trusted) if forwarded else peer or ""
-    index = pick(variants, cookie, stable_fraction(link_id, address, headers.get("User-Agent", "")))
-    variant = variants[index]
+    index = variants.pick(arms, cookie, variants.stable_fraction(link_id, address, headers.get("User-Agent", "")))
+    variant = arms[index]
     name = str(variant["name"])
     target = variant.get("target") or None
     hop = target.get("link") if target else None
-    secure = is_https(peer, headers.get(FORWARDED_PROTO, ""), trusted, tls)
-    return Split(name, None if hop else target, hop, set_cookie(link_id, code, name, secure))
+    secure = variants.is_https(peer, headers.get(FORWARDED_PROTO, ""), trusted, tls)
+    return Split(name, None if hop else target, hop, variants.set_cookie(link_id, code, name, secure))
 
 
 # Deferred deep links (linksvc.links.deferred): the iOS landing page. No fingerprinting: the click's token
@@ -246,13 +245,31 @@ async def _preview(request: web.Request, stored: service.StoredLink, code: str, 
     return web.Response(text=body, content_type="text/html", charset="utf-8", headers={"Cache-Control": NO_STORE})
 
 
-def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: Mapping[str, str],
-              query: Mapping[str, str], domain: str | None = None) -> tuple[Device, Decision]:
-    device = classify(headers.get("User-Agent", ""))
+def _decision(settings: Settings, stored: service.StoredLink, code: str, headers: Headers, query: Mapping[str, str],
+              domain: str | None, peer: str | None, clicks: ClickRecorder, now: float, split: Split | None = None
+              ) -> tuple[Device, Decision, Facts, str | None, Split | None]:
+    """The answer to a click on ``stored``: its rules (:mod:`linksvc.rules`) pick the target, if one matches;
+    else the variant of its A/B split (``split``, :func:`_split`), if it has one; then
+    :func:`~linksvc.links.decide.decide` as for the link's own; with the click's facts (its place), the name of
+    the rule that matched and the split when it was used (None when a rule matched)."""
+    agent = headers.get("User-Agent", "")
+    device = classify(agent)
+    visitors = clicks.visitors
+    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
+    facts = Facts(device, agent, query, now, headers.get("Accept-Language", ""), headers.get("Referer", ""), peer,
+                  forwarded, visitors.trusted_proxies, clicks.geo)
+    rules = stored.rules if isinstance(stored, service.RuledLink) else None
+    matched = pick(rules, facts) if rules is not None else None
+    link: Mapping[str, Any]
+    if matched is not None:
+        link = with_target(stored.link, matched)
+        split = None
+    else:
+        link = stored.link if split is None else variants.with_target(stored.link, split.target)
     return device, decide(
         link, device, query, "application/json" in headers.get("Accept", ""),
         _short_url(settings, code, domain), new_tracking_id(), settings.service_label,
-    )
+    ), facts, None if matched is None else matched.name, split
 
 
 def _short_url(settings: Settings, code: str, domain: str | None) -> str:
@@ -270,12 +287,15 @@ class Headers(Protocol):
 
 
 def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
-           visitors: Visitors, peer: str | None, variant: str | None = None) -> Click:
-    agent = headers.get("User-Agent", "")
-    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
+           visitors: Visitors, facts: Facts, rule: str | None, variant: str | None = None) -> Click:
+    """The click to record: with the client's place, the rule that matched and the variant it went to (none
+    when a rule matched), never the client's address."""
+    agent = facts.user_agent
+    place = facts.where()
     return Click(stored.account_id, stored.id, decision.tracking_id, now, device.platform, device.bot,
-                 decision.answer, agent, headers.get("Referer", ""), decision.utm,
-                 visitors.of(now, peer, forwarded, agent), decision.utm_origin, variant)
+                 decision.answer, agent, facts.referer, decision.utm,
+                 visitors.of(now, facts.client(), "", agent), decision.utm_origin,
+                 place.country, place.region, place.city, rule, variant)
 
 
 class FastRedirects:
@@ -351,12 +371,10 @@ class FastRedirects:
                 if other is None or other.account_id != stored.account_id:
                     return None  # not held (or not the account's): the handler reads it
                 split = split.reached(other)
-            if split is not None:
-                link = with_target(link, split.target)
         query = url.query
-        device, decision = _decision(app[SETTINGS], link, code, headers,
-                                     {key: query[key] for key in query} if url.raw_query_string else {},
-                                     None if domain is None else host)
+        device, decision, facts, rule, split = _decision(
+            app[SETTINGS], stored, code, headers, {key: query[key] for key in query} if url.raw_query_string else {},
+            None if domain is None else host, peer, clicks, now, split)
         if decision.status != 302 or decision.location is None or decision.skipped:
             return None
         if is_preview_fetcher(device):  # may get the preview page: the handler decides
@@ -367,7 +385,7 @@ class FastRedirects:
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
                   f"{cookie}X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, peer,
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
                              None if split is None else split.name))
         metrics = app[METRICS_KEY]
         metrics.observe("GET", self._route, 302, time.perf_counter() - started)

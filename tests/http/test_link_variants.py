@@ -234,3 +234,23 @@ async def test_the_variant_report_of_a_scripted_scenario(service: TestClient) ->
     assert response.status == 404
     body = await response.json()
     assert set(body) == {"error", "details"}
+
+
+async def test_a_matching_rule_comes_before_the_split(service: TestClient) -> None:
+    response = await service.post(f"/api/admin/v1/accounts/{A}/links", headers=ADMIN, json={
+        "code": "ruled-split", "kind": "external", "destination_url": "https://shop.example/own",
+        "rules": [{"name": "partners", "conditions": {"query": [{"param": "src", "equals": "partner"}]},
+                   "target": {"destination_url": "https://partner.shop.example/"}}],
+        "variants": [{"name": "A", "weight": 1},
+                     {"name": "B", "weight": 1, "target": {"destination_url": "https://b.shop.example/"}}]})
+    assert response.status == 201, await response.text()
+    ruled = await service.get("/ruled-split?src=partner", allow_redirects=False, headers={"User-Agent": DESKTOP})
+    assert ruled.headers["Location"].startswith("https://partner.shop.example/")
+    assert "Set-Cookie" not in ruled.headers  # the split was not used
+    split = await service.get("/ruled-split", allow_redirects=False, headers={"User-Agent": DESKTOP})
+    assert "Set-Cookie" in split.headers
+    await service.app[CLICKS].flush()
+    rows = await fetch_all(service.app[DB].reader, "SELECT c.rule, c.variant FROM clicks c JOIN links l "
+                                                   "ON l.id = c.link_id WHERE l.code = 'ruled-split' ORDER BY c.id")
+    assert rows[0][0] == "partners" and rows[0][1] is None
+    assert rows[1][0] is None and rows[1][1] in ("A", "B")

@@ -129,11 +129,11 @@ BASE = {"kind": "email", "destination_url": "https://shop.example/"}
     ([{"name": "A", "weight": -1}], {"variants[0].weight": "range"}),
     ([{"name": "", "weight": 1}], {"variants[0].name": "string_too_short"}),
     ([{"name": "A", "weight": 1, "target": {"deeplink": "app://x"}}],
-     {"variants[0].target.destination_url": "missing"}),
+     {"variants[0].target": "one_of_required"}),
     ([{"name": "A", "weight": 1, "target": {"destination_url": "javascript:alert(1)"}}],
      {"variants[0].target.destination_url": "url"}),
     ([{"name": "A", "weight": 1, "target": {"link": "other", "destination_url": "https://x.example/"}}],
-     {"variants[0].target.destination_url": "not_allowed"}),
+     {"variants[0].target": "not_allowed"}),
     ([{"name": "A", "weight": 1, "share": 3}], {"variants[0].share": "unknown_field"}),
     ([], {"variants": "too_few_items"}),
 ])
