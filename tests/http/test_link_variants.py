@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
 from linksvc.app import create_app
+from linksvc.errors import InvalidField
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage.db import fetch_all
@@ -254,3 +255,23 @@ async def test_a_matching_rule_comes_before_the_split(service: TestClient) -> No
                                                    "ON l.id = c.link_id WHERE l.code = 'ruled-split' ORDER BY c.id")
     assert rows[0][0] == "partners" and rows[0][1] is None
     assert rows[1][0] is None and rows[1][1] in ("A", "B")
+
+
+async def test_seed_files_carry_the_split_and_name_its_bad_fields(service: TestClient) -> None:
+    doc = two_accounts()
+    doc["accounts"][0]["links"][0]["variants"] = [
+        {"name": "A", "weight": 1}, {"name": "B", "weight": 0, "target": {"destination_url": "https://b.example/"}}]
+    await load_seed(service.app[DB], doc, allow_private=True)
+    answer = await service.get(f"/lnk{A[:4]}", allow_redirects=False, headers={"User-Agent": DESKTOP})
+    assert answer.headers["Set-Cookie"].split(";")[0].endswith("=A")  # B weighs 0: never picked
+    doc["accounts"][0]["links"][0]["variants"] = [{"name": "A", "weight": 1}, {"name": "A", "weight": 1}]
+    with pytest.raises(InvalidField) as refused:
+        await load_seed(service.app[DB], doc, allow_private=True)
+    assert refused.value.path == "accounts[0].links[0].variants[1].name"
+
+
+async def test_the_admin_openapi_documents_the_variant_report(service: TestClient) -> None:
+    document = await (await service.get("/api/admin/v1/openapi.json")).json()
+    operation = document["paths"]["/accounts/{account_id}/links/{id}/variants"]["get"]
+    assert "z-test" in operation["summary"] + operation.get("description", "")
+    assert {"200", "401", "404"} <= set(operation["responses"])
