@@ -151,7 +151,7 @@ def _referrer_hosts(postgresql: bool) -> str:
 
 async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict[str, ClickGroups]:
     """Clicks of a link since ``since``, human and bot apart: by day and platform (every group: their number
-    is bounded), and by country, referrer host, rule, utm_source, browser family and major version, OS family
+    is bounded), and by country, referrer host, rule, variant, utm_source, browser family and major version, OS family
     and major version, device brand and model, values a click's sender chooses: the ``limit`` most clicked
     groups (then by key, null first), with how many groups there are in all. The store groups, orders and cuts:
     what comes back is at most ``limit`` rows per breakdown, however many distinct values the clicks carry."""
@@ -182,6 +182,7 @@ async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict
         "country": await groups("country", None, True),
         "referrer_host": await referrer_hosts(),
         "rule": await groups("rule", None, True),
+        "variant": await groups("variant", None, True),
         "platform": await groups("platform", None, False),
         "utm_source": await groups("utm_source", None, True),
         "browser": await groups("browser_family", _major("browser_version", pg), True),

@@ -153,6 +153,11 @@ async def test_each_click_records_its_variant(service: TestClient) -> None:
     rows = await fetch_all(service.app[DB].reader, "SELECT l.code, c.variant FROM clicks c JOIN links l "
                                                    "ON l.id = c.link_id ORDER BY c.id")
     assert [tuple(row) for row in rows] == [(CODE, "B"), (CODE, "A"), (f"lnk{A[:4]}", None)]
+    # The link's clicks page counts them by variant.
+    link_id = (await split_link(service))["id"]
+    response = await service.get(f"/api/admin/v1/accounts/{A}/links/{link_id}/clicks", headers=ADMIN)
+    by_variant = (await response.json())["data"]["by_variant"]
+    assert by_variant == [{"variant": "A", "human": 1, "bot": 0}, {"variant": "B", "human": 1, "bot": 0}]
 
 
 async def test_the_fast_lane_answers_split_links_with_the_cookie(service: TestClient) -> None:
