@@ -21,8 +21,8 @@ import re
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any, NamedTuple, Protocol
 
 from aiohttp import web
 from aiohttp.http import SERVER_SOFTWARE
@@ -153,8 +153,7 @@ def _response(link: Mapping[str, Any], decision: Decision, preview: web.Response
                         headers={"Cache-Control": NO_STORE})
 
 
-@dataclass(frozen=True, slots=True)
-class Split:
+class Split(NamedTuple):
     """The variant of a link's A/B split a click goes to (:mod:`linksvc.links.variants`): its name, its target
     (URL fields; None for the link's own), the link it names when its target is ``{"link"}`` and not read yet
     (``hop``), and the ``Set-Cookie`` value that keeps the visitor on it."""
@@ -163,11 +162,12 @@ class Split:
     target: Mapping[str, Any] | None
     hop: str | None
     cookie: str
+    address: str | None = None  # the client's address when the hash needed it (the click's facts reuse it)
 
     def reached(self, other: service.StoredLink | None) -> Split:
         """With the hop's link read: its URL fields (None when it is not a link of the account: the link's own
         target is used)."""
-        return replace(self, target=None if other is None else other.link, hop=None)
+        return self._replace(target=None if other is None else other.link, hop=None)
 
 
 def _split(stored: service.StoredLink, code: str, headers: Headers, peer: str | None,
@@ -177,16 +177,18 @@ def _split(stored: service.StoredLink, code: str, headers: Headers, peer: str | 
     if not arms or code.startswith("?"):
         return None
     link_id = stored.id
-    cookie = variants.cookie_value(headers.get("Cookie", ""), variants.cookie_name(link_id))
-    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if trusted else ""
-    address = client_address(peer, forwarded, trusted) if forwarded else peer or ""
-    index = variants.pick(arms, cookie, variants.stable_fraction(link_id, address, headers.get("User-Agent", "")))
+    index = variants.named(arms, variants.cookie_value(headers.get("Cookie", ""), variants.cookie_name(link_id)))
+    address = None
+    if index is None:  # no cookie (or one naming no variant now): the stable hash
+        forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if trusted else ""
+        address = client_address(peer, forwarded, trusted) if forwarded else peer or ""
+        index = variants.by_weight(arms, variants.stable_fraction(link_id, address, headers.get("User-Agent", "")))
     variant = arms[index]
     name = str(variant["name"])
     target = variant.get("target") or None
     hop = target.get("link") if target else None
     secure = variants.is_https(peer, headers.get(FORWARDED_PROTO, ""), trusted, tls)
-    return Split(name, None if hop else target, hop, variants.set_cookie(link_id, code, name, secure))
+    return Split(name, None if hop else target, hop, variants.set_cookie(link_id, code, name, secure), address)
 
 
 # Deferred deep links (linksvc.links.deferred): the iOS landing page. No fingerprinting: the click's token
@@ -258,6 +260,8 @@ def _decision(settings: Settings, stored: service.StoredLink, code: str, headers
     forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
     facts = Facts(device, agent, query, now, headers.get("Accept-Language", ""), headers.get("Referer", ""), peer,
                   forwarded, visitors.trusted_proxies, clicks.geo)
+    if split is not None and split.address is not None:
+        facts.address = split.address  # the split's hash worked it out already: the same rule, done once
     rules = stored.rules if isinstance(stored, service.RuledLink) else None
     matched = pick(rules, facts) if rules is not None else None
     link: Mapping[str, Any]

@@ -80,15 +80,21 @@ def by_weight(variants: Sequence[Mapping[str, Any]], fraction: float) -> int:
     return last
 
 
-def pick(variants: Sequence[Mapping[str, Any]], cookie: str | None, fraction: float) -> int:
-    """The variant a click goes to: the one its cookie names (when it still exists and weighs more than 0),
-    else the one :func:`by_weight` places ``fraction`` on."""
+def named(variants: Sequence[Mapping[str, Any]], cookie: str | None) -> int | None:
+    """The index of the variant the cookie names, when it still exists and weighs more than 0; else None."""
     if cookie:
         name = unquote(cookie)
         for index, variant in enumerate(variants):
             if variant.get("name") == name and int(variant.get("weight") or 0) > 0:
                 return index
-    return by_weight(variants, fraction)
+    return None
+
+
+def pick(variants: Sequence[Mapping[str, Any]], cookie: str | None, fraction: float) -> int:
+    """The variant a click goes to: the one its cookie names (:func:`named`), else the one :func:`by_weight`
+    places ``fraction`` on."""
+    found = named(variants, cookie)
+    return by_weight(variants, fraction) if found is None else found
 
 
 def with_target(link: Mapping[str, Any], target: Mapping[str, Any] | None) -> Mapping[str, Any]:
