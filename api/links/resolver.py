@@ -306,8 +306,9 @@ class FastRedirects:
     """The resolver's fast lane (:data:`api.server.FAST_LANE`): a ``GET /{code}`` over HTTP/1.1, kept alive,
     without a body, for a link this worker holds, that :func:`resolve` would answer with a 302. Answered with
     the bytes :func:`resolve` and the middleware would send (status line, ``Location``, ``Cache-Control``,
-    ``X-Request-Id``, ``Content-Length``, ``Date``, ``Server``), its click recorded the same way and its
-    request counted in the metrics under the same route. Any other request is left to the handler (None).
+    ``Set-Cookie`` for a link with an A/B split, ``X-Request-Id``, ``Content-Length``, ``Date``, ``Server``),
+    its click recorded the same way and its request counted in the metrics under the same route. Any other
+    request is left to the handler (None).
 
     A path the router gives to one of the service's own routes (``/healthz``, ``/metrics``...) is never
     taken, whatever links exist: those are read off the router at the first request."""
