@@ -90,7 +90,7 @@ class Click(NamedTuple):
     variant: str | None = None
 
 
-OLD_FIELDS = 10  # a click tuple as journals and spill files held it before visitor and utm_origin (and after: 15)
+OLD_FIELDS = 10  # a click tuple as journals and spill files held it before visitor and utm_origin (12 after them)
 
 
 def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:

@@ -241,3 +241,49 @@ async def test_the_clicks_breakdown_by_country_referrer_host_and_rule(links: Tes
     assert capped["other"]["by_country"] == {"groups": 3, "human": 3, "bot": 0}
     assert capped["other"]["by_referrer_host"] == {"groups": 3, "human": 3, "bot": 0}
     assert capped["other"]["by_rule"] == {"groups": 2, "human": 2, "bot": 1}
+
+
+async def test_rules_apply_on_a_custom_domain(aiohttp_client: Any, settings: Settings) -> None:
+    from tests.http.test_domains import added, start, verify
+
+    service = await start(aiohttp_client, settings)
+    domain = await added(service, "go.shop.example")
+    assert (await verify(service, domain)).status == 200
+    response = await service.post(LINKS, json={
+        "code": "on-domain", "kind": "external", "destination_url": "https://shop.example/",
+        "domain": "go.shop.example",
+        "rules": [{"name": "french", "conditions": {"languages": ["fr"]},
+                   "target": {"destination_url": "https://shop.example/fr"}}]}, headers=ADMIN)
+    assert response.status == 201, await response.text()
+    firefox_fr = "fr,fr-FR;q=0.8,en-US;q=0.5,en;q=0.3"
+    for language, expected in ((firefox_fr, "https://shop.example/fr?"), ("en-US,en;q=0.5", "https://shop.example/?")):
+        answer = await service.get("/on-domain", headers={"Host": "go.shop.example", "Accept-Language": language,
+                                                          "User-Agent": DESKTOP}, allow_redirects=False)
+        assert answer.status == 302 and answer.headers["Location"].startswith(expected), answer.headers
+    shared = await service.get("/on-domain", headers={"Accept-Language": firefox_fr}, allow_redirects=False)
+    assert shared.status == 404  # the link resolves only on its domain
+
+
+async def test_rules_of_a_domains_long_links_link_apply_to_its_dynamic_links(aiohttp_client: Any,
+                                                                             settings: Settings) -> None:
+    from linksvc.links.fdl_service import long_links_code
+    from tests.http.test_domains import added, start, verify
+    from tests.http.test_fdl_links import APP_LINK, FULL, HOST
+
+    service = await start(aiohttp_client, settings)
+    assert (await verify(service, await added(service, HOST))).status == 200
+    assert (await service.post(LINKS, json=APP_LINK, headers=ADMIN)).status == 201
+    listed = await (await service.get(f"{LINKS}?limit=100", headers=ADMIN)).json()
+    long_links = next(link for link in listed["data"] if link["code"] == long_links_code(HOST))
+    response = await service.patch(f"{LINKS}/{long_links['id']}", json={"rules": [
+        {"name": "french", "conditions": {"languages": ["fr"]},
+         "target": {"destination_url": "https://shop.example/fr"}}]}, headers=ADMIN)
+    assert response.status == 200, await response.text()
+    french = await service.get(FULL, headers={"Host": HOST, "User-Agent": DESKTOP, "Accept-Language": "fr-FR,fr;q=0.9"},
+                               allow_redirects=False)
+    location = french.headers["Location"]
+    # the rule's target, with the long link's own UTM (utm_source=newsletter)
+    assert location.startswith("https://shop.example/fr?") and query_values(location)["utm_source"] == "newsletter"
+    english = await service.get(FULL, headers={"Host": HOST, "User-Agent": DESKTOP, "Accept-Language": "en"},
+                                allow_redirects=False)
+    assert english.headers["Location"].startswith("https://shop.example/desktop?")  # the long link's ofl
