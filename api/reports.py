@@ -8,7 +8,7 @@ from typing import Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.appkeys import CLICKS, DB
+from api.appkeys import CLICKS, DB, RESOURCES
 from api.routing import Endpoint, data
 from api.schemas import Envelope
 from linksvc.reports.conversions import (
@@ -19,6 +19,7 @@ from linksvc.reports.conversions import (
     report_csv,
     report_query,
 )
+from linksvc.reports.variants import variant_report
 
 
 class ConversionQuery(BaseModel):
@@ -108,9 +109,58 @@ async def conversions(request: web.Request, query: ConversionQuery) -> web.Respo
     return data(report)
 
 
+class VariantClicks(BaseModel):
+    human: int
+    bot: int
+
+
+class Significance(BaseModel):
+    against: str = Field(description="the control: the link's first variant")
+    test: str
+    sample_sizes: dict[str, int] = Field(description="visitors of this variant and of the control")
+    z: float | None
+    p_value: float | None = Field(description="two-sided; null when the test cannot be computed (see verdict)")
+    confidence: float | None = Field(description="1 - p_value")
+    lift: float | None = Field(description="(rate - control's rate) / control's rate; null when the control's is 0")
+    significant: bool = Field(description="p_value under 0.05")
+    verdict: str = Field(description='in plain words: "B converts 23% better than A; 97% confidence; 1,204 and '
+                                     '1,188 visitors"')
+
+
+class VariantRow(BaseModel):
+    variant: str
+    weight: int | None = Field(description="null for a variant the link no longer has")
+    control: bool
+    in_link: bool = Field(description="false for a variant clicks were recorded for that the link no longer has")
+    clicks: VariantClicks
+    visitors: int = Field(description="distinct visitors (daily salted hashes) among the human clicks")
+    purchases: int = Field(description="purchases whose tracking_id's click went to this variant, net of reversals")
+    revenue: dict[str, str] = Field(description="per currency, exact decimal text, net of reversals")
+    conversion_rate: str | None = Field(description="purchases / visitors, 4 decimals; null without visitors")
+    significance: Significance | None = Field(description="against the control; null for the control")
+
+
+class VariantReport(BaseModel):
+    link_id: str
+    code: str | None
+    control: str | None
+    conversion_rate_of: str
+    variants: list[VariantRow]
+
+
+async def link_variants(request: web.Request) -> web.Response:
+    return data(await variant_report(request.app[DB], request.app[RESOURCES], request.app[CLICKS],
+                                     request.match_info["account_id"], request.match_info["id"]))
+
+
 ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/reports/conversions", conversions,
              "Conversion report: clicks, visitors, routes, attributed events, purchases, revenue, conversion rate "
              "and time to purchase per group, for a range of days", "reports", query=ConversionQuery,
              response=Envelope[ConversionReport], media_types=("text/csv",), security="admin", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/links/{id}/variants", link_variants,
+             "The variant report of a link's A/B split: per variant, clicks, visitors, purchases, revenue, conversion "
+             "rate, and a two-proportion z-test against the first variant (the control) with its p-value, sample "
+             "sizes and a verdict in plain words", "reports", response=Envelope[VariantReport], security="admin",
+             errors=(401, 404)),
 ]

@@ -83,6 +83,10 @@ def _first_day() -> datetime:
     return today - timedelta(days=DAYS - 1)
 
 
+LATER_COLUMNS = (None,) * (len(click_repo.COLUMNS) - 19)
+"""The click columns after utm_origin (issue 34: country, region, city, rule, variant): none in this data."""
+
+
 class Generator:
     """Clicks and events of one account: popular links and UTM combinations get more, visitors come back
     within a day, bots are 5 %."""
@@ -97,7 +101,7 @@ class Generator:
         self.platforms = [p for p, _ in PLATFORMS]
         self.platform_weights = [w for _, w in PLATFORMS]
 
-    def clicks(self, count: int) -> Iterator[tuple[Any, ...]]:
+    def clicks(self, count: int) -> Iterator[tuple[Any, ...]]:  # rows of storage.clicks.COLUMNS
         rng = self.rng
         links = rng.choices(range(LINKS), self.link_weights, k=count)
         platforms = rng.choices(self.platforms, self.platform_weights, k=count)
@@ -111,7 +115,7 @@ class Generator:
             yield (docs.ACCOUNT_ID, _link_id(link), f"{rng.getrandbits(64):016x}", stamp, platform,
                    int(rng.random() < 0.05), rng.choice(ANSWERS[platform]), "bench", None, json.dumps(utm),
                    source or None, None, None, None, None, None, None, visitor,
-                   json.dumps({k: "query" for k in utm}))
+                   json.dumps({k: "query" for k in utm}), *LATER_COLUMNS)
 
     def events(self, count: int) -> Iterator[tuple[list[Any], list[Any]]]:
         """(add_events row, add_purchases row or []) per event; 5 % have no click behind them."""

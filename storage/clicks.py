@@ -14,7 +14,8 @@ OWNS = ("clicks", "click_journals")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
-           "device_brand", "device_model", "visitor", "utm_origin", "country", "region", "city", "rule")
+           "device_brand", "device_model", "visitor", "utm_origin", "country", "region", "city", "rule",
+           "variant")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +66,10 @@ class AttributedClick:
     answer: str
     utm: dict[str, str]
     utm_origin: dict[str, str] | None
+    variant: str | None = None  # the variant of the link's A/B split the click went to (issue 34)
 
 
-ROWS_PER_STATEMENT = 1000  # 23,000 parameters: under SQLite's limit of 32,766
+ROWS_PER_STATEMENT = 1000  # 24,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
@@ -149,7 +151,7 @@ def _referrer_hosts(postgresql: bool) -> str:
 
 async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict[str, ClickGroups]:
     """Clicks of a link since ``since``, human and bot apart: by day and platform (every group: their number
-    is bounded), and by country, referrer host, rule, utm_source, browser family and major version, OS family
+    is bounded), and by country, referrer host, rule, variant, utm_source, browser family and major version, OS family
     and major version, device brand and model, values a click's sender chooses: the ``limit`` most clicked
     groups (then by key, null first), with how many groups there are in all. The store groups, orders and cuts:
     what comes back is at most ``limit`` rows per breakdown, however many distinct values the clicks carry."""
@@ -180,6 +182,7 @@ async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict
         "country": await groups("country", None, True),
         "referrer_host": await referrer_hosts(),
         "rule": await groups("rule", None, True),
+        "variant": await groups("variant", None, True),
         "platform": await groups("platform", None, False),
         "utm_source": await groups("utm_source", None, True),
         "browser": await groups("browser_family", _major("browser_version", pg), True),
@@ -213,13 +216,13 @@ async def clicks_for_tracking_ids(conn: Conn, account_id: str,
     rows = await fetch_all(
         conn,
         "SELECT c.tracking_id, c.link_id, l.code, l.campaign_id, c.clicked_at, c.platform, c.bot, c.answer, "
-        "c.utm, c.utm_origin FROM clicks c LEFT JOIN links l ON l.id = c.link_id "
+        "c.utm, c.utm_origin, c.variant FROM clicks c LEFT JOIN links l ON l.id = c.link_id "
         "WHERE c.id IN (SELECT max(id) FROM clicks WHERE account_id = ? "
         f"AND tracking_id IN ({marks}) GROUP BY tracking_id)",
         (account_id, *wanted),
     )
     return {row[0]: AttributedClick(row[0], row[1], row[2], row[3], row[4], row[5], int(row[6]), row[7],
-                                    _json(row[8]) or {}, _json(row[9])) for row in rows}
+                                    _json(row[8]) or {}, _json(row[9]), row[10]) for row in rows}
 
 
 def _json(value: Any) -> Any:

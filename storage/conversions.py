@@ -33,7 +33,8 @@ from storage.clicks import CLICK_INSERTS
 from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
 OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue",
-        "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue", "conversion_click_mark")
+        "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue", "conversion_click_mark",
+        "conversion_variant_clicks", "conversion_variant_visitors", "conversion_variant_revenue")
 
 BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 172800, 259200, 604800, 1209600,
                               2592000, float("inf"))
@@ -201,10 +202,36 @@ def _pass_sql(conn: Conn) -> str:
         + f" FROM counted GROUP BY {key}) ")
 
 
-def _pass_statements(conn: Conn) -> tuple[str, str, str]:
-    """A pass's three statements over the clicks with ids in (?, ?], each one statement for all of them: the
-    fine rows, the coarse level's daily and weekly rows, then the visitors counted (after the two that read
-    which are new)."""
+VARIANT_KEY = ("account_id", "link_id", "variant")
+VARIANT_COUNTS = ("human", "bot", "visitors")
+
+
+def _variant_statements() -> tuple[str, str]:
+    """The pass's two statements for the variant report (issue 34), over the clicks with ids in (?, ?] that
+    went to a variant: their human and bot clicks and new visitors per link and variant, then the visitors
+    counted."""
+    key = ", ".join(VARIANT_KEY)
+    same = " AND ".join(f"v.{k} = p.{k}" for k in VARIANT_KEY)
+    cte = (
+        f"WITH vpass AS (SELECT c.account_id, c.link_id, c.variant, CASE WHEN c.bot = 0 THEN 1 ELSE 0 END AS human, "
+        f"CASE WHEN c.bot = 0 THEN 0 ELSE 1 END AS bot, CASE WHEN c.bot = 0 AND c.visitor <> '' THEN c.visitor END "
+        f"AS visitor FROM clicks c WHERE c.id > ? AND c.id <= ? AND c.variant IS NOT NULL), "
+        f"vnew AS (SELECT DISTINCT {key}, visitor FROM vpass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
+        f"(SELECT 1 FROM conversion_variant_visitors v WHERE {same} AND v.visitor = p.visitor)) ")
+    counts = ", ".join(VARIANT_COUNTS)
+    clicks = (f"{cte}INSERT INTO conversion_variant_clicks ({key}, {counts}) "
+              f"SELECT {key}, sum(human), sum(bot), sum(visitors) FROM (SELECT {key}, human, bot, 0 AS visitors "
+              f"FROM vpass UNION ALL SELECT {key}, 0, 0, 1 FROM vnew) x WHERE true GROUP BY {key} "
+              f"ON CONFLICT ({key}) DO UPDATE SET {_added('conversion_variant_clicks', VARIANT_COUNTS)}")
+    visitors = (f"{cte}INSERT INTO conversion_variant_visitors ({key}, visitor) "
+                f"SELECT {key}, visitor FROM vnew WHERE true ON CONFLICT DO NOTHING")
+    return clicks, visitors
+
+
+def _pass_statements(conn: Conn) -> tuple[str, ...]:
+    """A pass's statements over the clicks with ids in (?, ?], each one statement for all of them: the fine
+    rows, the coarse level's daily and weekly rows, then the visitors counted (after the two that read which
+    are new); then the same for the variants of A/B splits (:func:`_variant_statements`)."""
     cte = _pass_sql(conn)
     counts = ", ".join(CLICK_COUNTS)
     fine = (f"{cte}INSERT INTO conversion_clicks ({', '.join(KEY)}, {counts}) "
@@ -233,10 +260,10 @@ def _pass_statements(conn: Conn) -> tuple[str, str, str]:
         f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}")
     visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
                 f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
-    return fine, coarse, visitors
+    return (fine, coarse, visitors, *_variant_statements())
 
 
-_PASS_STATEMENTS: dict[str, tuple[str, str, str]] = {}
+_PASS_STATEMENTS: dict[str, tuple[str, ...]] = {}
 
 
 HORIZON_WAIT = "1s"
@@ -368,6 +395,45 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[
     await _add_revenue(tx, "conversion_level_revenue", (*LEVEL_KEY, "currency"),
                        {k: figures for k, figures in with_weeks(levels, _add_sums).items() if _moves(figures)},
                        delays_in_columns=True)
+
+
+VariantPurchase = tuple[str, str, str, str, int, Decimal]
+"""(account_id, link_id, variant, currency, purchases_delta, revenue_delta): a purchase whose click went to a
+variant of its link's A/B split (a reversal: -1 and minus the value)."""
+
+
+async def add_variant_purchases(tx: Tx, rows: Sequence[VariantPurchase]) -> None:
+    """Adds ``rows`` to ``conversion_variant_revenue``, one row per distinct (account, link, variant,
+    currency): the event batch and reversals call it beside :func:`add_purchases`. Revenue stays exact (decimal
+    text added with Decimal on SQLite, numeric on PostgreSQL)."""
+    sums: dict[tuple[str, str, str, str], list[Any]] = {}
+    for account_id, link_id, variant, currency, purchases, revenue in rows:
+        found = sums.setdefault((account_id, link_id, variant, currency), [0, Decimal(0)])
+        found[0] += purchases
+        found[1] += Decimal(revenue)
+    sums = {k: v for k, v in sums.items() if v[0] or v[1]}
+    if not sums:
+        return
+    table = "conversion_variant_revenue"
+    key = (*VARIANT_KEY, "currency")
+    columns = f"{', '.join(key)}, purchases, revenue"
+    keys = sorted(sums)
+    if dialect(tx) != "postgresql":  # SQLite, inside the writer's transaction: read, add in Python, write back
+        for chunk in _chunks(keys):
+            for row in await fetch_all(
+                    tx, f"SELECT {columns} FROM {table} WHERE ({', '.join(key)}) IN "
+                        f"(VALUES {_marks(len(key), len(chunk))})", [v for k in chunk for v in k]):
+                stored = sums[tuple(row[:4])]  # type: ignore[index]
+                stored[0] += int(row[4])
+                stored[1] += Decimal(row[5])
+        added = "purchases = excluded.purchases, revenue = excluded.revenue"
+    else:
+        added = _added(table, ["purchases", "revenue"])
+    for chunk in _chunks(keys):
+        await execute(
+            tx, f"INSERT INTO {table} ({columns}) VALUES {_marks(len(key) + 2, len(chunk))} "
+                f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {added}",
+            [v for k in chunk for v in (*k, sums[k][0], format(sums[k][1], "f"))])
 
 
 def _moves(figures: Sums) -> bool:
@@ -709,3 +775,33 @@ async def link_labels(conn: Conn, account_id: str) -> dict[str, LinkLabel]:
         conn, f"SELECT l.id, l.code, l.campaign_id, {name} FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id "
               "WHERE l.account_id = ?", (account_id,))
     return {row[0]: LinkLabel(row[1], row[2] or "", row[3]) for row in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class VariantClicks:
+    """A variant's clicks as the rollup pass counted them (:func:`_variant_statements`)."""
+
+    variant: str
+    human: int
+    bot: int
+    visitors: int
+
+
+@dataclass(frozen=True, slots=True)
+class VariantRevenue:
+    variant: str
+    currency: str
+    purchases: int
+    revenue: Decimal
+
+
+async def variant_figures(conn: Conn, account_id: str, link_id: str
+                          ) -> tuple[list[VariantClicks], list[VariantRevenue]]:
+    """The variant report's rows of one link: a row per variant, and per variant and currency; two indexed
+    reads of the rollups, never a scan of clicks or events."""
+    clicks = await fetch_all(conn, "SELECT variant, human, bot, visitors FROM conversion_variant_clicks "
+                                   "WHERE account_id = ? AND link_id = ?", (account_id, link_id))
+    revenue = await fetch_all(conn, "SELECT variant, currency, purchases, revenue FROM conversion_variant_revenue "
+                                    "WHERE account_id = ? AND link_id = ?", (account_id, link_id))
+    return ([VariantClicks(str(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in clicks],
+            [VariantRevenue(str(r[0]), str(r[1]), int(r[2]), Decimal(str(r[3]))) for r in revenue])

@@ -20,9 +20,9 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from aiohttp import web
 from aiohttp.http import SERVER_SOFTWARE
@@ -35,10 +35,11 @@ from api.hosts import SHARED_HOSTS, on_every_host
 from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
+from linksvc.client_address import IPNetwork, client_address
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
 from linksvc.errors import InvalidField, NotFound
 from linksvc.jsoncodec import dumpb
-from linksvc.links import fdl, service
+from linksvc.links import fdl, service, variants
 from linksvc.links.clicks import Click, ClickRecorder
 from linksvc.links.decide import Decision, decide, unavailable
 from linksvc.links.deferred import pasteboard_token
@@ -55,6 +56,7 @@ log = logging.getLogger("linksvc.resolver")
 CODE_ROUTE = "/{code:[A-Za-z0-9][A-Za-z0-9_-]{2,63}}"
 _CODE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9_-]{2,63}")  # the route's pattern, on the raw path
 NO_STORE = "no-store"
+FORWARDED_PROTO = "X-Forwarded-Proto"  # taken from trusted proxies only (LINKSVC_TRUSTED_PROXIES)
 MAX_HOSTS_SEEN = 1024  # Host headers the fast lane remembers the reading of (any client may send any)
 
 
@@ -109,12 +111,19 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
                   domain: str | None, app_store_tokens: Mapping[str, str] | None = None) -> web.StreamResponse:
     """The resolver's answer to a click on ``stored`` (published at ``code`` on ``domain``, None: the shared
     host), and its click recorded (GET only)."""
-    link = stored.link
+    link: Mapping[str, Any] = stored.link
     now = time.time()
     headers = request.headers
     clicks = request.app[CLICKS]
-    device, decision, facts, rule = _decision(request.app[SETTINGS], stored, code, headers, query, domain,
-                                              request.remote, clicks, now)
+    split = _split(stored, code, headers, request.remote, clicks.visitors.trusted_proxies, request.secure)
+    if split is not None and split.hop is not None:
+        other = await service.link_of_code(request.app[DB], split.hop)
+        split = split.reached(other if other is not None and other.account_id == stored.account_id else None)
+        if split.target is None:
+            log.warning("link %s (%s): variant %r names link %s, which is not a link of its account", stored.id,
+                        code, split.name, split.hop)
+    device, decision, facts, rule, split = _decision(request.app[SETTINGS], stored, code, headers, query, domain,
+                                                     request.remote, clicks, now, split)
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
@@ -125,7 +134,15 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
     if preview is not None:
         decision = replace(decision, answer="preview")
     if request.method == "GET":
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule))
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
+                             None if split is None else split.name))
+    response = _response(link, decision, preview)
+    if split is not None:
+        response.headers["Set-Cookie"] = split.cookie
+    return response
+
+
+def _response(link: Mapping[str, Any], decision: Decision, preview: web.Response | None) -> web.Response:
     if decision.answer == "landing" and decision.body is not None:
         return landing_page(link, decision.body, decision.tracking_id)
     if preview is not None:
@@ -134,6 +151,44 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
         return web.Response(status=302, headers={"Location": decision.location, "Cache-Control": NO_STORE})
     return web.Response(status=decision.status, body=dumpb(decision.body), content_type="application/json",
                         headers={"Cache-Control": NO_STORE})
+
+
+class Split(NamedTuple):
+    """The variant of a link's A/B split a click goes to (:mod:`linksvc.links.variants`): its name, its target
+    (URL fields; None for the link's own), the link it names when its target is ``{"link"}`` and not read yet
+    (``hop``), and the ``Set-Cookie`` value that keeps the visitor on it."""
+
+    name: str
+    target: Mapping[str, Any] | None
+    hop: str | None
+    cookie: str
+    address: str | None = None  # the client's address when the hash needed it (the click's facts reuse it)
+
+    def reached(self, other: service.StoredLink | None) -> Split:
+        """With the hop's link read: its URL fields (None when it is not a link of the account: the link's own
+        target is used)."""
+        return self._replace(target=None if other is None else other.link, hop=None)
+
+
+def _split(stored: service.StoredLink, code: str, headers: Headers, peer: str | None,
+           trusted: Sequence[IPNetwork], tls: bool) -> Split | None:
+    """The variant of ``stored``'s split this click goes to, None for a link without variants."""
+    arms = stored.link.get("variants")
+    if not arms or code.startswith("?"):
+        return None
+    link_id = stored.id
+    index = variants.named(arms, variants.cookie_value(headers.get("Cookie", ""), variants.cookie_name(link_id)))
+    address = None
+    if index is None:  # no cookie (or one naming no variant now): the stable hash
+        forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if trusted else ""
+        address = client_address(peer, forwarded, trusted) if forwarded else peer or ""
+        index = variants.by_weight(arms, variants.stable_fraction(link_id, address, headers.get("User-Agent", "")))
+    variant = arms[index]
+    name = str(variant["name"])
+    target = variant.get("target") or None
+    hop = target.get("link") if target else None
+    secure = variants.is_https(peer, headers.get(FORWARDED_PROTO, ""), trusted, tls)
+    return Split(name, None if hop else target, hop, variants.set_cookie(link_id, code, name, secure), address)
 
 
 # Deferred deep links (linksvc.links.deferred): the iOS landing page. No fingerprinting: the click's token
@@ -193,24 +248,32 @@ async def _preview(request: web.Request, stored: service.StoredLink, code: str, 
 
 
 def _decision(settings: Settings, stored: service.StoredLink, code: str, headers: Headers, query: Mapping[str, str],
-              domain: str | None, peer: str | None, clicks: ClickRecorder, now: float
-              ) -> tuple[Device, Decision, Facts, str | None]:
-    """The answer to a click on ``stored``: its rules (:mod:`linksvc.rules`) pick the target, if one matches,
-    then :func:`~linksvc.links.decide.decide` as for the link's own; with the click's facts (its place) and the
-    name of the rule that matched."""
+              domain: str | None, peer: str | None, clicks: ClickRecorder, now: float, split: Split | None = None
+              ) -> tuple[Device, Decision, Facts, str | None, Split | None]:
+    """The answer to a click on ``stored``: its rules (:mod:`linksvc.rules`) pick the target, if one matches;
+    else the variant of its A/B split (``split``, :func:`_split`), if it has one; then
+    :func:`~linksvc.links.decide.decide` as for the link's own; with the click's facts (its place), the name of
+    the rule that matched and the split when it was used (None when a rule matched)."""
     agent = headers.get("User-Agent", "")
     device = classify(agent)
     visitors = clicks.visitors
     forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
     facts = Facts(device, agent, query, now, headers.get("Accept-Language", ""), headers.get("Referer", ""), peer,
                   forwarded, visitors.trusted_proxies, clicks.geo)
+    if split is not None and split.address is not None:
+        facts.address = split.address  # the split's hash worked it out already: the same rule, done once
     rules = stored.rules if isinstance(stored, service.RuledLink) else None
     matched = pick(rules, facts) if rules is not None else None
-    link = stored.link if matched is None else with_target(stored.link, matched)
+    link: Mapping[str, Any]
+    if matched is not None:
+        link = with_target(stored.link, matched)
+        split = None
+    else:
+        link = stored.link if split is None else variants.with_target(stored.link, split.target)
     return device, decide(
         link, device, query, "application/json" in headers.get("Accept", ""),
         _short_url(settings, code, domain), new_tracking_id(), settings.service_label,
-    ), facts, None if matched is None else matched.name
+    ), facts, None if matched is None else matched.name, split
 
 
 def _short_url(settings: Settings, code: str, domain: str | None) -> str:
@@ -228,22 +291,24 @@ class Headers(Protocol):
 
 
 def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
-           visitors: Visitors, facts: Facts, rule: str | None) -> Click:
-    """The click to record: with the client's place and the rule that matched, never the client's address."""
+           visitors: Visitors, facts: Facts, rule: str | None, variant: str | None = None) -> Click:
+    """The click to record: with the client's place, the rule that matched and the variant it went to (none
+    when a rule matched), never the client's address."""
     agent = facts.user_agent
     place = facts.where()
     return Click(stored.account_id, stored.id, decision.tracking_id, now, device.platform, device.bot,
                  decision.answer, agent, facts.referer, decision.utm,
                  visitors.of(now, facts.client(), "", agent), decision.utm_origin,
-                 place.country, place.region, place.city, rule)
+                 place.country, place.region, place.city, rule, variant)
 
 
 class FastRedirects:
     """The resolver's fast lane (:data:`api.server.FAST_LANE`): a ``GET /{code}`` over HTTP/1.1, kept alive,
     without a body, for a link this worker holds, that :func:`resolve` would answer with a 302. Answered with
     the bytes :func:`resolve` and the middleware would send (status line, ``Location``, ``Cache-Control``,
-    ``X-Request-Id``, ``Content-Length``, ``Date``, ``Server``), its click recorded the same way and its
-    request counted in the metrics under the same route. Any other request is left to the handler (None).
+    ``Set-Cookie`` for a link with an A/B split, ``X-Request-Id``, ``Content-Length``, ``Date``, ``Server``),
+    its click recorded the same way and its request counted in the metrics under the same route. Any other
+    request is left to the handler (None).
 
     A path the router gives to one of the service's own routes (``/healthz``, ``/metrics``...) is never
     taken, whatever links exist: those are read off the router at the first request."""
@@ -279,7 +344,7 @@ class FastRedirects:
         stored = service.held_link(app[DB], code)
         if stored is None:
             return None
-        link = stored.link
+        link: Mapping[str, Any] = stored.link
         headers = message.headers
         # The host rule, as resolve() applies it: a shared host reads nothing; a domain is a dict lookup in what
         # this worker holds, and when that is not current the handler answers.
@@ -301,21 +366,32 @@ class FastRedirects:
         now = time.time()
         if unavailable(link, now) is not None:
             return None
-        query = url.query
         clicks = app[CLICKS]
-        device, decision, facts, rule = _decision(
+        peer = lane_peer()
+        split = None
+        if link.get("variants"):  # the A/B split: the same pick and cookie as the handler's
+            split = _split(stored, code, headers, peer, clicks.visitors.trusted_proxies, False)
+            if split is not None and split.hop is not None:
+                other = service.held_link(app[DB], split.hop)
+                if other is None or other.account_id != stored.account_id:
+                    return None  # not held (or not the account's): the handler reads it
+                split = split.reached(other)
+        query = url.query
+        device, decision, facts, rule, split = _decision(
             app[SETTINGS], stored, code, headers, {key: query[key] for key in query} if url.raw_query_string else {},
-            None if domain is None else host, lane_peer(), clicks, now)
+            None if domain is None else host, peer, clicks, now, split)
         if decision.status != 302 or decision.location is None or decision.skipped:
             return None
         if is_preview_fetcher(device):  # may get the preview page: the handler decides
             return None
         incoming = headers.get("X-Request-Id", "")
         request_id = incoming if SAFE_ID.match(incoming) else new_request_id()
+        cookie = "" if split is None else f"Set-Cookie: {split.cookie}\r\n"
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
-                  f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
+                  f"{cookie}X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule))
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
+                             None if split is None else split.name))
         metrics = app[METRICS_KEY]
         metrics.observe("GET", self._route, 302, time.perf_counter() - started)
         metrics.count(LANE_ANSWERS, "redirects")

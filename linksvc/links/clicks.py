@@ -86,6 +86,8 @@ class Click(NamedTuple):
     region: str | None = None  # ISO 3166-2, with LINKSVC_GEO_MMDB
     city: str | None = None  # with LINKSVC_GEO_MMDB
     rule: str | None = None  # the name of the link's rule that picked the target; None: no rule matched
+    # Issue 34: the variant of the link's A/B split the click was sent to (linksvc.links.variants), None without.
+    variant: str | None = None
 
 
 OLD_FIELDS = 10  # a click tuple as journals and spill files held it before visitor and utm_origin (12 after them)
@@ -94,7 +96,8 @@ OLD_FIELDS = 10  # a click tuple as journals and spill files held it before visi
 def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:
     """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
     then the user agent's details (NULL where unknown), the visitor and the UTM origins (NULL for a click
-    recorded before they were), then its country, region, city and rule (NULL where unknown or none)."""
+    recorded before they were), then its country, region, city and rule (NULL where unknown or none),
+    then the variant (NULL for a link without an A/B split)."""
     utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
     return (
         click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
@@ -103,6 +106,7 @@ def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, .
         click.visitor if isinstance(click.visitor, str) else None,
         dumps(click.utm_origin) if isinstance(click.utm_origin, dict) else None,
         _short(click.country, 2), _short(click.region, 6), _short(click.city, 200), _short(click.rule, 64),
+        _short(click.variant, 64),
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
 from linksvc.domains.hosts import short_url as short_url_of
+from linksvc.links import variants
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
@@ -172,6 +173,29 @@ def preview_text(card: PreviewCard, destination: str) -> str:
     return ", ".join(shown) + f"; links to {destination}"
 
 
+async def _variant_of(conn: Conn, row: StoredLink, link: dict[str, Any], user_agent: str, click: ClickAt
+                      ) -> tuple[str, dict[str, Any], Step]:
+    """The variant of the link's A/B split a click without the link's cookie gets (the resolver's stable hash
+    of the link, the address and the user agent: :mod:`linksvc.links.variants`), the link as the decision then
+    reads it, and the step that says so."""
+    arms = row.link["variants"]
+    index = variants.by_weight(arms, variants.stable_fraction(row.id, click.ip or "", user_agent))
+    chosen = arms[index]
+    name = str(chosen["name"])
+    target = chosen.get("target") or None
+    if target and target.get("link"):
+        other = await link_by_code(conn, target["link"])
+        target = other.link if other is not None and other.account_id == row.account_id else None
+    total = sum(int(arm.get("weight") or 0) for arm in arms)
+    share = f"{int(chosen['weight'])} of {total}"
+    whose = f"the address {click.ip} and this user agent" if click.ip else "this user agent (no --ip)"
+    leads = "its own target" if target else "the link's own target"
+    control = ", the control" if index == 0 else ""
+    text = (f"the A/B split sends {whose} to variant {name!r} (weight {share}{control}), "
+            f"{leads}; a visitor whose cookie {variants.cookie_name(row.id)} names another variant gets that one")
+    return name, dict(variants.with_target(link, target)), {"step": "variant", "text": text}
+
+
 async def _rules_of(conn: Conn, row: StoredLink) -> Rules | None:
     """The link's rules compiled as a worker holds them, the links they lead to read from ``conn``."""
     rules = row.link.get("rules")
@@ -232,8 +256,12 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
     if click.country is not None:
         facts.place = Place(click.country.upper())
     matched, rule_steps = _rule_steps(await _rules_of(conn, row), facts, click)
+    variant: str | None = None
     if matched is not None:
         link = with_target(link, matched)
+    elif row.link.get("variants"):
+        variant, link, variant_step = await _variant_of(conn, row, link, user_agent, click)
+        rule_steps.append(variant_step)
     answer: dict[str, Any] = {"code": code, "link_id": row.id, "account_id": row.account_id}
     reason = unavailable(link, now)
     if reason is not None:
@@ -244,6 +272,7 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
     decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
     steps[1:1] = rule_steps
     answer["rule"] = None if matched is None else matched.name
+    answer["variant"] = variant
     if is_preview_fetcher(device) and decision.status == 302 and decision.location is not None:
         card = await card_on(conn, row.account_id, link)
         if card is None:

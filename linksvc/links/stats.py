@@ -1,8 +1,9 @@
 """Clicks of a link as the admin API shows them, human and bot apart: by day, platform, country (null: unknown),
-referrer host (null: no Referer), the rule that matched (null: none), utm_source, and by the user agent's full
+referrer host (null: no Referer), the rule that matched (null: none), the variant of the link's A/B split
+(null: none), utm_source, and by the user agent's full
 parse: browser family and major version, OS family and major version, device brand and model (null where the
 parse knew nothing, and for clicks recorded before it existed). The breakdowns by values a click's sender
-chooses (country, referrer host, rule, utm_source, and the user agent's) hold their ``limit`` most clicked
+chooses (country, referrer host, rule, variant, utm_source, and the user agent's) hold their ``limit`` most clicked
 groups, the rest summed in ``other`` (docs/decisions.md, "Reports and bounded answers")."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from storage.db import Conn
 DEFAULT_GROUPS, MAX_GROUPS = 100, 1000
 """The groups of a capped breakdown shown at most (the answer's ``limit``)."""
 CAPPED = {"country": ("by_country", "country", None), "referrer_host": ("by_referrer_host", "host", None),
-          "rule": ("by_rule", "rule", None), "utm_source": ("by_utm_source", "utm_source", None),
+          "rule": ("by_rule", "rule", None), "variant": ("by_variant", "variant", None),
+          "utm_source": ("by_utm_source", "utm_source", None),
           "browser": ("by_browser", "browser", "major"), "os": ("by_os", "os", "major"),
           "device": ("by_device", "brand", "model")}
 

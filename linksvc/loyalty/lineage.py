@@ -64,6 +64,8 @@ def lineage_of(resolved: Mapping[str, Any], sources: Mapping[str, str],
         "tracking_id": click.tracking_id, "link_id": click.link_id, "link_code": click.code,
         "campaign_id": click.campaign_id, "clicked_at": click.clicked_at, "platform": click.platform,
         "answer": click.answer}}
+    if click is not None and click.variant is not None:  # a link with an A/B split (issue 34)
+        lineage["click"]["variant"] = click.variant
     for field in FIELDS:
         value = resolved.get(field)
         source = sources.get(field)

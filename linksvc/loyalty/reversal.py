@@ -57,6 +57,10 @@ async def _uncount(tx: Tx, event: repo.StoredEvent) -> None:
     await conversions.add_purchases(tx, [(*key, event.body.get("currency") or "", -1, -money(event.body.get("value")),
                                           delay_of(datetime.fromisoformat(event.issued_at), click))],
                                     [click_utm(event.lineage)])
+    if click and click.get("variant"):  # and the variant report's (issue 34)
+        await conversions.add_variant_purchases(tx, [(event.account_id, click["link_id"], click["variant"],
+                                                      event.body.get("currency") or "", -1,
+                                                      -money(event.body.get("value")))])
 
 
 async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:

@@ -369,6 +369,7 @@ class _Batch:
     counted_by: list[tuple[str, str, str] | None] = field(default_factory=list)
     purchases: list[tuple[Any, ...]] = field(default_factory=list)
     purchases_by: list[tuple[str, str, str] | None] = field(default_factory=list)
+    variant_purchases: list[conversions.VariantPurchase] = field(default_factory=list)  # the variant report's
 
     @property
     def now(self) -> str:
@@ -552,6 +553,9 @@ def _count(state: _Batch, stored: repo.StoredEvent, prepared: Prepared) -> None:
         state.purchases.append((*key, event.currency or "", 1, event.value or Decimal(0),
                                 delay_of(prepared.issued_at, click)))
         state.purchases_by.append(utm)
+        if click is not None and click.get("variant"):
+            state.variant_purchases.append((state.account_id, click["link_id"], click["variant"],
+                                            event.currency or "", 1, event.value or Decimal(0)))
 
 
 async def _write(tx: Tx, state: _Batch) -> None:
@@ -561,6 +565,8 @@ async def _write(tx: Tx, state: _Batch) -> None:
         await conversions.add_events(tx, state.counted, state.counted_by)
     if state.purchases:
         await conversions.add_purchases(tx, state.purchases, state.purchases_by)
+    if state.variant_purchases:
+        await conversions.add_variant_purchases(tx, state.variant_purchases)
     lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}
     await wallet_repo.insert_lines(tx, [lines[line_id] for line_id in state.new_lines])
     stored = [(line_id, lines[line_id].amount) for line_id in dict.fromkeys(e.line_id for e in state.entries)

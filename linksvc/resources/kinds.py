@@ -361,6 +361,27 @@ class LinkKind(Kind):
             if host not in {row.host for row in await domain_repo.of_account(ctx.tx, ctx.account_id)}:
                 ctx.add("domain", f"{host} is not a domain of this account (add it under Domains first)",
                         "unknown_reference")
+        await self._check_target_links(ctx, data)
+
+    async def _check_target_links(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        """A variant's ``target.link`` names another link of the same account (one hop: that link's own fields
+        are used, not its variants)."""
+        variants = data.get("variants")
+        named = {index: variant["target"]["link"] for index, variant in enumerate(variants or [])
+                 if isinstance(variants, list) and isinstance(variant, dict)
+                 and isinstance(variant.get("target"), dict) and isinstance(variant["target"].get("link"), str)}
+        if not named:
+            return
+        found = await link_repo.links_at_codes(ctx.tx, list(named.values()))
+        for index, code in named.items():
+            path = f"variants[{index}].target.link"
+            if ctx.issues.covers(ctx.path(path)):
+                continue
+            other = found.get(code)
+            if other is None or other.account_id != ctx.account_id:
+                ctx.add(path, f"no link of this account has the code {code}", "unknown_reference")
+            elif code == data.get("code") or other.id == data.get("id"):
+                ctx.add(path, "is this link's own code: a variant leads to another link", "not_allowed")
 
     async def _check_rules(self, ctx: SaveContext, data: dict[str, Any]) -> None:
         """Rule names are unique in the link; a target ``{"link": CODE}`` names another link of the account."""

@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from linksvc.errors import Issue
 from linksvc.links.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
 from linksvc.rules.zones import known_time_zone
@@ -400,6 +401,43 @@ class Rule(Strict):
     target: Target
 
 
+MAX_VARIANTS = 20
+
+
+class Variant(Strict):
+    """One arm of a link's A/B split (docs/decisions.md, "A/B split (issue 34)"): its share of the people whom no
+    rule routed is ``weight`` over the sum of the weights; without ``target`` it is the link's own target."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")
+    weight: int = Field(ge=0, le=1_000_000)
+    target: Target | None = None
+
+
+def variant_issues(data: dict[str, Any]) -> list[Issue]:
+    """The split's rules over several fields: unique names and a positive sum of the weights (a target is
+    checked by :class:`Target`)."""
+    variants = data.get("variants")
+    if not isinstance(variants, list):
+        return []
+    found: list[Issue] = []
+    seen: set[str] = set()
+    total = 0
+    for index, variant in enumerate(variants):
+        if not isinstance(variant, dict):
+            continue
+        name = variant.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                found.append(Issue(f"variants[{index}].name", f"another variant is named {name!r}", "duplicate"))
+            seen.add(name)
+        weight = variant.get("weight")
+        if isinstance(weight, int) and not isinstance(weight, bool) and weight > 0:
+            total += weight
+    if variants and total == 0 and not found:
+        found.append(Issue("variants", "the weights must add up to more than 0", "range"))
+    return found
+
+
 class Link(Strict):
     id: Uuid = Field(default_factory=new_id)
     code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
@@ -424,3 +462,9 @@ class Link(Strict):
     preview: LinkPreviewFields | None = None
     rules: list[Rule] | None = Field(default=None, max_length=MAX_RULES, description=(
         "ordered: the first rule whose conditions all hold picks the click's target; none: the link's own"))
+    # The A/B split of the link's own target, used when no rule matched (issue 34); the first is the control.
+    variants: list[Variant] | None = Field(default=None, min_length=1, max_length=MAX_VARIANTS)
+
+    @classmethod
+    def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:
+        return variant_issues(data)

@@ -41,7 +41,8 @@ def _clicks(count: int, seed: int = 33, links: tuple[str, ...] = tuple(f"link-{n
                      draw.choice(("ios", "android", "web", "")),
                      int(draw.random() < 0.1), draw.choice(ANSWERS), "UA", "", json.dumps(utm), utm.get("utm_source"),
                      None, None, None, None, None, None, draw.choice((None, *(f"v{i}" for i in range(8)))), None,
-                     None, None, None, None])
+                     None, None, None, None,  # country, region, city, rule
+                     draw.choice((None, None, "A", "B", "C"))])  # the variant of an A/B split (issue 34)
     return rows
 
 
@@ -86,6 +87,22 @@ async def _assert_counted(db: Store, rows: list[list[Any]]) -> None:
     assert set(levels) == set(conversions.LEVELS)
     visitors = await fetch_all(db.reader, "SELECT count(*) FROM conversion_visitors")
     assert int(visitors[0][0]) == sum(counts[2] for counts in fine.values())
+    # The variant report's rollups (issue 34): per account, link and variant, human and bot clicks and the
+    # distinct visitors of the human ones; clicks without a variant add nothing.
+    variants: dict[tuple[Any, ...], list[int]] = {}
+    met: set[tuple[Any, ...]] = set()
+    for row in rows:
+        if row[23] is None:
+            continue
+        key = (row[0], row[1], row[23])
+        counts = variants.setdefault(key, [0, 0, 0])
+        counts[1 if row[5] else 0] += 1
+        if not row[5] and row[17] is not None and (key, row[17]) not in met:
+            met.add((key, row[17]))
+            counts[2] += 1
+    stored_variants = await fetch_all(db.reader, "SELECT account_id, link_id, variant, human, bot, visitors "
+                                                 "FROM conversion_variant_clicks")
+    assert {tuple(r[:3]): [int(n) for n in r[3:]] for r in stored_variants} == variants
 
 
 class Refused(Exception):

@@ -138,6 +138,8 @@ export async function clicksView(ctx) {
         breakdown('Referrer host', stats.by_referrer_host, 'host', (r) => r || '(none)', other.by_referrer_host)),
       h('section', {}, h('h2', {}, 'By rule'),
         breakdown('Rule', stats.by_rule, 'rule', (r) => r || '(no rule: the link\'s own target)', other.by_rule)),
+      h('section', {}, h('h2', {}, 'By variant'),
+        breakdown('Variant', stats.by_variant, 'variant', (v) => v || '(no A/B split)', other.by_variant)),
       h('section', {}, h('h2', {}, 'By utm_source'),
         breakdown('utm_source', stats.by_utm_source, 'utm_source', (u) => u || '(none)', other.by_utm_source)),
       h('section', {}, h('h2', {}, 'By browser'),

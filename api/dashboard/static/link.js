@@ -8,6 +8,7 @@ import { kindLabel } from './links.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 import { linkPreviewSection } from './previews.js';
 import { rulesSection } from './rules.js';
+import { variantSection } from './variants.js';
 
 const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
   'fallback_url', 'domain'];
@@ -135,6 +136,7 @@ export async function linkView(ctx) {
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
+    await variantSection(ctx, link),
     h('h2', {}, 'Edit UTM'), form,
     rulesSection(ctx, link, () => previewBody(link, {}), (saved) => { link = saved; paint(); }),
     await linkPreviewSection(ctx, link, (saved) => { link = saved; paint(); }));

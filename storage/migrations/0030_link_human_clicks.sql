@@ -1,0 +1,1 @@
+-- (issue 34: this number belongs to another part of the issue; this file keeps the numbers contiguous until it is merged)

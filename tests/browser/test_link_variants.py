@@ -1,0 +1,47 @@
+"""The variant report on a link's dashboard page: a row per variant with the admin API's figures, sorted by a
+column's header (and reversed by a second press)."""
+
+from __future__ import annotations
+
+import urllib.request
+
+from tests.browser.conftest import Scene, Watched, sign_in
+from tests.browser.servers import call
+
+
+def _click(base: str, code: str, cookie: str) -> None:
+    request = urllib.request.Request(f"{base}/{code}", headers={"Cookie": cookie, "User-Agent": "Variant/1"})
+
+    class _Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    try:
+        urllib.request.build_opener(_Stay).open(request, timeout=10)
+    except urllib.error.HTTPError as answer:
+        assert answer.code == 302
+
+
+def test_the_link_page_shows_the_variant_report_sortable(watched: Watched, scene: Scene) -> None:
+    status, body = call(f"{scene.admin}/links", "POST", {
+        "code": "split-page", "kind": "external", "destination_url": "https://shop.example/a",
+        "variants": [{"name": "Control", "weight": 1},
+                     {"name": "Bold", "weight": 3, "target": {"destination_url": "https://shop.example/b"}}]})
+    assert status == 201, body
+    link = body["data"]
+    for name, times in (("Control", 1), ("Bold", 2)):
+        for _ in range(times):
+            _click(scene.base, "split-page", f"lsv_{link['id']}={name}")
+    page = watched.page
+    sign_in(watched, scene)
+    page.goto(scene.dashboard(f"/links/{link['id']}"))
+    table = page.locator("table.variants")
+    table.wait_for()
+    names = lambda: [cell.inner_text() for cell in table.locator("tbody tr td:first-child").all()]  # noqa: E731
+    assert names() == ["Control (control)", "Bold"]
+    assert table.locator("tbody tr").first.locator("td").nth(2).inner_text() == "1"
+    table.get_by_role("button", name="Clicks").click()
+    assert table.locator("th[aria-sort=descending]").inner_text().startswith("Clicks")
+    assert names() == ["Bold", "Control (control)"]
+    table.get_by_role("button", name="Clicks").click()
+    assert names() == ["Control (control)", "Bold"]
