@@ -45,3 +45,44 @@ def test_the_link_page_shows_the_variant_report_sortable(watched: Watched, scene
     assert names() == ["Bold", "Control (control)"]
     table.get_by_role("button", name="Clicks").click()
     assert names() == ["Control (control)", "Bold"]
+
+
+def test_the_split_is_edited_on_the_link_page(watched: Watched, scene: Scene) -> None:
+    """A split made, refused, saved and removed from the link's page; the resolver follows what was saved."""
+    status, body = call(f"{scene.admin}/links", "POST", {
+        "code": "split-editor", "kind": "external", "destination_url": "https://shop.example/a"})
+    assert status == 201, body
+    link = body["data"]
+    page = watched.page
+    sign_in(watched, scene)
+    page.goto(scene.dashboard(f"/links/{link['id']}"))
+    section = page.locator("section", has=page.get_by_role("heading", name="A/B split"))
+    section.get_by_text("No split").wait_for()
+    section.get_by_role("button", name="Add a variant").click()
+    rows = section.locator("fieldset.variant-row")
+    assert rows.count() == 2
+    rows.nth(1).get_by_label("Name").fill("A")  # the same name twice: refused beside the field
+    watched.expect(r"status of 400 \(Bad Request\)")
+    section.get_by_role("button", name="Save split").click()
+    refused = section.locator('[data-field="variants[1].name"] .field-error')
+    refused.filter(has_text="another variant is named").wait_for()
+    assert call(f"{scene.admin}/links/{link['id']}")[1]["data"].get("variants") is None
+
+    rows.nth(1).get_by_label("Name").fill("Bold")
+    rows.nth(1).get_by_label("Weight").fill("3")
+    rows.nth(1).get_by_label("Destination").fill("https://shop.example/b")
+    section.get_by_role("button", name="Save split").click()
+    page.get_by_role("status").filter(has_text="Split saved.").wait_for()
+    assert call(f"{scene.admin}/links/{link['id']}")[1]["data"]["variants"] == [
+        {"name": "A", "weight": 50, "target": None},
+        {"name": "Bold", "weight": 3, "target": {"destination_url": "https://shop.example/b"}}]
+    page.reload()
+    page.locator("table.variants").wait_for()  # the report of the split as saved
+
+    section = page.locator("section", has=page.get_by_role("heading", name="A/B split"))
+    for _ in range(2):
+        section.locator("fieldset.variant-row").first.get_by_role("button", name="Remove variant").click()
+    section.get_by_role("button", name="Save split").click()
+    page.get_by_role("status").filter(has_text="Split removed").wait_for()
+    assert call(f"{scene.admin}/links/{link['id']}")[1]["data"].get("variants") is None
+    assert not watched.unexpected()

@@ -136,7 +136,7 @@ export async function linkView(ctx) {
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
-    await variantSection(ctx, link),
+    await variantSection(ctx, link, (saved) => { link = saved; paint(); }),
     h('h2', {}, 'Edit UTM'), form,
     rulesSection(ctx, link, () => previewBody(link, {}), (saved) => { link = saved; paint(); }),
     await linkPreviewSection(ctx, link, (saved) => { link = saved; paint(); }));

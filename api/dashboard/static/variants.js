@@ -1,9 +1,11 @@
 // The variant report of a link's A/B split (GET .../links/{id}/variants): per variant, clicks, visitors,
 // purchases, revenue, conversion rate and the z-test against the control, in a table sorted by any column
-// (a header's button; again to reverse). The figures are the admin API's; nothing is computed here.
+// (a header's button; again to reverse). The figures are the admin API's; nothing is computed here. Beside it,
+// the split's editor: each variant's name, weight and destination (none: the link's own), saved with one PATCH
+// of the link's `variants`; a variant whose target is another link, or has more than a destination, keeps it.
 
 import { admin, inAccount } from './api.js';
-import { h } from './dom.js';
+import { clearErrors, field, h, showErrors, toast } from './dom.js';
 
 const money = (revenue) => Object.entries(revenue).map(([c, a]) => `${a} ${c}`).join(', ') || '—';
 const percent = (rate) => (rate === null ? '—' : `${(Number(rate) * 100).toFixed(2)}%`);
@@ -60,12 +62,82 @@ function sortable(rows) {
     h('thead', {}, h('tr', {}, heads)), body));
 }
 
-export async function variantSection(ctx, link) {
-  if (!link.variants || !link.variants.length) return null;
-  const report = (await admin(inAccount(ctx.account, `/links/${link.id}/variants`))).data;
+function variantRow(variant, index, remove) {
+  const at = `variants[${index}]`;
+  const target = variant.target || {};
+  const name = h('input', { type: 'text', name: `${at}.name`, value: variant.name || '', maxlength: 64 });
+  const weight = h('input', { type: 'number', name: `${at}.weight`, value: variant.weight ?? 50, min: 0, step: 1 });
+  const destination = h('input', { type: 'url', name: `${at}.target.destination_url`,
+    value: target.link ? '' : (target.destination_url || ''), placeholder: 'the link’s own destination',
+    disabled: Boolean(target.link) });
+  const element = h('fieldset', { class: 'variant-row' },
+    h('legend', {}, index === 0 ? 'Control' : `Variant ${index + 1}`),
+    h('div', { class: 'grid' }, field('Name', name), field('Weight', weight),
+      field(target.link ? `Goes where link ${target.link} goes` : 'Destination', destination)),
+    h('div', { class: 'actions' },
+      h('button', { type: 'button', class: 'quiet danger', onclick: () => remove(index) }, 'Remove variant')));
+  const read = () => {
+    const url = destination.value.trim();
+    const kept = target.link ? target : (url ? { ...target, destination_url: url } : null);
+    return { name: name.value.trim(), weight: Number(weight.value), ...(kept ? { target: kept } : {}) };
+  };
+  return { element, read };
+}
+
+function splitEditor(ctx, link, onSaved) {
+  let variants = structuredClone(link.variants || []);
+  let rows = [];
+  const holder = h('div', { class: 'variants-editor' });
+  const save = h('button', { type: 'submit', class: 'primary' }, 'Save split');
+  const add = h('button', { type: 'button', class: 'quiet' }, 'Add a variant');
+  const form = h('form', { class: 'split-form', novalidate: true }, holder,
+    h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, add, save));
+  const current = () => rows.map((row) => row.read());
+  const paint = () => {
+    rows = variants.map((variant, i) => variantRow(variant, i, (at) => {
+      variants = current();
+      variants.splice(at, 1);
+      paint();
+    }));
+    holder.replaceChildren(...rows.map((row) => row.element));
+  };
+  add.addEventListener('click', () => {
+    variants = current();
+    if (!variants.length) variants.push({ name: 'A', weight: 50 });
+    variants.push({ name: String.fromCharCode(65 + variants.length), weight: 50 });
+    paint();
+  });
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    save.disabled = true;
+    try {
+      const body = { variants: current() };
+      if (!body.variants.length) body.variants = null;
+      const saved = (await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH', body })).data;
+      variants = structuredClone(saved.variants || []);
+      paint();
+      onSaved(saved);
+      toast(variants.length ? 'Split saved.' : 'Split removed: every click goes where the link says.');
+    } catch (error) {
+      if (error.status === 401) throw error;
+      showErrors(form, error);
+    } finally {
+      save.disabled = false;
+    }
+  });
+  paint();
+  return form;
+}
+
+export async function variantSection(ctx, link, onSaved = () => {}) {
+  const report = link.variants && link.variants.length
+    ? (await admin(inAccount(ctx.account, `/links/${link.id}/variants`))).data : null;
   return h('section', { class: 'card', 'aria-labelledby': 'variants-title' },
     h('h2', { id: 'variants-title' }, 'A/B split'),
-    h('p', { class: 'hint' }, 'Conversion is purchases per visitor; each variant is tested against the control '
+    h('p', { class: 'hint' }, 'Clicks no rule takes are split by weight, each visitor kept on one variant. '
+      + 'Conversion is purchases per visitor; each variant is tested against the control '
       + '(two-proportion z-test). A purchase counts for the variant its tracking_id\'s click went to.'),
-    sortable(report.variants));
+    report ? sortable(report.variants) : h('p', { class: 'muted' }, 'No split: add two variants to test a change.'),
+    splitEditor(ctx, link, onSaved));
 }
