@@ -136,7 +136,7 @@ function ruleEditor(rule, index, moves) {
 function visitorPreview(account, linkBody) {
   const country = h('input', { type: 'text', name: 'visitor.country', placeholder: 'MX', maxlength: 2 });
   const language = h('input', { type: 'text', name: 'visitor.language', placeholder: 'es-MX,es;q=0.9,en;q=0.8' });
-  const referer = h('input', { type: 'text', name: 'visitor.referer', placeholder: 'https://www.instagram.com/' });
+  const referer = h('input', { type: 'text', name: 'visitor.referer', placeholder: 'https://news.partner.example/' });
   const query = h('input', { type: 'text', name: 'visitor.query', placeholder: 'src=ig' });
   const out = h('div', { class: 'rule-preview', 'aria-live': 'polite' });
   const form = h('form', { class: 'visitor-form', novalidate: true },
