@@ -40,6 +40,7 @@ from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.links import click_journal, click_spill
 from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
+from linksvc.links.limits import ClickLimits
 from linksvc.links.visitors import Visitors
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
@@ -127,6 +128,7 @@ class ClickRecorder:
                  details: DetailsCache | None = None, visitors: Visitors | None = None) -> None:
         self.db = db
         self.visitors = visitors if visitors is not None else Visitors()  # the request path hashes with it
+        self.limits = ClickLimits(db)  # the clicks by people of links with a max_clicks (linksvc.links.limits)
         self.details = details if details is not None else DetailsCache()
         self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
         self._spilled_left = 0
@@ -191,6 +193,7 @@ class ClickRecorder:
                 else:
                     written += len(piece)
                     self.written += len(piece)
+                self.limits.written(piece)
                 for _ in piece:
                     self._buffer.popleft()
                 self._forget_spilled(len(piece))
@@ -266,6 +269,7 @@ class ClickRecorder:
                 await self.flush()
             except Exception:  # the clicks stay buffered for the next try
                 log.exception("writing %d clicks failed; will retry", self.pending)
+            await self.limits.refresh()
 
     async def _adopt(self) -> None:
         """Takes the clicks other runs left: the journals of processes that died (one that was still dying

@@ -1,0 +1,1 @@
+-- (issue 34: number reserved for the rules' migration; this file gives way to it when the branches meet)
