@@ -35,6 +35,7 @@ from api.hosts import SHARED_HOSTS, on_every_host
 from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
+from linksvc.clock import parse_iso
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
 from linksvc.errors import InvalidField, NotFound, RateLimited
 from linksvc.jsoncodec import dumpb
@@ -143,7 +144,8 @@ def unavailable_answer(state: Unavailable, link: Mapping[str, Any]) -> web.Respo
     if state.status == 302 and state.location is not None:
         return web.Response(status=302, headers={"Location": state.location, "Cache-Control": NO_STORE})
     if state.status == 404:
-        return _page(404, "Link not available yet", f"This link opens at {link.get('valid_since')} (UTC).")
+        opens = parse_iso(str(link.get("valid_since"))).strftime("%Y-%m-%d %H:%M UTC")
+        return _page(404, "Link not available yet", f"This link opens on {opens}.")
     return _page(410, "Link no longer available", "This link has been switched off or has expired.")
 
 

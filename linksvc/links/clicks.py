@@ -179,10 +179,13 @@ class ClickRecorder:
                     rows = await _in_slices(piece, lambda click: stored_row(click, details.get(_agent(click),
                                                                                             NO_DETAILS)))
                     mark = None if self._journal is None else self._journal.mark_after(journaled)
+                    self.limits.writing()
                     await self.db.write(partial(repo.insert_clicks, rows=rows, journal=mark))
                 except StoreOperationalError:
+                    self.limits.written((), stored=False)
                     raise  # the store, not the rows: everything not written waits for the next try
                 except Exception as exc:
+                    self.limits.written((), stored=False)
                     if refused_by_the_store(exc):
                         raise
                     if len(piece) > 1:
@@ -190,10 +193,11 @@ class ClickRecorder:
                         pieces += [piece[half:], piece[:half]]
                         continue
                     await self._set_aside(piece[0], exc)
+                    self.limits.written(piece, stored=False)
                 else:
                     written += len(piece)
                     self.written += len(piece)
-                self.limits.written(piece)
+                    self.limits.written(piece)
                 for _ in piece:
                     self._buffer.popleft()
                 self._forget_spilled(len(piece))

@@ -31,7 +31,8 @@ class ClickLimits:
         self.db = db
         self._stored: dict[str, int] = {}  # link id -> clicks by people stored, as last read
         self._unwritten: dict[str, int] = {}  # link id -> clicks by people this worker took, not written yet
-        self._writes = 0  # batches written by this worker: a read that overlaps one is not kept
+        self._writes = 0  # batches begun and ended by this worker: a read that overlaps one is not kept
+        self._in_flight = 0
 
     def count_of(self, link_id: str) -> int | None:
         """The link's clicks by people as this worker knows them, or None when it has never read them."""
@@ -42,9 +43,16 @@ class ClickLimits:
         """A click by a person on a link with a ``max_clicks``, recorded by this worker."""
         self._unwritten[link_id] = self._unwritten.get(link_id, 0) + 1
 
-    def written(self, clicks: Iterable[Any]) -> None:
-        """Clicks of this worker's buffer are stored (or set aside): they are the store's count now."""
+    def writing(self) -> None:
+        """A batch of this worker's clicks is being written: a count read meanwhile is not kept."""
         self._writes += 1
+        self._in_flight += 1
+
+    def written(self, clicks: Iterable[Any], stored: bool = True) -> None:
+        """Clicks of this worker's buffer are stored (or, ``stored`` False, set aside or not written): those it
+        counted move from its unwritten clicks to the stored count it holds (the next read confirms it)."""
+        self._writes += 1
+        self._in_flight = max(0, self._in_flight - 1)
         unwritten = self._unwritten
         if not unwritten:
             return
@@ -56,6 +64,8 @@ class ClickLimits:
                     del unwritten[link_id]
                 else:
                     unwritten[link_id] = left - 1
+                if stored and link_id in self._stored:
+                    self._stored[link_id] += 1
 
     async def load(self, link_ids: Iterable[str]) -> None:
         """Reads the stored counts of ``link_ids``; kept unless a batch of this worker was written meanwhile (its
@@ -63,9 +73,9 @@ class ClickLimits:
         wanted = list(link_ids)
         if not wanted:
             return
-        writes = self._writes
+        writes, in_flight = self._writes, self._in_flight
         found = await repo.human_clicks_of_links(self.db.reader, wanted)
-        if writes != self._writes:
+        if writes != self._writes or in_flight:
             for link_id, count in found.items():  # a link never read gets its first count anyway
                 self._stored.setdefault(link_id, count)
             return
