@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import io
 import logging
-from datetime import UTC, datetime, timedelta
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,10 +23,12 @@ from linksvc.settings import Settings
 from storage.db import fetch_all, fetch_one
 from tests.conftest import ADMIN, service_server
 from tests.factories import A, B, two_accounts
-from tests.http.test_access_log import access_lines, log_text  # noqa: F401 (a fixture)
+from tests.http import test_access_log
+from tests.http.test_access_log import access_lines
 from tests.http.test_resolver import DESKTOP, GOOGLEBOT
 
 LINKS = f"/api/admin/v1/accounts/{A}/links"
+log_text = test_access_log.log_text  # the fixture: the service's log lines, in a buffer
 DESTINATION = "https://shop.example/spring?x=1"
 SLACKBOT = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"
 SECRET = "correct horse battery staple"
