@@ -52,6 +52,7 @@ from linksvc.links.service import hold_links
 from linksvc.links.visitors import Visitors
 from linksvc.reports.rollups import ClickRollups
 from linksvc.resources.service import Resources
+from linksvc.rules.geo import Geo
 from linksvc.seed import load_seed_file
 from linksvc.settings import Settings
 from linksvc.store import store_of
@@ -198,7 +199,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
                                       parse_networks(settings.trusted_proxies),
                                       observe=lambda event, kind: metrics.count(f"linksvc_auth_{event}", kind))
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds,
-                                visitors=Visitors(parse_networks(settings.trusted_proxies)))
+                                visitors=Visitors(parse_networks(settings.trusted_proxies)),
+                                geo=Geo(settings.geo_mmdb or None))
     app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,

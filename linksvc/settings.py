@@ -22,6 +22,7 @@ from yarl import URL
 
 from linksvc.client_address import parse_networks
 from linksvc.redaction import mask_url_credentials, masked_repr
+from linksvc.rules.geo import check_mmdb
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,6 +100,9 @@ class Settings:
     # Proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR networks; empty: the TCP peer is
     # the client.
     trusted_proxies: str = ""
+    # A MaxMind, DB-IP or IPinfo .mmdb file for the region and city of clicks (and their country where it has
+    # one); empty: countries from the registries' data the iptocc package ships (linksvc.rules.geo).
+    geo_mmdb: str = ""
     # How often seed, export and migrations write a progress line when stderr is not a terminal.
     progress_seconds: float = 5.0
     # Custom domains: the hosts every account shares besides the public URL's (comma list); how the verification
@@ -204,6 +208,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_AUTH_FAILURE_WINDOW_SECONDS": "auth_failure_window_seconds",
     "LINKSVC_LINK_PASSWORD_COOKIE_SECONDS": "link_password_cookie_seconds",
     "LINKSVC_TRUSTED_PROXIES": "trusted_proxies",
+    "LINKSVC_GEO_MMDB": "geo_mmdb",
     "LINKSVC_PROGRESS_SECONDS": "progress_seconds",
     "LINKSVC_SHARED_HOSTS": "shared_hosts",
     "LINKSVC_DOMAIN_VERIFY_SCHEME": "domain_verify_scheme",
@@ -261,6 +266,11 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         except ValueError as exc:
             raise SettingsError(f"{name} must be comma-separated IP addresses or CIDR networks, got {raw!r}: "
                                 f"{exc}") from None
+        return raw.strip()
+    if attr == "geo_mmdb" and raw.strip():
+        problem = check_mmdb(raw.strip())
+        if problem is not None:
+            raise SettingsError(f"{name} must be a readable .mmdb file, got {raw!r}: {problem}")
         return raw.strip()
     if attr == "domain_verify_scheme":
         if raw.strip().lower() not in ("http", "https"):

@@ -14,7 +14,7 @@ OWNS = ("clicks", "click_journals", "link_human_clicks")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
-           "device_brand", "device_model", "visitor", "utm_origin")
+           "device_brand", "device_model", "visitor", "utm_origin", "country", "region", "city", "rule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ class AttributedClick:
     utm_origin: dict[str, str] | None
 
 
-ROWS_PER_STATEMENT = 1000  # 19,000 parameters: under SQLite's limit of 32,766
+ROWS_PER_STATEMENT = 1000  # 23,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 

@@ -40,7 +40,7 @@ from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, reques
 from linksvc.errors import InvalidField, NotFound, RateLimited
 from linksvc.jsoncodec import dumpb
 from linksvc.links import fdl, passwords, service
-from linksvc.links.clicks import Click
+from linksvc.links.clicks import Click, ClickRecorder
 from linksvc.links.decide import Decision, Unavailable, decide
 from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
@@ -51,6 +51,7 @@ from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.urls import with_query
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
+from linksvc.rules.engine import Facts, pick, with_target
 from linksvc.settings import Settings
 
 log = logging.getLogger("linksvc.resolver")
@@ -218,7 +219,9 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
     link = stored.link
     now = time.time()
     headers = request.headers
-    device, decision = _decision(request.app[SETTINGS], link, code, headers, query, domain)
+    clicks = request.app[CLICKS]
+    device, decision, facts, rule = _decision(request.app[SETTINGS], stored, code, headers, query, domain,
+                                              request.remote, clicks, now)
     if decision.skipped:
         log.warning("link %s (%s) has URLs the link rules refuse: %s", stored.id, code, "; ".join(decision.skipped))
     if decision.answer == "broken":
@@ -229,8 +232,7 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
     if preview is not None:
         decision = replace(decision, answer="preview")
     if request.method != "HEAD":  # GET, or the right password POSTed to a protected link's page
-        clicks = request.app[CLICKS]
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, request.remote))
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule))
         if not device.bot and link.get("max_clicks") is not None:
             clicks.limits.took(stored.id)
     if decision.answer == "landing" and decision.body is not None:
@@ -299,13 +301,25 @@ async def _preview(request: web.Request, stored: service.StoredLink, code: str, 
     return web.Response(text=body, content_type="text/html", charset="utf-8", headers={"Cache-Control": NO_STORE})
 
 
-def _decision(settings: Settings, link: Mapping[str, Any], code: str, headers: Mapping[str, str],
-              query: Mapping[str, str], domain: str | None = None) -> tuple[Device, Decision]:
-    device = classify(headers.get("User-Agent", ""))
+def _decision(settings: Settings, stored: service.StoredLink, code: str, headers: Headers, query: Mapping[str, str],
+              domain: str | None, peer: str | None, clicks: ClickRecorder, now: float
+              ) -> tuple[Device, Decision, Facts, str | None]:
+    """The answer to a click on ``stored``: its rules (:mod:`linksvc.rules`) pick the target, if one matches,
+    then :func:`~linksvc.links.decide.decide` as for the link's own; with the click's facts (its place) and the
+    name of the rule that matched."""
+    agent = headers.get("User-Agent", "")
+    device = classify(agent)
+    visitors = clicks.visitors
+    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
+    facts = Facts(device, agent, query, now, headers.get("Accept-Language", ""), headers.get("Referer", ""), peer,
+                  forwarded, visitors.trusted_proxies, clicks.geo)
+    rules = stored.rules if isinstance(stored, service.RuledLink) else None
+    matched = pick(rules, facts) if rules is not None else None
+    link = stored.link if matched is None else with_target(stored.link, matched)
     return device, decide(
         link, device, query, "application/json" in headers.get("Accept", ""),
         _short_url(settings, code, domain), new_tracking_id(), settings.service_label,
-    )
+    ), facts, None if matched is None else matched.name
 
 
 def _short_url(settings: Settings, code: str, domain: str | None) -> str:
@@ -323,12 +337,14 @@ class Headers(Protocol):
 
 
 def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
-           visitors: Visitors, peer: str | None) -> Click:
-    agent = headers.get("User-Agent", "")
-    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
+           visitors: Visitors, facts: Facts, rule: str | None) -> Click:
+    """The click to record: with the client's place and the rule that matched, never the client's address."""
+    agent = facts.user_agent
+    place = facts.where()
     return Click(stored.account_id, stored.id, decision.tracking_id, now, device.platform, device.bot,
-                 decision.answer, agent, headers.get("Referer", ""), decision.utm,
-                 visitors.of(now, peer, forwarded, agent), decision.utm_origin)
+                 decision.answer, agent, facts.referer, decision.utm,
+                 visitors.of(now, facts.client(), "", agent), decision.utm_origin,
+                 place.country, place.region, place.city, rule)
 
 
 class FastRedirects:
@@ -398,9 +414,10 @@ class FastRedirects:
         if protected(link) or held_unavailable(clicks.limits, stored.id, link, now) is not None:
             return None
         query = url.query
-        device, decision = _decision(app[SETTINGS], link, code, headers,
-                                     {key: query[key] for key in query} if url.raw_query_string else {},
-                                     None if domain is None else host)
+        clicks = app[CLICKS]
+        device, decision, facts, rule = _decision(
+            app[SETTINGS], stored, code, headers, {key: query[key] for key in query} if url.raw_query_string else {},
+            None if domain is None else host, lane_peer(), clicks, now)
         if decision.status != 302 or decision.location is None or decision.skipped:
             return None
         if is_preview_fetcher(device):  # may get the preview page: the handler decides
@@ -410,7 +427,7 @@ class FastRedirects:
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
                   f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
-        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, lane_peer()))
+        clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule))
         if not device.bot and link.get("max_clicks") is not None:
             clicks.limits.took(stored.id)
         metrics = app[METRICS_KEY]

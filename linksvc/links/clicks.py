@@ -42,6 +42,7 @@ from linksvc.links import click_journal, click_spill
 from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
 from linksvc.links.limits import ClickLimits
 from linksvc.links.visitors import Visitors
+from linksvc.rules.geo import Geo
 from linksvc.untrusted import safe_text
 from storage import clicks as repo
 from storage import dead_letters
@@ -81,15 +82,20 @@ class Click(NamedTuple):
     # Added with the conversion report; clicks of journals and spill files written before have neither (None).
     visitor: str | None = None  # linksvc.links.visitors: a daily salted hash of the address and user agent
     utm_origin: dict[str, str] | None = None  # UTM field -> the source it came from (linksvc.links.utm)
+    # Added with smart links (issue 34): where the client is (never its address) and the rule that matched.
+    country: str | None = None  # ISO 3166-1 alpha-2 (linksvc.rules.geo)
+    region: str | None = None  # ISO 3166-2, with LINKSVC_GEO_MMDB
+    city: str | None = None  # with LINKSVC_GEO_MMDB
+    rule: str | None = None  # the name of the link's rule that picked the target; None: no rule matched
 
 
-OLD_FIELDS = len(Click._fields) - 2  # a click tuple as journals and spill files held it before visitor, utm_origin
+OLD_FIELDS = 12  # a click tuple as journals and spill files held it before visitor and utm_origin (and after: 14)
 
 
 def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:
     """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
     then the user agent's details (NULL where unknown), the visitor and the UTM origins (NULL for a click
-    recorded before they were)."""
+    recorded before they were), then its country, region, city and rule (NULL where unknown or none)."""
     utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
     return (
         click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
@@ -97,7 +103,13 @@ def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, .
         safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"), *details,
         click.visitor if isinstance(click.visitor, str) else None,
         dumps(click.utm_origin) if isinstance(click.utm_origin, dict) else None,
+        _short(click.country, 2), _short(click.region, 6), _short(click.city, 200), _short(click.rule, 64),
     )
+
+
+def _short(value: Any, limit: int) -> str | None:
+    """A text field of a click as stored: None for anything but text (a click of an older journal), cut."""
+    return safe_text(value, limit) or None if isinstance(value, str) else None
 
 
 async def _in_slices(clicks: list[Click], make: Any) -> list[Any]:
@@ -125,10 +137,12 @@ def dead_letter_payload(click: Click) -> str:
 
 class ClickRecorder:
     def __init__(self, db: AnyDatabase, batch: int = 500, interval: float = 0.5, limit: int = 1_000_000,
-                 details: DetailsCache | None = None, visitors: Visitors | None = None) -> None:
+                 details: DetailsCache | None = None, visitors: Visitors | None = None, geo: Geo | None = None
+                 ) -> None:
         self.db = db
         self.visitors = visitors if visitors is not None else Visitors()  # the request path hashes with it
         self.limits = ClickLimits(db)  # the clicks by people of links with a max_clicks (linksvc.links.limits)
+        self.geo = geo if geo is not None else Geo()  # and places its clients with it (linksvc.rules.geo)
         self.details = details if details is not None else DetailsCache()
         self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
         self._spilled_left = 0

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from linksvc.domains.hosts import LIVE, DomainRecord, held_domains
 from linksvc.links import stats, wellknown
@@ -11,6 +14,7 @@ from linksvc.links.clicks import ClickRecorder
 from linksvc.links.utm import edit_utm
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.service import Resources
+from linksvc.rules.engine import Rules, compile_rules, target_codes, target_fields
 from linksvc.store import Store
 from storage.links import (
     AppSettings,
@@ -19,26 +23,77 @@ from storage.links import (
     account_app_settings,
     encoded_link_by_code,
     encoded_links,
+    links_at_codes,
 )
 
-__all__ = ["AppSettings", "StoredLink", "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
+__all__ = ["AppSettings", "HeldLink", "RuledLink", "StoredLink",
+           "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
            "held_link", "link_of_code"]
 
 
 MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benchmarks.md: their size)
 
 
-async def link_of_code(db: Store, code: str) -> StoredLink | None:
+@dataclass(frozen=True, slots=True)
+class RuledLink(StoredLink):
+    """A stored link with its rules compiled (:mod:`linksvc.rules.engine`); ``link`` holds the rest of its body."""
+
+    rules: Rules | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HeldLink:
+    """A link as each worker holds it: the body without its rules, still the stored JSON, and the rules
+    compiled once, their link targets read with them (so a click decodes no rule and reads nothing)."""
+
+    id: str
+    account_id: str
+    body: bytes
+    rules: Rules | None
+
+    def decoded(self) -> RuledLink:
+        return RuledLink(self.id, self.account_id, orjson.loads(self.body), self.rules)
+
+
+def _held(encoded: EncodedLink, targets: Mapping[str, Any]) -> HeldLink:
+    """``encoded`` as held; ``targets`` are the links its rules may lead to, by code (StoredLink or EncodedLink)."""
+    if b'"rules"' not in encoded.body:
+        return HeldLink(encoded.id, encoded.account_id, encoded.body, None)
+    body = orjson.loads(encoded.body)
+    rules = body.pop("rules", None)
+    if not rules:
+        return HeldLink(encoded.id, encoded.account_id, encoded.body, None)
+    fields = {}
+    for code in target_codes(rules):
+        other = targets.get(code)
+        if other is not None and other.account_id == encoded.account_id:  # one hop, within the account
+            link = other.link if isinstance(other, StoredLink) else orjson.loads(other.body)
+            fields[code] = target_fields(link)
+    return HeldLink(encoded.id, encoded.account_id, orjson.dumps(body), compile_rules(rules, fields))
+
+
+async def _load_held(db: Store, code: str) -> HeldLink | None:
+    encoded = await encoded_link_by_code(db.reader, code)
+    if encoded is None:
+        return None
+    targets: Mapping[str, Any] = {}
+    if b'"link"' in encoded.body:
+        rules = orjson.loads(encoded.body).get("rules") or []
+        targets = await links_at_codes(db.reader, target_codes(rules)) if target_codes(rules) else {}
+    return _held(encoded, targets)
+
+
+async def link_of_code(db: Store, code: str) -> RuledLink | None:
     """The link at ``code``; None for an unknown code. Held in memory by each worker until a link changes."""
-    model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
-    held = await model.get(code, lambda: encoded_link_by_code(db.reader, code))
+    model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
+    held = await model.get(code, lambda: _load_held(db, code))
     return None if held is None else held.decoded()
 
 
-def held_link(db: Store, code: str) -> StoredLink | None:
+def held_link(db: Store, code: str) -> RuledLink | None:
     """The link at ``code`` if this worker holds it now, else None (unknown, or not read yet): no I/O, for a
     path that answers without awaiting anything and leaves everything else to :func:`link_of_code`."""
-    model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
+    model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
     held = model.peek(code)
     return None if held is None else held.decoded()
 
@@ -62,9 +117,22 @@ async def clicks_of_link(db: Store, resources: Resources, clicks: ClickRecorder,
 
 async def hold_links(db: Store) -> int:
     """Fills this worker's links from the store at its start (the most recently changed first, up to
-    :data:`MAX_LINKS_HELD`), so that the first click on each link reads no row; returns how many are held."""
-    model: ReadModel[str, EncodedLink] = read_model(db, "links", MAX_LINKS_HELD)
-    return await model.fill(lambda: encoded_links(db.background, MAX_LINKS_HELD))
+    :data:`MAX_LINKS_HELD`), so that the first click on each link reads no row; returns how many are held. A
+    link whose rules lead to a link not read with it is left for its first click to read."""
+    model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
+
+    async def load() -> list[tuple[str, HeldLink]]:
+        found = await encoded_links(db.background, MAX_LINKS_HELD)
+        by_code = dict(found)
+        held = []
+        for code, encoded in found:
+            item = _held(encoded, by_code)
+            if item.rules is not None and any(rule.target is None for rule in item.rules.rules):
+                continue
+            held.append((code, item))
+        return held
+
+    return await model.fill(load)
 
 
 async def apps_of_host(db: Store, shared: bool, domain: DomainRecord | None) -> list[AppSettings] | None:

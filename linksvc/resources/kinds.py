@@ -356,6 +356,7 @@ class LinkKind(Kind):
         if isinstance(code, str) and code.lower() in RESERVED_CODES:
             ctx.add("code", "is reserved for the service's own paths", "reserved")
         self._check_lifecycle(ctx, data)
+        await self._check_rules(ctx, data)
         domain = data.get("domain")
         if isinstance(domain, str) and not ctx.issues.covers(ctx.path("domain")):
             host = domain.strip().lower().rstrip(".")
@@ -381,6 +382,31 @@ class LinkKind(Kind):
         if data.get("expired_url") is not None and until is None and data.get("max_clicks") is None:
             ctx.add("expired_url", "is used only once the link expires or reaches max_clicks: set expires_at or "
                                    "max_clicks too", "requires")
+    async def _check_rules(self, ctx: SaveContext, data: dict[str, Any]) -> None:
+        """Rule names are unique in the link; a target ``{"link": CODE}`` names another link of the account."""
+        rules = data.get("rules")
+        if not isinstance(rules, list):
+            return
+        names: set[str] = set()
+        for index, rule in enumerate(rules):
+            if not isinstance(rule, dict):
+                continue
+            name = rule.get("name")
+            if isinstance(name, str):
+                if name in names:
+                    ctx.add(f"rules[{index}].name", f"another rule of this link is named {name!r}", "duplicate")
+                names.add(name)
+            target = rule.get("target")
+            code = target.get("link") if isinstance(target, dict) else None
+            path = f"rules[{index}].target.link"
+            if not isinstance(code, str) or ctx.issues.covers(ctx.path(path)):
+                continue
+            if code == data.get("code") or (ctx.existing is not None and code == ctx.existing.get("code")):
+                ctx.add(path, "is this link's own code: a rule leads to another link", "not_allowed")
+                continue
+            found = await link_repo.link_by_code(ctx.tx, code)
+            if found is None or found.account_id != ctx.account_id:
+                ctx.add(path, f"no link of this account has the code {code!r}", "unknown_reference")
 
     async def prepare(self, ctx: SaveContext, item: models.Link) -> models.Link:
         item = await self._hash_password(ctx, item)

@@ -5,14 +5,25 @@ OpenAPI documents. Unknown fields are refused, so a typo names itself instead of
 
 from __future__ import annotations
 
+import ipaddress
 from decimal import Decimal
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from linksvc.links.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
+from linksvc.rules.zones import known_time_zone
 
 
 class Strict(BaseModel):
@@ -239,6 +250,156 @@ class LinkPreviewFields(Strict):
 LINK_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_\-]{2,63}$"
 
 
+# Smart links (issue 34): the rules of a link, evaluated in order on each click by linksvc.rules.
+MAX_RULES = 50
+MAX_CONDITION_ITEMS = 200
+RULE_PLATFORMS = ("android", "ios", "desktop", "unknown")
+RULE_OS = ("android", "ios", "windows", "macos", "linux", "chromeos", "other")
+RULE_BROWSERS = ("chrome", "safari", "firefox", "edge", "opera", "samsung", "silk", "webview", "other")
+RULE_DEVICES = ("mobile", "tablet", "desktop", "tv", "other")
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_LANGUAGE_TAG = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$"
+_HOST_LABELS = r"(\*\.)?([A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+
+
+def _items() -> Any:
+    return Field(default=None, min_length=1, max_length=MAX_CONDITION_ITEMS)
+
+
+class Sparse(Strict):
+    """A rule's parts are written without the keys they leave out (no ``null`` for each absent condition)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+    @model_serializer(mode="wrap")
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+CountryCode = Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")]
+RegionCode = Annotated[str, Field(pattern=r"^[A-Za-z]{2}-[A-Za-z0-9]{1,3}$")]
+LanguageTag = Annotated[str, Field(pattern=_LANGUAGE_TAG, max_length=35)]
+ReferrerHost = Annotated[str, Field(pattern=f"^{_HOST_LABELS}$", max_length=253)]
+
+
+def _network(text: str) -> str:
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise PydanticCustomError("format", f"{text!r} is not an IPv4 or IPv6 address or CIDR network") from None
+
+
+Network = Annotated[str, Field(max_length=64), AfterValidator(_network)]
+ClockTime = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+
+
+class TimeWindow(Sparse):
+    """Days and hours in an IANA time zone; ``from`` after ``to`` runs past midnight (22:00 to 06:00)."""
+
+    timezone: str = Field(min_length=1, max_length=64)
+    days: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] | None = Field(default=None, min_length=1,
+                                                                                         max_length=7)
+    from_: ClockTime | None = Field(default=None, alias="from")
+    to: ClockTime | None = None
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, zone: str) -> str:
+        if not known_time_zone(zone):
+            raise PydanticCustomError("enum", f"{zone!r} is not an IANA time zone (like Europe/Paris)")
+        return zone
+
+    @model_validator(mode="after")
+    def _window(self) -> TimeWindow:
+        if (self.from_ is None) != (self.to is None):
+            raise PydanticCustomError("missing", "from and to go together")
+        if self.from_ is not None and self.from_ == self.to:
+            raise PydanticCustomError("range", "from and to are the same time: leave both out for the whole day")
+        if self.days is None and self.from_ is None:
+            raise PydanticCustomError("one_of_required", "a time window needs days, or from and to")
+        return self
+
+
+class QueryCondition(Sparse):
+    """A query parameter of the click: present (or not), equal to a value, or one of values."""
+
+    param: str = Field(min_length=1, max_length=100)
+    present: bool | None = None
+    equals: str | None = Field(default=None, max_length=1000)
+    one_of: list[Annotated[str, Field(max_length=1000)]] | None = Field(default=None, min_length=1,
+                                                                         max_length=MAX_CONDITION_ITEMS)
+
+    @model_validator(mode="after")
+    def _one_test(self) -> QueryCondition:
+        given = [name for name in ("present", "equals", "one_of") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise PydanticCustomError("one_of_required", "exactly one of present, equals or one_of is required")
+        return self
+
+
+class RuleConditions(Sparse):
+    """What a click must be for its rule to pick the target: every condition given holds (at least one)."""
+
+    countries: list[CountryCode] | None = _items()
+    regions: list[RegionCode] | None = _items()
+    languages: list[LanguageTag] | None = _items()
+    platforms: list[Literal["android", "ios", "desktop", "unknown"]] | None = _items()
+    os: list[Literal["android", "ios", "windows", "macos", "linux", "chromeos", "other"]] | None = _items()
+    browsers: list[Literal["chrome", "safari", "firefox", "edge", "opera", "samsung", "silk", "webview",
+                           "other"]] | None = _items()
+    devices: list[Literal["mobile", "tablet", "desktop", "tv", "other"]] | None = _items()
+    bot: bool | None = None
+    time: TimeWindow | None = None
+    query: list[QueryCondition] | None = Field(default=None, min_length=1, max_length=20)
+    networks: list[Network] | None = _items()
+    referrer_hosts: list[ReferrerHost] | None = _items()
+
+    @field_validator("countries", "regions")
+    @classmethod
+    def _upper(cls, codes: list[str] | None) -> list[str] | None:
+        return None if codes is None else [code.upper() for code in codes]
+
+    @field_validator("referrer_hosts")
+    @classmethod
+    def _lower(cls, hosts: list[str] | None) -> list[str] | None:
+        return None if hosts is None else [host.lower() for host in hosts]
+
+    @model_validator(mode="after")
+    def _some(self) -> RuleConditions:
+        if not self.model_fields_set or all(getattr(self, name) is None for name in self.model_fields_set):
+            raise PydanticCustomError("one_of_required", "a rule needs at least one condition")
+        return self
+
+
+class Target(Sparse):
+    """Where a rule sends a click: URLs with the same rules as the link's own, or another link of the account
+    (``{"link": CODE}``: its destination, deeplink and apps, one hop)."""
+
+    link: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
+    destination_url: HttpsUrl | None = None
+    deeplink: Deeplink | None = None
+    android: AndroidApp | None = None
+    ios: IosApp | None = None
+    fallback_url: WebUrl | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Target:
+        if self.link is None and self.destination_url is None:
+            raise PydanticCustomError("one_of_required", "a target needs destination_url, or link (a code)")
+        if self.link is not None and any(getattr(self, name) is not None for name in TARGET_FIELDS):
+            raise PydanticCustomError("not_allowed", "a target is either link (a code) or URLs, not both")
+        return self
+
+
+TARGET_FIELDS = ("destination_url", "deeplink", "android", "ios", "fallback_url")
+
+
+class Rule(Strict):
+    name: str = Field(min_length=1, max_length=64)
+    conditions: RuleConditions
+    target: Target
+
+
 class Link(Strict):
     id: Uuid = Field(default_factory=new_id)
     code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
@@ -274,3 +435,5 @@ class Link(Strict):
     def _lower_domain(cls, domain: str | None) -> str | None:
         return None if domain is None else domain.strip().lower().rstrip(".")
     preview: LinkPreviewFields | None = None
+    rules: list[Rule] | None = Field(default=None, max_length=MAX_RULES, description=(
+        "ordered: the first rule whose conditions all hold picks the click's target; none: the link's own"))

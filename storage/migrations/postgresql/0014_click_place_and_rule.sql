@@ -1,0 +1,7 @@
+-- 0014 = SQLite 0029. Smart links (issue 34): where the client of a click is (its country, and region and city
+-- with an .mmdb file; never its address) and the name of the link's rule that picked its target (NULL: none
+-- matched, or a click stored before rules). Older clicks keep NULL in all four.
+ALTER TABLE clicks ADD COLUMN country TEXT;
+ALTER TABLE clicks ADD COLUMN region TEXT;
+ALTER TABLE clicks ADD COLUMN city TEXT;
+ALTER TABLE clicks ADD COLUMN rule TEXT;
