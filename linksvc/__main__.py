@@ -91,7 +91,7 @@ def _route_text(answer: dict[str, Any]) -> str:
     if answer["body"] is not None:
         lines.append(json.dumps(answer["body"]))
     labels = {"device": "why", "route": "route", "preview": "preview", "skipped": "skipped",
-              "tracking_id": "tracking_id"}
+              "tracking_id": "tracking_id", "password": "password"}
     for step in answer["explanation"]:
         label = labels.get(step["step"])
         lines.append(f"{label}: {step['text']}" if label else step["text"])
