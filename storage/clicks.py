@@ -116,7 +116,7 @@ _LINK_ID, _BOT = COLUMNS.index("link_id"), COLUMNS.index("bot")
 async def count_human_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
     """Adds the batch's clicks by people to ``link_human_clicks`` (one row per link), in the batch's commit: what
     ``max_clicks`` is checked against (docs/decisions.md, "Link lifecycle and passwords (issue 34)"). One
-    statement; links in order, so that two nodes' batches lock their rows in the same order."""
+    statement per thousand links; links in order, so that two nodes' batches lock their rows in the same order."""
     counts: dict[str, int] = {}
     for row in rows:
         if not row[_BOT]:
@@ -124,10 +124,12 @@ async def count_human_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
     if not counts:
         return
     ordered = sorted(counts.items())
-    marks = ", ".join("(?, ?)" for _ in ordered)
-    await execute(tx, f"INSERT INTO link_human_clicks (link_id, clicks) VALUES {marks} ON CONFLICT (link_id) "
-                      "DO UPDATE SET clicks = link_human_clicks.clicks + excluded.clicks",
-                  [value for pair in ordered for value in pair])
+    for start in range(0, len(ordered), ROWS_PER_STATEMENT):  # 2,000 parameters a statement at most
+        part = ordered[start:start + ROWS_PER_STATEMENT]
+        marks = ", ".join("(?, ?)" for _ in part)
+        await execute(tx, f"INSERT INTO link_human_clicks (link_id, clicks) VALUES {marks} ON CONFLICT (link_id) "
+                          "DO UPDATE SET clicks = link_human_clicks.clicks + excluded.clicks",
+                      [value for pair in part for value in pair])
 
 
 async def human_clicks_of(conn: Conn, link_id: str) -> int:

@@ -424,8 +424,9 @@ class Link(Strict):
         "clicks by people (not bots) after which the link leads to expired_url, else answers 410"))
     # Write-only: sent in clear, stored as an argon2id hash (linksvc.links.passwords), never shown; reads say
     # password_protected. null removes it.
-    password: str | None = Field(default=None, min_length=1, max_length=128, description=(
-        "write-only: people are asked for it before the link opens; null removes it"))
+    password: str | None = Field(default=None, min_length=1, max_length=128, json_schema_extra={"writeOnly": True},
+                                 description="write-only: people are asked for it before the link opens; null "
+                                             "removes it; reads show password_protected")
     # A custom domain of the link's account (linksvc.domains): the link then resolves only there.
     domain: str | None = Field(default=None, min_length=1, max_length=253,
                                description="a host of one of the account's domains; the link resolves only there")
