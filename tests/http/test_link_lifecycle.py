@@ -25,6 +25,8 @@ from tests.conftest import ADMIN, service_server
 from tests.factories import A, B, two_accounts
 from tests.http import test_access_log
 from tests.http.test_access_log import access_lines
+from tests.http.test_fast_lane import _get as fast_get
+from tests.http.test_fast_lane import converse, lane
 from tests.http.test_resolver import DESKTOP, GOOGLEBOT
 
 LINKS = f"/api/admin/v1/accounts/{A}/links"
@@ -317,3 +319,21 @@ async def test_the_password_is_never_shown_logged_or_stored_in_clear(
     for text in (listed, one, refused, body, log_text.getvalue()):
         assert SECRET not in text
     assert "argon2" not in listed + one + refused
+
+
+async def test_the_fast_lane_counts_limited_links_and_leaves_protected_ones_to_the_handler(
+        seeded: TestClient) -> None:
+    limited = await make(seeded, max_clicks=3, expired_url="https://shop.example/sold-out")
+    locked = await make(seeded, password=SECRET)
+    before = lane(seeded).answered
+    sends = [fast_get(f"/{limited['code']}", DESKTOP) for _ in range(4)]
+    replies = await converse(seeded, sends)
+    # The first click of the connection and of the link takes the handler (which reads the count once); the next
+    # two take the lane, which counts them; the fourth is over the limit: the handler answers expired_url.
+    assert lane(seeded).answered - before == 2
+    assert [reply.headers["location"].startswith(DESTINATION) for reply in replies] == [True, True, True, False]
+    assert replies[3].headers["location"] == "https://shop.example/sold-out"
+    before = lane(seeded).answered
+    replies = await converse(seeded, [fast_get(f"/{locked['code']}", DESKTOP) for _ in range(3)])
+    assert lane(seeded).answered == before and [reply.status for reply in replies] == [200] * 3
+    assert all("location" not in reply.headers for reply in replies)
