@@ -92,6 +92,10 @@ async def unlock(request: web.Request) -> web.StreamResponse:
     from the client at this link, 429 with ``Retry-After`` (the sign-in throttle's rule). A link without a
     password sends the browser back to ``GET`` (303)."""
     code = request.match_info["code"]
+    own = next((resource for resource in request.app.router.resources()
+                if isinstance(resource, web.PlainResource) and resource.canonical == request.path), None)
+    if own is not None:  # one of the service's own paths (/healthz...), which takes no POST
+        raise web.HTTPMethodNotAllowed(request.method, {route.method for route in own})
     host, shared, domain = await domain_of_request(request)
     if not shared and (domain is None or domain.status != LIVE):
         return _page(404, "Link not found", "There is no link at this address.")
