@@ -8,6 +8,7 @@ import asyncio
 import errno
 import json
 import logging
+import re
 import socket
 import sys
 import time
@@ -16,12 +17,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from linksvc.clock import parse_iso
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import export_target_of, run_export
-from linksvc.links.overview import route_of_code
+from linksvc.links.overview import ClickAt, route_of_code
 from linksvc.logs import configure_logging
 from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
+from linksvc.rules.geo import Geo, parse_address
 from linksvc.seed import load_seed_file
 from linksvc.settings import (
     MAX_WORKERS,
@@ -65,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--user-agent", default="", help="the click's User-Agent header")
     route.add_argument("--query", default="", help="the click's query string, e.g. utm_source=news&$app-found=true")
     route.add_argument("--accept-json", action="store_true", help="the click sends Accept: application/json")
+    route.add_argument("--country", help="the client's country (ISO 3166-1 alpha-2), for the link's rules")
+    route.add_argument("--ip", help="the client's address, placed as the resolver places it (country; region and "
+                                    "city with LINKSVC_GEO_MMDB)")
+    route.add_argument("--language", default="", help="the click's Accept-Language header, e.g. 'pt-BR,pt;q=0.9'")
+    route.add_argument("--referer", default="", help="the click's Referer header")
+    route.add_argument("--at", help="the click's time (ISO 8601, e.g. 2026-03-02T21:30:00+09:00) [now]")
     route.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     route.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
     database = commands.add_parser("db", help="move an install between stores")
@@ -84,6 +93,20 @@ def _query_of(text: str) -> dict[str, str]:
     return query
 
 
+def _route_click_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``route``'s description of the click (named by its option), or None."""
+    if args.country is not None and not re.fullmatch(r"[A-Za-z]{2}", args.country):
+        return f"--country must be an ISO 3166-1 alpha-2 code like FR, got {args.country!r}"
+    if args.ip is not None and parse_address(args.ip) is None:
+        return f"--ip must be an IPv4 or IPv6 address, got {args.ip!r}"
+    if args.at is not None:
+        try:
+            parse_iso(args.at)
+        except ValueError:
+            return f"--at must be an ISO 8601 time with its offset, like 2026-03-02T21:30:00+09:00, got {args.at!r}"
+    return None
+
+
 def _route_text(answer: dict[str, Any]) -> str:
     lines = [f"{answer['status']} {HTTPStatus(answer['status']).phrase}"]
     if answer["location"] is not None:
@@ -91,7 +114,8 @@ def _route_text(answer: dict[str, Any]) -> str:
     if answer["body"] is not None:
         lines.append(json.dumps(answer["body"]))
     labels = {"device": "why", "route": "route", "preview": "preview", "skipped": "skipped",
-              "tracking_id": "tracking_id", "password": "password"}
+              "tracking_id": "tracking_id", "client": "client", "rule": "rule", "rules": "rules",
+              "password": "password"}
     for step in answer["explanation"]:
         label = labels.get(step["step"])
         lines.append(f"{label}: {step['text']}" if label else step["text"])
@@ -99,6 +123,12 @@ def _route_text(answer: dict[str, Any]) -> str:
 
 
 async def _route(settings: Settings, args: argparse.Namespace) -> int:
+    problem = _route_click_problem(args)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    at = parse_iso(args.at).timestamp() if args.at else time.time()
+    click = ClickAt(args.country, args.ip, args.language, args.referer)
     on_postgres = is_postgres_url(settings.database_url)
     where = mask_url_credentials(settings.database_url) if on_postgres else settings.db_path
     if not on_postgres and settings.db_path != ":memory:" and not Path(settings.db_path).is_file():
@@ -109,7 +139,8 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
         await db.open(progress)
     try:
         answer = await route_of_code(db.reader, args.code, args.user_agent, _query_of(args.query), args.accept_json,
-                                     settings.public_url, settings.service_label, time.time())
+                                     settings.public_url, settings.service_label, at, click,
+                                     Geo(settings.geo_mmdb or None))
     finally:
         await db.close()
     if answer is None:

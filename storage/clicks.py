@@ -169,12 +169,32 @@ def _major(column: str, postgresql: bool = False) -> str:
     return f"CASE WHEN instr({column}, '.') > 0 THEN substr({column}, 1, instr({column}, '.') - 1) ELSE {column} END"
 
 
+def _referrer_hosts(postgresql: bool) -> str:
+    """The common table ``hosts (host, bot)`` of a link's clicks since a time: the host of each click's
+    ``Referer`` in lower case, without user or port (NULL when it has none: no header, or no ``scheme://``),
+    cut step by step so that both stores read it alike."""
+    find = "strpos" if postgresql else "instr"
+
+    def cut(step: int, char: str) -> str:
+        return (f"r{step} AS (SELECT bot, CASE WHEN {find}(h, '{char}') > 0 THEN substr(h, 1, {find}(h, '{char}') - 1) "
+                f"ELSE h END AS h FROM r{step - 1})")
+
+    return ", ".join([
+        f"r0 AS (SELECT bot, CASE WHEN {find}(referer, '://') > 0 THEN substr(referer, {find}(referer, '://') + 3) "
+        "END AS h FROM clicks WHERE link_id = ? AND clicked_at >= ?)",
+        cut(1, "/"), cut(2, "?"), cut(3, "#"),
+        f"r4 AS (SELECT bot, substr(h, {find}(h, '@') + 1) AS h FROM r3)",
+        cut(5, ":"),
+        "hosts AS (SELECT bot, nullif(lower(h), '') AS host FROM r5)",
+    ])
+
+
 async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict[str, ClickGroups]:
     """Clicks of a link since ``since``, human and bot apart: by day and platform (every group: their number
-    is bounded), and by utm_source, browser family and major version, OS family and major version, device brand
-    and model, values a click's sender chooses: the ``limit`` most clicked groups (then by key, null first),
-    with how many groups there are in all. The store groups, orders and cuts: what comes back is at most
-    ``limit`` rows per breakdown, however many distinct values the clicks carry."""
+    is bounded), and by country, referrer host, rule, utm_source, browser family and major version, OS family
+    and major version, device brand and model, values a click's sender chooses: the ``limit`` most clicked
+    groups (then by key, null first), with how many groups there are in all. The store groups, orders and cuts:
+    what comes back is at most ``limit`` rows per breakdown, however many distinct values the clicks carry."""
     where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
     pg = dialect(conn) == "postgresql"
     # PostgreSQL puts NULL last where SQLite puts it first.
@@ -190,8 +210,18 @@ async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict
         return ClickGroups(tuple(ClickSplit(row[0], row[1], int(row[2]), int(row[3])) for row in rows),
                            int(rows[0][4]) if rows else 0)
 
+    async def referrer_hosts() -> ClickGroups:
+        rows = await fetch_all(
+            conn, f"WITH {_referrer_hosts(pg)} SELECT host AS k, sum(1 - bot), sum(bot), count(*) OVER () FROM hosts "
+                  f"GROUP BY host ORDER BY count(*) DESC, k{nulls} LIMIT ?", (link_id, since, limit))
+        return ClickGroups(tuple(ClickSplit(row[0], None, int(row[1]), int(row[2])) for row in rows),
+                           int(rows[0][3]) if rows else 0)
+
     return {
         "day": await groups("substr(clicked_at, 1, 10)", None, False),
+        "country": await groups("country", None, True),
+        "referrer_host": await referrer_hosts(),
+        "rule": await groups("rule", None, True),
         "platform": await groups("platform", None, False),
         "utm_source": await groups("utm_source", None, True),
         "browser": await groups("browser_family", _major("browser_version", pg), True),

@@ -137,8 +137,9 @@ async def link_qr(request: web.Request, query: QrQuery) -> web.Response:
 class ClicksQuery(BaseModel):
     days: int = Field(default=30, ge=1, le=366, description="how many days back")
     limit: int = Field(default=DEFAULT_GROUPS, ge=1, le=MAX_GROUPS,
-                       description="the groups of by_utm_source, by_browser, by_os and by_device shown at most, the "
-                                   "most clicked first; the rest are summed in other")
+                       description="the groups of by_country, by_referrer_host, by_rule, by_utm_source, by_browser, "
+                                   "by_os and by_device shown at most, the most clicked first; the rest are summed in "
+                                   "other")
 
 
 class CountSplit(BaseModel):
@@ -161,12 +162,16 @@ class LinkClicks(BaseModel):
     bot: int
     by_day: list[CountSplit]
     by_platform: list[CountSplit]
+    by_country: list[CountSplit] = Field(description="by the client's country, ISO 3166-1 alpha-2 (null: unknown)")
+    by_referrer_host: list[CountSplit] = Field(description="by the host of the Referer (null: none)")
+    by_rule: list[CountSplit] = Field(description="by the name of the link's rule that matched (null: none)")
     by_utm_source: list[CountSplit]
     by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
     by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
     by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
-    other: dict[str, OtherGroups] = Field(description="per breakdown holding more groups than limit (by_utm_source, "
-                                                      "by_browser, by_os, by_device), the groups left out, summed")
+    other: dict[str, OtherGroups] = Field(description="per breakdown holding more groups than limit (by_country, "
+                                                      "by_referrer_host, by_rule, by_utm_source, by_browser, by_os, "
+                                                      "by_device), the groups left out, summed")
 
 
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:

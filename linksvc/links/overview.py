@@ -12,6 +12,7 @@ answer to one click on a stored link, for ``linksvc route``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -21,16 +22,19 @@ from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
-from linksvc.links.explain import PASSWORD_TEXT, describe_device, explain, explain_unavailable
+from linksvc.links.explain import PASSWORD_TEXT, Step, describe_device, explain, explain_unavailable
 from linksvc.links.passwords import protected
 from linksvc.links.previews import PreviewCard, card_on, is_preview_fetcher
 from linksvc.links.urls import query_values
 from linksvc.links.utm import default_utm, edit_utm, utm_of
+from linksvc.rules.engine import CompiledRule, Facts, Rules, compile_rules, target_codes, target_fields, with_target
+from linksvc.rules.engine import explain as explain_rules
+from linksvc.rules.geo import Geo, Place
 from linksvc.store import Store
 from storage import link_overview as repo
 from storage.clicks import human_clicks_of
 from storage.db import Conn
-from storage.links import link_by_code
+from storage.links import StoredLink, link_by_code, links_at_codes
 
 CLICK_DAYS = 7
 TRACKING_ID = "TRACKING_ID"
@@ -123,15 +127,73 @@ def preview_text(card: PreviewCard, destination: str) -> str:
     return ", ".join(shown) + f"; links to {destination}"
 
 
+@dataclass(frozen=True)
+class ClickAt:
+    """What ``linksvc route`` is told of the click beside its user agent and query: the client's country (or its
+    address, placed as the resolver places it), its ``Accept-Language``, its ``Referer``."""
+
+    country: str | None = None
+    ip: str | None = None
+    language: str = ""
+    referer: str = ""
+
+
+async def _rules_of(conn: Conn, row: StoredLink) -> Rules | None:
+    """The link's rules compiled as a worker holds them, the links they lead to read from ``conn``."""
+    rules = row.link.get("rules")
+    if not rules:
+        return None
+    codes = target_codes(rules)
+    others = await links_at_codes(conn, codes) if codes else {}
+    return compile_rules(rules, {code: target_fields(other.link) for code, other in others.items()
+                                 if other.account_id == row.account_id})
+
+
+def _rule_steps(rules: Rules | None, facts: Facts, click: ClickAt) -> tuple[CompiledRule | None, list[Step]]:
+    """The rule that matched (None: none did) and a step per rule tried, with why it did or did not hold."""
+    if rules is None:
+        return None, []
+    if click.country is not None:
+        where = f"{facts.where().country} (--country)"
+    elif click.ip is not None:
+        place = facts.where()
+        where = (f"{place.country or 'unknown'}" + (f", {place.region}" if place.region else "")
+                 + (f", {place.city}" if place.city else "") + f" (the address {click.ip})")
+    else:
+        where = "unknown (give --country or --ip)"
+    steps: list[Step] = [{"step": "client", "text": f"the client is in {where}"}]
+    matched = None
+    for verdict in explain_rules(rules, facts):
+        steps.append({"step": "rule", "name": verdict.name, "matched": verdict.matched, "condition": verdict.failed,
+                      "text": f"{verdict.name!r} {verdict.why}"})
+        if verdict.matched:
+            matched = next(rule for rule in rules.rules if rule.name == verdict.name)
+    if matched is None:
+        steps.append({"step": "rules", "text": f"none of the {len(rules.rules)} rules matched: the link's own target"})
+    else:
+        via = f" (the link {matched.link!r})" if matched.link else ""
+        steps.append({"step": "rules", "text": f"rule {matched.name!r} picks the target{via}"})
+    return matched, steps
+
+
 async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[str, str], accepts_json: bool,
-                        public_url: str, service_label: str, now: float) -> dict[str, Any] | None:
-    """What ``GET /{code}`` would answer this click and why; None for an unknown code. The tracking id a
+                        public_url: str, service_label: str, now: float, click: ClickAt | None = None,
+                        geo: Geo | None = None) -> dict[str, Any] | None:
+    """What ``GET /{code}`` would answer this click (at ``now``) and why: which of the link's rules matched,
+    and for each rule before it which condition did not hold; None for an unknown code. The tracking id a
     click would get is :data:`TRACKING_ID` here."""
+    click = click or ClickAt()
     row = await link_by_code(conn, code)
     if row is None:
         return None
-    link = row.link
+    link = {key: value for key, value in row.link.items() if key != "rules"}
     device = classify(user_agent)
+    facts = Facts(device, user_agent, query, now, click.language, click.referer, click.ip, "", (), geo or Geo())
+    if click.country is not None:
+        facts.place = Place(click.country.upper())
+    matched, rule_steps = _rule_steps(await _rules_of(conn, row), facts, click)
+    if matched is not None:
+        link = with_target(link, matched)
     answer: dict[str, Any] = {"code": code, "link_id": row.id, "account_id": row.account_id}
     state = unavailable(link, now, await human_clicks_of(conn, row.id) if link.get("max_clicks") else None)
     if state is not None:
@@ -142,25 +204,30 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
                     {"step": "device", "text": describe_device(device)},
                     {"step": "route", "text": explain_unavailable(state)}]}
     decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
+    steps[1:1] = rule_steps
+    answer["rule"] = None if matched is None else matched.name
     if protected(link):
         answer["password_protected"] = True
         if device.bot:  # as the resolver answers it: the page, nothing of the target, nothing recorded
-            return {**answer, "status": 200, "location": None, "answer": "password_page", "body": None, "utm": {},
-                    "tracking_id": None, "explanation": [{"step": "device", "text": describe_device(device)},
-                                                         {"step": "password", "text": PASSWORD_TEXT}]}
+            return {**answer, "rule": None, "status": 200, "location": None, "answer": "password_page", "body": None,
+                    "utm": {}, "tracking_id": None, "explanation": [{"step": "device", "text": describe_device(device)},
+                                                                   {"step": "password", "text": PASSWORD_TEXT}]}
         steps.insert(1, {"step": "password", "text": PASSWORD_TEXT})
     if is_preview_fetcher(device) and decision.status == 302 and decision.location is not None:
         card = await card_on(conn, row.account_id, link)
         if card is None:
-            steps[1]["text"] = (f"a link-preview fetcher, and neither the link nor its account sets a preview: "
-                                f"{steps[1]['text']}")
+            route = next(step for step in steps if step["step"] == "route")
+            route["text"] = ("a link-preview fetcher, and neither the link nor its account sets a preview: "
+                             f"{route['text']}")
         else:  # as the resolver answers it: the page, no redirect
-            steps[1]["text"] = ("a link-preview fetcher, and the link or its account sets a preview -> 200 and a "
-                                "page of Open Graph and Twitter card tags that links to the destination (recorded "
-                                "as a bot click answered preview)")
-            steps.insert(2, {"step": "preview", "title": card.title, "description": card.description,
-                             "image_url": card.image_url, "site_name": card.site_name, "links_to": decision.location,
-                             "text": preview_text(card, decision.location)})
+            route = next(step for step in steps if step["step"] == "route")
+            route["text"] = ("a link-preview fetcher, and the link or its account sets a preview -> 200 and a "
+                             "page of Open Graph and Twitter card tags that links to the destination (recorded "
+                             "as a bot click answered preview)")
+            steps.insert(steps.index(route) + 1, {
+                "step": "preview", "title": card.title, "description": card.description, "image_url": card.image_url,
+                "site_name": card.site_name, "links_to": decision.location,
+                "text": preview_text(card, decision.location)})
             return {**answer, "status": 200, "location": None, "answer": "preview", "body": None,
                     "utm": decision.utm, "tracking_id": decision.tracking_id, "explanation": steps}
     return {**answer, "status": decision.status, "location": decision.location, "answer": decision.answer,

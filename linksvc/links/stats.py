@@ -1,8 +1,9 @@
-"""Clicks of a link as the admin API shows them, human and bot apart: by day, platform, utm_source, and by
-the user agent's full parse: browser family and major version, OS family and major version, device brand
-and model (null where the parse knew nothing, and for clicks recorded before it existed). The breakdowns by
-values a click's sender chooses (utm_source, and the user agent's) hold their ``limit`` most clicked groups,
-the rest summed in ``other`` (docs/decisions.md, "Reports and bounded answers")."""
+"""Clicks of a link as the admin API shows them, human and bot apart: by day, platform, country (null: unknown),
+referrer host (null: no Referer), the rule that matched (null: none), utm_source, and by the user agent's full
+parse: browser family and major version, OS family and major version, device brand and model (null where the
+parse knew nothing, and for clicks recorded before it existed). The breakdowns by values a click's sender
+chooses (country, referrer host, rule, utm_source, and the user agent's) hold their ``limit`` most clicked
+groups, the rest summed in ``other`` (docs/decisions.md, "Reports and bounded answers")."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from storage.db import Conn
 
 DEFAULT_GROUPS, MAX_GROUPS = 100, 1000
 """The groups of a capped breakdown shown at most (the answer's ``limit``)."""
-CAPPED = {"utm_source": ("by_utm_source", "utm_source", None), "browser": ("by_browser", "browser", "major"),
-          "os": ("by_os", "os", "major"), "device": ("by_device", "brand", "model")}
+CAPPED = {"country": ("by_country", "country", None), "referrer_host": ("by_referrer_host", "host", None),
+          "rule": ("by_rule", "rule", None), "utm_source": ("by_utm_source", "utm_source", None),
+          "browser": ("by_browser", "browser", "major"), "os": ("by_os", "os", "major"),
+          "device": ("by_device", "brand", "model")}
 
 
 def _rows(found: ClickGroups, name: str, second: str | None) -> list[dict[str, Any]]:

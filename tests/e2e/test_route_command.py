@@ -19,6 +19,13 @@ CHROME_ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 WHATSAPP = "WhatsApp/2.23.20.0"
 FACEBOOK = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
+RULES = [
+    {"name": "japan", "conditions": {"countries": ["JP"]}, "target": {"destination_url": "https://shop.example/jp"}},
+    {"name": "tokyo-evening", "conditions": {"time": {"timezone": "Asia/Tokyo", "from": "18:00", "to": "23:00"}},
+     "target": {"destination_url": "https://shop.example/evening"}},
+    {"name": "portuguese", "conditions": {"languages": ["pt"], "platforms": ["android"]},
+     "target": {"link": "appaaaa"}},
+]
 
 
 def linksvc(*args: str) -> subprocess.CompletedProcess[str]:
@@ -48,6 +55,7 @@ def _seed(folder: Path, store: ServiceStore) -> None:
          "expires_at": "2020-01-01T00:00:00Z"},
         {**base, "id": "aaaaaaaa-0111-4000-8000-000000000111", "code": "cardaaa",
          "preview": {"title": "Black Friday", "image_url": "https://shop.example/og.png"}},
+        {**base, "id": "aaaaaaaa-0112-4000-8000-000000000112", "code": "ruleaaa", "rules": RULES},
     ]
     (folder / "seed.json").write_text(json.dumps(seed))
     loaded = linksvc("seed", str(folder / "seed.json"), *store.args())
@@ -137,3 +145,47 @@ def test_no_database_file_exits_1(tmp_path: Path) -> None:
     missing = linksvc("route", "nothere", "--db", str(tmp_path / "none.db"))
     assert missing.returncode == 1 and "no database" in missing.stderr
     assert not (tmp_path / "none.db").exists()
+
+
+def test_route_names_the_rule_that_matched(db: list[str]) -> None:
+    run = linksvc("route", "ruleaaa", "--country", "jp", "--at", "2026-03-02T12:00:00+09:00", *db)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[:2] == ["302 Found", "Location: https://shop.example/jp?utm_source=linksvc&utm_medium=email"
+                                      "&tracking_id=TRACKING_ID"]
+    assert "client: the client is in JP (--country)" in lines
+    assert "rule: 'japan' all conditions hold: countries JP: the client's is JP" in lines
+    assert "rules: rule 'japan' picks the target" in lines
+
+
+def test_route_says_why_each_rule_before_did_not_hold(db: list[str]) -> None:
+    # 8.8.8.8 is in the US (iptocc's own tests); 12:00 in Tokyo is before the evening window
+    run = linksvc("route", "ruleaaa", "--ip", "8.8.8.8", "--language", "pt-BR,pt;q=0.9,en;q=0.8",
+                  "--user-agent", CHROME_ANDROID, "--at", "2026-03-02T12:00:00+09:00", *db)
+    lines = run.stdout.splitlines()
+    assert "client: the client is in US (the address 8.8.8.8)" in lines
+    assert "rule: 'japan' does not hold: countries JP: the client's is US" in lines
+    assert ("rule: 'tokyo-evening' does not hold: time mon,tue,wed,thu,fri,sat,sun 18:00-23:00 in Asia/Tokyo: "
+            "it is Mon 12:00 there") in lines
+    assert ("rule: 'portuguese' all conditions hold: platforms android: the platform is android; languages pt: the "
+            "client prefers pt, pt-br") in lines
+    assert "rules: rule 'portuguese' picks the target (the link 'appaaaa')" in lines
+    assert lines[1].startswith("Location: intent://menu?utm_source=linksvc&utm_medium=email&tracking_id=")
+    answer = json.loads(linksvc("route", "ruleaaa", "--ip", "8.8.8.8", "--at", "2026-03-02T20:00:00+09:00",
+                                "--json", *db).stdout)
+    assert answer["rule"] == "tokyo-evening"
+    assert [(s["name"], s["matched"], s["condition"]) for s in answer["explanation"] if s["step"] == "rule"] == [
+        ("japan", False, "countries"), ("tokyo-evening", True, None)]
+
+
+def test_route_without_a_matching_rule_keeps_the_links_own_target(db: list[str]) -> None:
+    lines = linksvc("route", "ruleaaa", "--at", "2026-03-02T12:00:00+09:00", *db).stdout.splitlines()
+    assert "client: the client is in unknown (give --country or --ip)" in lines
+    assert "rules: none of the 3 rules matched: the link's own target" in lines
+    assert lines[1].startswith("Location: https://shop.example/p?x=1&utm_source=linksvc")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--country", "France"), ("--ip", "1.2.3"), ("--at", "yesterday")])
+def test_route_names_a_bad_option(db: list[str], option: str, value: str) -> None:
+    run = linksvc("route", "ruleaaa", option, value, *db)
+    assert run.returncode == 2 and run.stderr.startswith(f"error: {option} must be"), run.stderr
