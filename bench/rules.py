@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import orjson
-from multidict import CIMultiDict
 
 from api.links.resolver import _decision
 from bench.load import machine, output_options, publish, revision, table
@@ -45,6 +44,13 @@ AGENT = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605
 CLIENT = "8.8.8.8"
 LINK = {"id": "l-1", "code": "bench-1", "kind": "email", "destination_url": "https://shop.example/p?x=1",
         "deeplink": "shop://p", "ios": {"app_store_id": "123456789"}, "campaign_id": None}
+
+
+class Headers(dict[str, str]):
+    """A request's headers as the resolver reads them (``get``, ``getall``), exactly as sent here."""
+
+    def getall(self, key: str, default: tuple[()]) -> list[str] | tuple[()]:
+        return [self[key]] if key in self else default
 
 
 def country_rules() -> list[dict[str, Any]]:
@@ -78,7 +84,7 @@ def held(rules: list[dict[str, Any]] | None) -> Any:
 def cases() -> dict[str, Callable[[], object]]:
     settings = Settings(load_demo=False)
     clicks = cast(ClickRecorder, ClickRecorder(cast(Any, None), geo=Geo()))
-    headers = CIMultiDict({"User-Agent": AGENT, "Accept-Language": "en-US,en;q=0.9", "Host": "127.0.0.1"})
+    headers = Headers({"User-Agent": AGENT, "Accept-Language": "en-US,en;q=0.9", "Host": "127.0.0.1"})
     plain, by_country, mixed = held(None), held(country_rules()), held(mixed_rules())
     now = time.time()
 

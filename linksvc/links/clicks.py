@@ -89,7 +89,7 @@ class Click(NamedTuple):
     rule: str | None = None  # the name of the link's rule that picked the target; None: no rule matched
 
 
-OLD_FIELDS = 12  # a click tuple as journals and spill files held it before visitor and utm_origin (and after: 14)
+OLD_FIELDS = 10  # a click tuple as journals and spill files held it before visitor and utm_origin (12 after them)
 
 
 def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, ...]:

@@ -114,7 +114,7 @@ def address_number(text: str) -> tuple[int, int] | None:
         if ":" not in text:
             return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
         number = int.from_bytes(socket.inet_pton(socket.AF_INET6, text.partition("%")[0]), "big")
-    except OSError:
+    except (OSError, ValueError):  # not an address; a NUL in it
         return None
     if number >> 32 == 0xFFFF:
         return 4, number ^ _V4_MAPPED

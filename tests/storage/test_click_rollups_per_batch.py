@@ -40,7 +40,8 @@ def _clicks(count: int, seed: int = 33, links: tuple[str, ...] = tuple(f"link-{n
                      f"{draw.choice(DAYS)}T10:{draw.randrange(60):02d}:00.000000Z",
                      draw.choice(("ios", "android", "web", "")),
                      int(draw.random() < 0.1), draw.choice(ANSWERS), "UA", "", json.dumps(utm), utm.get("utm_source"),
-                     None, None, None, None, None, None, draw.choice((None, *(f"v{i}" for i in range(8)))), None])
+                     None, None, None, None, None, None, draw.choice((None, *(f"v{i}" for i in range(8)))), None,
+                     None, None, None, None])
     return rows
 
 

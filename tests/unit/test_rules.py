@@ -352,3 +352,17 @@ def test_an_mmdb_file_gives_region_and_city(tmp_path: Path) -> None:
         assert geo.place("10.0.0.1").country is None
     finally:
         geo.close()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1.0.16.1", (4, 0x01001001)),
+    ("::ffff:1.0.16.1", (4, 0x01001001)),
+    ("2001:db8::1", (6, 0x20010DB8 << 96 | 1)),
+    ("fe80::1%eth0", (6, 0xFE80 << 112 | 1)),
+    ("", None), ("not-an-ip", None), ("1.2.3", None), ("1.2.3.4\x00", None), ("/run/linksvc.sock", None),
+])
+def test_address_numbers(text: str, expected: tuple[int, int] | None) -> None:
+    from linksvc.rules.engine import address_number
+
+    assert address_number(text) == expected
+    assert registry_country(text) in (None, "JP")
