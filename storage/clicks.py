@@ -114,28 +114,25 @@ _LINK_ID, _BOT = COLUMNS.index("link_id"), COLUMNS.index("bot")
 
 
 async def count_human_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
-    """Adds the batch's clicks by people to ``link_human_clicks`` (one row per link), in the batch's commit: what
-    ``max_clicks`` is checked against (docs/decisions.md, "Link lifecycle and passwords (issue 34)"). One
-    statement per thousand links; links in order, so that two nodes' batches lock their rows in the same order."""
+    """Adds the batch's clicks by people to ``link_human_clicks``, in the batch's commit: what ``max_clicks`` is
+    checked against (docs/decisions.md, "Link lifecycle and passwords (issue 34)"). One row per link of the batch,
+    inserted, never updated: a click transaction held open on one node never holds up another's (a statement per
+    thousand links)."""
     counts: dict[str, int] = {}
     for row in rows:
         if not row[_BOT]:
             counts[row[_LINK_ID]] = counts.get(row[_LINK_ID], 0) + 1
-    if not counts:
-        return
-    ordered = sorted(counts.items())
+    ordered = list(counts.items())
     for start in range(0, len(ordered), ROWS_PER_STATEMENT):  # 2,000 parameters a statement at most
         part = ordered[start:start + ROWS_PER_STATEMENT]
         marks = ", ".join("(?, ?)" for _ in part)
-        await execute(tx, f"INSERT INTO link_human_clicks (link_id, clicks) VALUES {marks} ON CONFLICT (link_id) "
-                          "DO UPDATE SET clicks = link_human_clicks.clicks + excluded.clicks",
+        await execute(tx, f"INSERT INTO link_human_clicks (link_id, clicks) VALUES {marks}",
                       [value for pair in part for value in pair])
 
 
 async def human_clicks_of(conn: Conn, link_id: str) -> int:
     """The clicks by people stored for a link."""
-    row = await fetch_one(conn, "SELECT clicks FROM link_human_clicks WHERE link_id = ?", (link_id,))
-    return int(row[0]) if row else 0
+    return (await human_clicks_of_links(conn, [link_id]))[link_id]
 
 
 async def human_clicks_of_links(conn: Conn, link_ids: Sequence[str]) -> dict[str, int]:
@@ -145,8 +142,8 @@ async def human_clicks_of_links(conn: Conn, link_ids: Sequence[str]) -> dict[str
     for start in range(0, len(wanted), 500):
         part = wanted[start:start + 500]
         marks = ", ".join("?" for _ in part)
-        for row in await fetch_all(conn, f"SELECT link_id, clicks FROM link_human_clicks WHERE link_id IN ({marks})",
-                                   tuple(part)):
+        for row in await fetch_all(conn, "SELECT link_id, sum(clicks) FROM link_human_clicks "
+                                         f"WHERE link_id IN ({marks}) GROUP BY link_id", tuple(part)):
             found[str(row[0])] = int(row[1])
     return found
 
