@@ -78,7 +78,8 @@ def test_two_workers_hold_the_limit_of_clicks_by_people(tmp_path: Path, store: S
         assert LIMIT <= through <= LIMIT + ROUND - 1
         # Once the count is read back, no worker lets a click through.
         assert [_location(port, "/limited") for _ in range(12)] == [SOLD_OUT] * 12
-        assert int(store.rows(f"SELECT sum(clicks) FROM link_human_clicks WHERE link_id = '{LINK_ID}'")[0][0]) == through
+        counted = store.rows(f"SELECT sum(clicks) FROM link_human_clicks WHERE link_id = '{LINK_ID}'")[0][0]
+        assert int(counted) == through
         assert store.count("clicks", f"bot = 1 AND link_id = '{LINK_ID}'") >= 1
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
