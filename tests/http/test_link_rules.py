@@ -287,3 +287,40 @@ async def test_rules_of_a_domains_long_links_link_apply_to_its_dynamic_links(aio
     english = await service.get(FULL, headers={"Host": HOST, "User-Agent": DESKTOP, "Accept-Language": "en"},
                                 allow_redirects=False)
     assert english.headers["Location"].startswith("https://shop.example/desktop?")  # the long link's ofl
+
+
+async def test_a_change_of_the_link_a_rule_leads_to_shows_at_the_next_click(links: TestClient) -> None:
+    before = await click(links, "/smart-1?src=news", SOUTH_AFRICA)
+    assert before.headers["Location"].startswith("https://shop.example/app?a=1&")
+    listed = await (await links.get(LINKS, headers=ADMIN)).json()
+    app_link = next(item["id"] for item in listed["data"] if item["code"] == "app-link")
+    response = await links.patch(f"{LINKS}/{app_link}", json={"destination_url": "https://shop.example/app2"},
+                                 headers=ADMIN)
+    assert response.status == 200
+    after = await click(links, "/smart-1?src=news", SOUTH_AFRICA)
+    assert after.headers["Location"].startswith("https://shop.example/app2?")
+    assert (await links.delete(f"{LINKS}/{app_link}", headers=ADMIN)).status == 204
+    gone = await click(links, "/smart-1?src=news", SOUTH_AFRICA)  # the rule is skipped: the link's own target
+    assert gone.headers["Location"].startswith("https://shop.example/default?")
+
+
+async def test_regions_and_cities_from_an_mmdb_file(aiohttp_client: Any, settings: Settings, tmp_path: Any) -> None:
+    from mmdb_writer import MMDBWriter
+    from netaddr import IPSet
+
+    writer = MMDBWriter(ip_version=6, database_type="GeoIP2-City", ipv4_compatible=True)
+    writer.insert_network(IPSet(["8.8.8.0/24"]), {"country": {"iso_code": "US"}, "subdivisions": [{"iso_code": "CA"}],
+                                                  "city": {"names": {"en": "Mountain View"}}})
+    path = tmp_path / "city.mmdb"
+    writer.to_db_file(str(path))
+    client = await aiohttp_client(service_server(create_app(dataclasses.replace(settings, geo_mmdb=str(path)))))
+    await load_seed(client.app[DB], _links(), allow_private=True)
+    response = await client.post(LINKS, json={"code": "smart-3", "kind": "external", "destination_url":
+                                              "https://shop.example/default", "rules": [
+        {"name": "california", "conditions": {"regions": ["us-ca"]},
+         "target": {"destination_url": "https://shop.example/ca"}}]}, headers=ADMIN)
+    assert response.status == 201, await response.text()
+    assert (await click(client, "/smart-3", USA)).headers["Location"].startswith("https://shop.example/ca?")
+    assert (await click(client, "/smart-3", JAPAN)).headers["Location"].startswith("https://shop.example/default?")
+    assert await stored_clicks(client, "smart-3") == [("US", "US-CA", "Mountain View", "california", "destination"),
+                                                      ("JP", None, None, None, "destination")]
