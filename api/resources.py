@@ -34,6 +34,7 @@ def _partial(model: type[BaseModel]) -> type[BaseModel]:
 _VIEW_EXTRAS: dict[str, dict[str, Any]] = {
     "campaigns": {"status": (str, ...), "codes": (Optional[list[CouponCode]], None)},  # noqa: UP045
     "customers": {"wallet": (Wallet, ...)},
+    "links": {"password_protected": (bool, False)},  # the password itself is write-only, never read
     "rewards": {"account_id": (str, ...)},
 }
 

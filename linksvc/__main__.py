@@ -115,7 +115,7 @@ def _route_text(answer: dict[str, Any]) -> str:
         lines.append(json.dumps(answer["body"]))
     labels = {"device": "why", "route": "route", "preview": "preview", "skipped": "skipped",
               "tracking_id": "tracking_id", "client": "client", "rule": "rule", "rules": "rules",
-              "variant": "variant"}
+              "variant": "variant", "password": "password"}
     for step in answer["explanation"]:
         label = labels.get(step["step"])
         lines.append(f"{label}: {step['text']}" if label else step["text"])

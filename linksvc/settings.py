@@ -95,6 +95,8 @@ class Settings:
     # address within the window, further attempts of that kind from it answer 429 until the window passes.
     auth_failure_limit: int = 30
     auth_failure_window_seconds: int = 600
+    # Password-protected links: how long the cookie a right password sets spares the browser the question.
+    link_password_cookie_seconds: int = 43_200
     # Proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR networks; empty: the TCP peer is
     # the client.
     trusted_proxies: str = ""
@@ -204,6 +206,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_EXPORT_INTERVAL_SECONDS": "export_interval_seconds",
     "LINKSVC_AUTH_FAILURE_LIMIT": "auth_failure_limit",
     "LINKSVC_AUTH_FAILURE_WINDOW_SECONDS": "auth_failure_window_seconds",
+    "LINKSVC_LINK_PASSWORD_COOKIE_SECONDS": "link_password_cookie_seconds",
     "LINKSVC_TRUSTED_PROXIES": "trusted_proxies",
     "LINKSVC_GEO_MMDB": "geo_mmdb",
     "LINKSVC_PROGRESS_SECONDS": "progress_seconds",

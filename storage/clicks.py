@@ -10,7 +10,7 @@ import orjson
 
 from storage.db import Conn, Tx, dialect, execute, fetch_all, fetch_one, json_member
 
-OWNS = ("clicks", "click_journals")
+OWNS = ("clicks", "click_journals", "link_human_clicks")
 
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
@@ -85,6 +85,7 @@ async def insert_clicks(tx: Tx, rows: Sequence[Sequence[Any]], journal: tuple[st
     the same commit. Nothing else: the conversion rollups count the clicks afterwards, in a pass of their own
     (``storage.conversions.roll_up_clicks``; docs/decisions.md, "Rollups behind a mark")."""
     await insert_click_rows(tx, rows)
+    await count_human_clicks(tx, rows)
     if journal is not None:  # how far the click journal these rows came from is stored, in the same commit
         # PostgreSQL names the larger of two values greatest() and wants the target's column qualified.
         larger = ("greatest(click_journals.stored, excluded.stored)" if dialect(tx) == "postgresql"
@@ -109,6 +110,44 @@ async def insert_click_rows(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
         chunk = rows[start:start + ROWS_PER_STATEMENT]
         sql = f"INSERT INTO clicks ({', '.join(COLUMNS)}) VALUES {', '.join([_ROW_MARKS] * len(chunk))}"
         await execute(tx, sql, [value for row in chunk for value in row])
+
+
+_LINK_ID, _BOT = COLUMNS.index("link_id"), COLUMNS.index("bot")
+
+
+async def count_human_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
+    """Adds the batch's clicks by people to ``link_human_clicks``, in the batch's commit: what ``max_clicks`` is
+    checked against (docs/decisions.md, "Link lifecycle and passwords (issue 34)"). One row per link of the batch,
+    inserted, never updated: a click transaction held open on one node never holds up another's (a statement per
+    thousand links)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if not row[_BOT]:
+            counts[row[_LINK_ID]] = counts.get(row[_LINK_ID], 0) + 1
+    ordered = list(counts.items())
+    for start in range(0, len(ordered), ROWS_PER_STATEMENT):  # 2,000 parameters a statement at most
+        part = ordered[start:start + ROWS_PER_STATEMENT]
+        marks = ", ".join("(?, ?)" for _ in part)
+        await execute(tx, f"INSERT INTO link_human_clicks (link_id, clicks) VALUES {marks}",
+                      [value for pair in part for value in pair])
+
+
+async def human_clicks_of(conn: Conn, link_id: str) -> int:
+    """The clicks by people stored for a link."""
+    return (await human_clicks_of_links(conn, [link_id]))[link_id]
+
+
+async def human_clicks_of_links(conn: Conn, link_ids: Sequence[str]) -> dict[str, int]:
+    """The clicks by people stored for each of ``link_ids`` (0 for a link without any), a statement per 500."""
+    found = dict.fromkeys(link_ids, 0)
+    wanted = list(found)
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        marks = ", ".join("?" for _ in part)
+        for row in await fetch_all(conn, "SELECT link_id, sum(clicks) FROM link_human_clicks "
+                                         f"WHERE link_id IN ({marks}) GROUP BY link_id", tuple(part)):
+            found[str(row[0])] = int(row[1])
+    return found
 
 
 async def journal_marks(conn: Conn) -> dict[str, int]:

@@ -29,22 +29,25 @@ from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
 
 from api.accounts.throttle import FORWARDED_FOR
-from api.appkeys import CLICKS, DB, SETTINGS
+from api.appkeys import AUTH_THROTTLE, CLICKS, DB, SETTINGS
 from api.domains import domain_of_request
 from api.hosts import SHARED_HOSTS, on_every_host
 from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.routing import json_response
 from api.server import FAST_LANE, HttpDate, lane_peer, plain_get
 from linksvc.client_address import IPNetwork, client_address
+from linksvc.clock import parse_iso
 from linksvc.domains.hosts import LIVE, held_domains, link_resolves_here, request_host
-from linksvc.errors import InvalidField, NotFound
+from linksvc.errors import InvalidField, NotFound, RateLimited
 from linksvc.jsoncodec import dumpb
-from linksvc.links import fdl, service, variants
+from linksvc.links import fdl, passwords, service, variants
 from linksvc.links.clicks import Click, ClickRecorder
-from linksvc.links.decide import Decision, decide, unavailable
+from linksvc.links.decide import Decision, Unavailable, decide
 from linksvc.links.deferred import pasteboard_token
 from linksvc.links.devices import Device, classify
 from linksvc.links.fdl_service import long_link_click
+from linksvc.links.limits import held_unavailable, unavailable_now
+from linksvc.links.passwords import cookie_admits, cookie_name, cookie_value, protected
 from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.urls import with_query
 from linksvc.links.visitors import Visitors
@@ -76,12 +79,119 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     stored = await service.link_of_code(request.app[DB], code)
     if stored is None or not link_resolves_here(host, shared, domain, stored.account_id, stored.link.get("domain")):
         return _page(404, "Link not found", "There is no link at this address.")
-    link = stored.link
-    now = time.time()
-    if unavailable(link, now) is not None:
-        return _page(410, "Link no longer available", "This link has been switched off or has expired.")
+    gate = await _gate(request, stored)
+    if gate is not None:
+        return gate
     query = {key: request.query[key] for key in request.query} if request.query_string else {}
+    if protected(stored.link):
+        return await _protected(request, stored, code, query, None if shared else host)
     return await _answer(request, stored, code, query, None if shared else host)
+
+
+async def unlock(request: web.Request) -> web.StreamResponse:
+    """``POST /{code}``: the password page's form. The right password answers as ``GET /{code}`` would (the
+    click recorded) and sets the link's cookie; a wrong one shows the page again (401); too many wrong guesses
+    from the client at this link, 429 with ``Retry-After`` (the sign-in throttle's rule). A link without a
+    password sends the browser back to ``GET`` (303)."""
+    code = request.match_info["code"]
+    own = next((resource for resource in request.app.router.resources()
+                if isinstance(resource, web.PlainResource) and resource.canonical == request.path), None)
+    if own is not None:  # one of the service's own paths (/healthz...), which takes no POST
+        raise web.HTTPMethodNotAllowed(request.method, {route.method for route in own})
+    host, shared, domain = await domain_of_request(request)
+    if not shared and (domain is None or domain.status != LIVE):
+        return _page(404, "Link not found", "There is no link at this address.")
+    stored = await service.link_of_code(request.app[DB], code)
+    if stored is None or not link_resolves_here(host, shared, domain, stored.account_id, stored.link.get("domain")):
+        return _page(404, "Link not found", "There is no link at this address.")
+    gate = await _gate(request, stored)
+    if gate is not None:
+        return gate
+    if not protected(stored.link):
+        return web.Response(status=303, headers={"Location": str(request.rel_url), "Cache-Control": NO_STORE})
+    if classify(request.headers.get("User-Agent", "")).bot:
+        return password_page(200)
+    query = {key: request.query[key] for key in request.query} if request.query_string else {}
+    form = await request.post()
+    given = form.get("password")
+    if not isinstance(given, str) or not given:
+        return password_page(400, "Enter the password.")
+    try:
+        right = await _attempt(request, stored, given)
+    except RateLimited as refused:
+        return password_page(429, f"Too many wrong passwords. Try again in {refused.retry_after} seconds.",
+                             {"Retry-After": str(refused.retry_after)})
+    if not right:
+        return password_page(401, "That password is not right.")
+    response = await _answer(request, stored, code, query, None if shared else host)
+    settings = request.app[SETTINGS]
+    until = int(time.time()) + settings.link_password_cookie_seconds
+    response.set_cookie(cookie_name(code), cookie_value(stored.link["password"], stored.id, until),
+                        max_age=settings.link_password_cookie_seconds, path=f"/{code}", httponly=True,
+                        samesite="Lax", secure=request.secure)
+    return response
+
+
+async def _attempt(request: web.Request, stored: service.StoredLink, given: str) -> bool:
+    """Whether ``given`` is the link's password (counted by the throttle of guesses)."""
+    throttle = request.app[AUTH_THROTTLE]
+    forwarded = ",".join(request.headers.getall(FORWARDED_FOR, ())) if throttle.trusted_proxies else ""
+    return await passwords.attempt(throttle, stored.id, stored.link["password"],
+                                   throttle.client_of(request.remote, forwarded), given)
+
+
+async def _gate(request: web.Request, stored: service.StoredLink) -> web.Response | None:
+    """The answer of a link that does not lead to its target now (disabled, not yet valid, expired, click limit
+    reached: :func:`linksvc.links.decide.unavailable`), or None."""
+    state = await unavailable_now(request.app[CLICKS].limits, stored.id, stored.link, time.time())
+    return None if state is None else unavailable_answer(state, stored.link)
+
+
+def unavailable_answer(state: Unavailable, link: Mapping[str, Any]) -> web.Response:
+    if state.status == 302 and state.location is not None:
+        return web.Response(status=302, headers={"Location": state.location, "Cache-Control": NO_STORE})
+    if state.status == 404:
+        opens = parse_iso(str(link.get("valid_since"))).strftime("%Y-%m-%d %H:%M UTC")
+        return _page(404, "Link not available yet", f"This link opens on {opens}.")
+    return _page(410, "Link no longer available", "This link has been switched off or has expired.")
+
+
+async def _protected(request: web.Request, stored: service.StoredLink, code: str, query: Mapping[str, str],
+                     domain: str | None) -> web.StreamResponse:
+    """A password-protected link: answered as usual to a browser holding the link's cookie (the password given
+    within :attr:`Settings.link_password_cookie_seconds`), else the page asking for the password. Bots and
+    link-preview fetchers always get the page: nothing of the target, no click recorded."""
+    if not classify(request.headers.get("User-Agent", "")).bot and cookie_admits(
+            request.cookies.get(cookie_name(code)), stored.link["password"], stored.id, time.time()):
+        return await _answer(request, stored, code, query, domain)
+    return password_page(200)
+
+
+_PASSWORD_STYLE = ("body{font-family:sans-serif;margin:3em auto;max-width:26em;padding:0 1em;line-height:1.5}"
+                   "label{display:block;font-weight:600;margin-top:1em}input{font-size:1em;padding:.5em;width:100%;"
+                   "box-sizing:border-box}button{font-size:1em;padding:.6em 1.2em;margin-top:1em}"
+                   ".error{color:#a00;font-weight:600}")
+
+
+def password_page(status: int, error: str | None = None, headers: Mapping[str, str] | None = None) -> web.Response:
+    """The page of a password-protected link: a form that posts to the page's own address (no target anywhere
+    in it), labelled, in English, working without JavaScript (it has none)."""
+    nonce = secrets.token_urlsafe(16)
+    described = " aria-describedby=error aria-invalid=true" if error else ""
+    alert = f"<p id=error class=error role=alert>{html.escape(error)}</p>" if error else ""
+    body = ("<!doctype html><html lang=en><meta charset=utf-8>"
+            "<meta name=viewport content='width=device-width,initial-scale=1'><title>Password required</title>"
+            f"<meta name=robots content=noindex><style nonce={nonce}>{_PASSWORD_STYLE}</style><body><main>"
+            "<h1>This link is protected</h1><p>Enter the password you were given to open it.</p>"
+            f"{alert}<form method=post><label for=password>Password</label>"
+            f"<input id=password name=password type=password required autocomplete=current-password{described}>"
+            "<button type=submit>Open the link</button></form></main></body></html>")
+    policy = (f"default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self'; base-uri 'none'; "
+              "frame-ancestors 'none'")
+    return web.Response(status=status, text=body, content_type="text/html",
+                        headers={"Cache-Control": NO_STORE, "Content-Security-Policy": policy,
+                                 "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff",
+                                 **(headers or {})})
 
 
 async def long_link(request: web.Request) -> web.StreamResponse:
@@ -99,8 +209,9 @@ async def long_link(request: web.Request) -> web.StreamResponse:
         return _page(404, "Link not found", "There is no link at this address.")
     except InvalidField as refused:
         return _page(400, "Link cannot be opened", f"This Dynamic Link is not valid: {refused.as_text()}.")
-    if unavailable(held.link, time.time()) is not None:
-        return _page(410, "Link no longer available", "This link has been switched off or has expired.")
+    gate = await _gate(request, held)
+    if gate is not None:
+        return gate
     # What decide() reads of a stored link's query: the UTM (here the long link's), tracking_id and $app-found.
     carried = {name: query[name] for name in ("tracking_id", "$app-found") if query.get(name)}
     return await _answer(request, replace(held, link=body), f"?{request.rel_url.raw_query_string}",
@@ -133,9 +244,11 @@ async def _answer(request: web.Request, stored: service.StoredLink, code: str, q
     preview = await _preview(request, stored, code, decision, domain) if is_preview_fetcher(device) else None
     if preview is not None:
         decision = replace(decision, answer="preview")
-    if request.method == "GET":
+    if request.method != "HEAD":  # GET, or the right password POSTed to a protected link's page
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
                              None if split is None else split.name))
+        if not device.bot and link.get("max_clicks") is not None:
+            clicks.limits.took(stored.id)
     response = _response(link, decision, preview)
     if split is not None:
         response.headers["Set-Cookie"] = split.cookie
@@ -364,9 +477,11 @@ class FastRedirects:
         elif link.get("domain") is not None:
             return None
         now = time.time()
-        if unavailable(link, now) is not None:
-            return None
         clicks = app[CLICKS]
+        # A password-protected link asks for its password (or reads its cookie) on the handler; a link that does not
+        # lead to its target now, or whose clicks by people this worker has not counted yet, is answered there too.
+        if protected(link) or held_unavailable(clicks.limits, stored.id, link, now) is not None:
+            return None
         peer = lane_peer()
         split = None
         if link.get("variants"):  # the A/B split: the same pick and cookie as the handler's
@@ -392,6 +507,8 @@ class FastRedirects:
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
                              None if split is None else split.name))
+        if not device.bot and link.get("max_clicks") is not None:
+            clicks.limits.took(stored.id)
         metrics = app[METRICS_KEY]
         metrics.observe("GET", self._route, 302, time.perf_counter() - started)
         metrics.count(LANE_ANSWERS, "redirects")
@@ -423,7 +540,8 @@ def add_resolver_routes(app: web.Application) -> None:
     # GET routes answer HEAD too (aiohttp adds it), without a body. Every host: the host rule is the resolver's.
     on_every_host(app, app.router.add_get("/.well-known/apple-app-site-association", apple_app_site_association),
                   app.router.add_get("/.well-known/assetlinks.json", asset_links),
-                  app.router.add_get(CODE_ROUTE, resolve), app.router.add_get("/", long_link))
+                  app.router.add_get(CODE_ROUTE, resolve), app.router.add_post(CODE_ROUTE, unlock),
+                  app.router.add_get("/", long_link))
     app[FAST_LANE] = FastRedirects(app)
 
 

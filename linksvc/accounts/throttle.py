@@ -2,7 +2,9 @@
 
 Three kinds of attempt are counted, each on its own: ``admin`` (the admin token, or a dashboard session
 cookie, presented to the admin API), ``api_key`` (an API key on ``GET /auth/authorize``) and ``sign_in``
-(the dashboard's session endpoints: the admin token posted to sign in, or a session cookie asked about).
+(the dashboard's session endpoints: the admin token posted to sign in, or a session cookie asked about),
+and ``link_password`` (the password posted to a protected link's page; counted per link and address:
+:func:`linksvc.links.passwords.attempt`).
 Once a client address has ``limit`` failures of a kind within the last ``window_seconds``, every attempt of
 that kind from it, even with the right credential, is refused with :class:`RateLimited` until the oldest
 of those failures leaves the window.
@@ -33,8 +35,8 @@ from linksvc.errors import RateLimited
 from storage import auth_failures as repo
 from storage.db import AnyDatabase, Tx, dialect
 
-KINDS = ("admin", "api_key", "sign_in")
-WHAT = {"admin": "admin token", "api_key": "API key", "sign_in": "sign-in"}
+KINDS = ("admin", "api_key", "sign_in", "link_password")
+WHAT = {"admin": "admin token", "api_key": "API key", "sign_in": "sign-in", "link_password": "link password"}
 PRUNE_SECONDS = 60.0
 log = logging.getLogger("linksvc.auth")
 

@@ -40,6 +40,7 @@ from linksvc.clock import iso, iso_from_timestamp, utcnow
 from linksvc.jsoncodec import dumps
 from linksvc.links import click_journal, click_spill
 from linksvc.links.click_details import NO_DETAILS, ClickDetails, DetailsCache, stored_user_agent
+from linksvc.links.limits import ClickLimits
 from linksvc.links.visitors import Visitors
 from linksvc.rules.geo import Geo
 from linksvc.untrusted import safe_text
@@ -144,6 +145,7 @@ class ClickRecorder:
                  ) -> None:
         self.db = db
         self.visitors = visitors if visitors is not None else Visitors()  # the request path hashes with it
+        self.limits = ClickLimits(db)  # the clicks by people of links with a max_clicks (linksvc.links.limits)
         self.geo = geo if geo is not None else Geo()  # and places its clients with it (linksvc.rules.geo)
         self.details = details if details is not None else DetailsCache()
         self._spilled: list[Path] = []  # files of an earlier run whose clicks head the buffer
@@ -195,10 +197,13 @@ class ClickRecorder:
                     rows = await _in_slices(piece, lambda click: stored_row(click, details.get(_agent(click),
                                                                                             NO_DETAILS)))
                     mark = None if self._journal is None else self._journal.mark_after(journaled)
+                    self.limits.writing()
                     await self.db.write(partial(repo.insert_clicks, rows=rows, journal=mark))
                 except StoreOperationalError:
+                    self.limits.written((), stored=False)
                     raise  # the store, not the rows: everything not written waits for the next try
                 except Exception as exc:
+                    self.limits.written((), stored=False)
                     if refused_by_the_store(exc):
                         raise
                     if len(piece) > 1:
@@ -206,9 +211,11 @@ class ClickRecorder:
                         pieces += [piece[half:], piece[:half]]
                         continue
                     await self._set_aside(piece[0], exc)
+                    self.limits.written(piece, stored=False)
                 else:
                     written += len(piece)
                     self.written += len(piece)
+                    self.limits.written(piece)
                 for _ in piece:
                     self._buffer.popleft()
                 self._forget_spilled(len(piece))
@@ -284,6 +291,7 @@ class ClickRecorder:
                 await self.flush()
             except Exception:  # the clicks stay buffered for the next try
                 log.exception("writing %d clicks failed; will retry", self.pending)
+            await self.limits.refresh()
 
     async def _adopt(self) -> None:
         """Takes the clicks other runs left: the journals of processes that died (one that was still dying

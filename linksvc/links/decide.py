@@ -70,13 +70,36 @@ class Trace:
     tracking_id_kept: bool = False  # the query carried a tracking_id
 
 
-def unavailable(link: Mapping[str, Any], now: float) -> str | None:
-    """Why a stored link answers 410 at ``now`` (a Unix time): "disabled", "expired at ...", or None."""
+@dataclass(frozen=True)
+class Unavailable:
+    """Why a link does not lead to its target now, and what it answers instead (docs/decisions.md, "Link
+    lifecycle and passwords (issue 34)"): a 302 to the link's ``pending_url`` or ``expired_url`` when it names
+    one, else a page (404 before ``valid_since``, 410 otherwise). No click is recorded for these answers."""
+
+    reason: str  # "disabled", "not yet valid", "expired", "click limit reached"
+    text: str  # the reason in words, with the time or the count
+    status: int  # 302, 404 or 410
+    location: str | None  # for 302
+
+
+def unavailable(link: Mapping[str, Any], now: float, human_clicks: int | None = None) -> Unavailable | None:
+    """Why a stored link does not lead to its target at ``now`` (a Unix time), given the clicks by people
+    counted for it (None: not known, and not checked), or None when it does."""
     if link.get("disabled"):
-        return "disabled"
+        return Unavailable("disabled", "disabled", 410, None)
+    valid_since = link.get("valid_since")
+    if valid_since is not None and parse_iso(valid_since).timestamp() > now:
+        pending = link.get("pending_url")
+        return Unavailable("not yet valid", f"not yet valid: valid since {valid_since}", 302 if pending else 404,
+                           pending)
+    expired = link.get("expired_url")
     expires_at = link.get("expires_at")
     if expires_at is not None and parse_iso(expires_at).timestamp() <= now:
-        return f"expired at {expires_at}"
+        return Unavailable("expired", f"expired at {expires_at}", 302 if expired else 410, expired)
+    limit = link.get("max_clicks")
+    if limit is not None and human_clicks is not None and human_clicks >= limit:
+        return Unavailable("click limit reached", f"click limit reached: {human_clicks} of {limit} clicks by people",
+                           302 if expired else 410, expired)
     return None
 
 

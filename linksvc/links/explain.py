@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from linksvc.links.decide import Decision, DeviceLike, Trace, decide
+from linksvc.links.decide import Decision, DeviceLike, Trace, Unavailable, decide
 from linksvc.links.utm import UTM_FIELDS
 
 Step = dict[str, Any]
@@ -123,3 +123,21 @@ def explain(
     kept = "kept from the query" if trace.tracking_id_kept else "new (none in the query)"
     steps.append({"step": "tracking_id", "text": kept})
     return decision, steps
+
+
+def explain_unavailable(state: Unavailable) -> str:
+    """The route step of a link that does not lead to its target now (:func:`linksvc.links.decide.unavailable`):
+    "expired", "not yet valid", "click limit reached" or "disabled", and what is answered instead."""
+    if state.status == 302:
+        field = "pending_url" if state.reason == "not yet valid" else "expired_url"
+        instead = f"302 to its {field} {state.location} (no click recorded)"
+    elif state.status == 404:
+        instead = "404 and a small page saying when it opens (no click recorded)"
+    else:
+        instead = "410 and a small page (no click recorded)"
+    return f"the link is {state.text} -> {instead}"
+
+
+PASSWORD_TEXT = ("the link is password-protected: without the cookie of a right password, 200 and a page asking "
+                 "for it (nothing of the target; bots and link-preview fetchers get only that page); the right "
+                 "password answers as below and records the click")

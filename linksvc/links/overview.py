@@ -23,7 +23,8 @@ from linksvc.links import variants
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
-from linksvc.links.explain import Step, describe_device, explain
+from linksvc.links.explain import PASSWORD_TEXT, Step, describe_device, explain, explain_unavailable
+from linksvc.links.passwords import protected
 from linksvc.links.previews import PreviewCard, card_on, is_preview_fetcher
 from linksvc.links.urls import query_values
 from linksvc.links.utm import default_utm, edit_utm, utm_of
@@ -32,6 +33,7 @@ from linksvc.rules.engine import explain as explain_rules
 from linksvc.rules.geo import Geo, Place
 from linksvc.store import Store
 from storage import link_overview as repo
+from storage.clicks import human_clicks_of
 from storage.db import Conn
 from storage.links import StoredLink, link_by_code, links_at_codes
 
@@ -263,16 +265,26 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
         variant, link, variant_step = await _variant_of(conn, row, link, user_agent, click)
         rule_steps.append(variant_step)
     answer: dict[str, Any] = {"code": code, "link_id": row.id, "account_id": row.account_id}
-    reason = unavailable(link, now)
-    if reason is not None:
-        return {**answer, "status": 410, "location": None, "answer": "gone", "body": None, "utm": {},
-                "tracking_id": None, "explanation": [
+    state = unavailable(link, now, await human_clicks_of(conn, row.id) if link.get("max_clicks") else None)
+    if state is not None:
+        answer_name = {"disabled": "gone", "expired": "expired", "not yet valid": "not_yet_valid",
+                       "click limit reached": "click_limit_reached"}[state.reason]
+        return {**answer, "status": state.status, "location": state.location, "answer": answer_name,
+                "reason": state.reason, "body": None, "utm": {}, "tracking_id": None, "explanation": [
                     {"step": "device", "text": describe_device(device)},
-                    {"step": "route", "text": f"the link is {reason}: 410 and a small page"}]}
+                    {"step": "route", "text": explain_unavailable(state)}]}
     decision, steps = explain(link, device, query, accepts_json, f"{public_url}/{code}", TRACKING_ID, service_label)
     steps[1:1] = rule_steps
     answer["rule"] = None if matched is None else matched.name
     answer["variant"] = variant
+    if protected(link):
+        answer["password_protected"] = True
+        if device.bot:  # as the resolver answers it: the page, nothing of the target, nothing recorded
+            return {**answer, "rule": None, "variant": None, "status": 200, "location": None,
+                    "answer": "password_page", "body": None, "utm": {}, "tracking_id": None,
+                    "explanation": [{"step": "device", "text": describe_device(device)},
+                                    {"step": "password", "text": PASSWORD_TEXT}]}
+        steps.insert(1, {"step": "password", "text": PASSWORD_TEXT})
     if is_preview_fetcher(device) and decision.status == 302 and decision.location is not None:
         card = await card_on(conn, row.account_id, link)
         if card is None:

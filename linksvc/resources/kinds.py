@@ -20,6 +20,7 @@ from linksvc.customers import people
 from linksvc.customers.wallet import load_wallet
 from linksvc.errors import Conflict, Issues
 from linksvc.forwarding.webhook_secrets import check_secrets, new_secret
+from linksvc.links import passwords
 from linksvc.redaction import SECRET_MASK as SECRET_MASK  # where the tests and older callers look for it
 from linksvc.redaction import mask_config, unmask_config
 from linksvc.resources import models
@@ -354,6 +355,7 @@ class LinkKind(Kind):
         code = data.get("code")
         if isinstance(code, str) and code.lower() in RESERVED_CODES:
             ctx.add("code", "is reserved for the service's own paths", "reserved")
+        self._check_lifecycle(ctx, data)
         await self._check_rules(ctx, data)
         domain = data.get("domain")
         if isinstance(domain, str) and not ctx.issues.covers(ctx.path("domain")):
@@ -383,6 +385,24 @@ class LinkKind(Kind):
             elif code == data.get("code") or other.id == data.get("id"):
                 ctx.add(path, "is this link's own code: a variant leads to another link", "not_allowed")
 
+    @staticmethod
+    def _check_lifecycle(ctx: SaveContext, data: dict[str, Any]) -> None:
+        """valid_since before expires_at; pending_url only with valid_since; expired_url only with expires_at or
+        max_clicks (each would never be used otherwise)."""
+        since, until = data.get("valid_since"), data.get("expires_at")
+        if isinstance(since, str) and isinstance(until, str) and not ctx.issues.covers(ctx.path("valid_since")) \
+                and not ctx.issues.covers(ctx.path("expires_at")):
+            try:
+                ordered = parse_iso(since) < parse_iso(until)
+            except ValueError:
+                ordered = True  # the field's own issue
+            if not ordered:
+                ctx.add("expires_at", "must be after valid_since", "invalid")
+        if data.get("pending_url") is not None and since is None:
+            ctx.add("pending_url", "is used only before valid_since: set valid_since too", "requires")
+        if data.get("expired_url") is not None and until is None and data.get("max_clicks") is None:
+            ctx.add("expired_url", "is used only once the link expires or reaches max_clicks: set expires_at or "
+                                   "max_clicks too", "requires")
     async def _check_rules(self, ctx: SaveContext, data: dict[str, Any]) -> None:
         """Rule names are unique in the link; a target ``{"link": CODE}`` names another link of the account."""
         rules = data.get("rules")
@@ -410,6 +430,7 @@ class LinkKind(Kind):
                 ctx.add(path, f"no link of this account has the code {code!r}", "unknown_reference")
 
     async def prepare(self, ctx: SaveContext, item: models.Link) -> models.Link:
+        item = await self._hash_password(ctx, item)
         if item.code is None:
             code = ctx.existing["code"] if ctx.existing else await self._new_code(ctx.tx)
             return item.model_copy(update={"code": code})
@@ -417,6 +438,30 @@ class LinkKind(Kind):
         if row is not None:
             raise Conflict("Code taken", {"field": ctx.path("code"), "message": "another link has this code"})
         return item
+
+    @staticmethod
+    async def _hash_password(ctx: SaveContext, item: models.Link) -> models.Link:
+        """The stored ``password`` is the argon2id hash: the one stored already when it is what was restored
+        (an update that did not send one) or when the same password is sent again (a seed file loaded twice),
+        else a new hash of the password sent."""
+        stored = (ctx.existing or {}).get("password")
+        if item.password is None or item.password == stored:
+            return item
+        if isinstance(stored, str) and await passwords.matches(stored, item.password):
+            return item.model_copy(update={"password": stored})
+        return item.model_copy(update={"password": await passwords.hashed(item.password)})
+
+    def public(self, body: dict[str, Any]) -> dict[str, Any]:
+        shown = {key: value for key, value in body.items() if key != "password"}
+        shown["password_protected"] = passwords.protected(body)
+        return shown
+
+    def restore_hidden(self, stored: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        """``password`` left out keeps the stored one (null removes it); ``password_protected`` is read-only."""
+        restored = {key: value for key, value in given.items() if key != "password_protected"}
+        if "password" not in restored and passwords.protected(stored):
+            restored["password"] = stored["password"]
+        return restored
 
     async def _new_code(self, tx: Conn) -> str:
         while True:

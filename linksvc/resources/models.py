@@ -451,6 +451,20 @@ class Link(Strict):
     fallback_url: WebUrl | None = None
     expires_at: UtcDateTime | None = None
     disabled: bool = False
+    # Lifecycle (docs/decisions.md, "Link lifecycle and passwords (issue 34)"): before valid_since the link leads
+    # to pending_url (else a small page); once expired or once max_clicks clicks by people are counted, to
+    # expired_url (else the 410 page).
+    valid_since: UtcDateTime | None = None
+    pending_url: WebUrl | None = Field(default=None, description="where the link leads before valid_since")
+    expired_url: WebUrl | None = Field(default=None, description=(
+        "where the link leads once expires_at has passed or max_clicks clicks by people are counted"))
+    max_clicks: int | None = Field(default=None, ge=1, le=1_000_000_000, description=(
+        "clicks by people (not bots) after which the link leads to expired_url, else answers 410"))
+    # Write-only: sent in clear, stored as an argon2id hash (linksvc.links.passwords), never shown; reads say
+    # password_protected. null removes it.
+    password: str | None = Field(default=None, min_length=1, max_length=128, json_schema_extra={"writeOnly": True},
+                                 description="write-only: people are asked for it before the link opens; null "
+                                             "removes it; reads show password_protected")
     # A custom domain of the link's account (linksvc.domains): the link then resolves only there.
     domain: str | None = Field(default=None, min_length=1, max_length=253,
                                description="a host of one of the account's domains; the link resolves only there")
