@@ -72,7 +72,21 @@ def _page(status: int, title: str, text: str) -> web.Response:
 
 async def resolve(request: web.Request) -> web.StreamResponse:
     code = request.match_info["code"]
-    # The host rule (docs/decisions.md, Custom domains): an unknown host or a pending domain resolves nothing.
+    found = await _open_link(request, code)
+    if isinstance(found, web.Response):
+        return found
+    stored, host, shared = found
+    query = {key: request.query[key] for key in request.query} if request.query_string else {}
+    if protected(stored.link):
+        return await _protected(request, stored, code, query, None if shared else host)
+    return await _answer(request, stored, code, query, None if shared else host)
+
+
+async def _open_link(request: web.Request, code: str
+                     ) -> tuple[service.StoredLink, str, bool] | web.Response:
+    """The link at ``code`` on the request's host, with the host and whether it is the shared one; or the
+    answer when there is none here (404) or it does not lead to its target now (:func:`_gate`). The host rule
+    (docs/decisions.md, Custom domains): an unknown host or a pending domain resolves nothing."""
     host, shared, domain = await domain_of_request(request)
     if not shared and (domain is None or domain.status != LIVE):
         return _page(404, "Link not found", "There is no link at this address.")
@@ -80,12 +94,7 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     if stored is None or not link_resolves_here(host, shared, domain, stored.account_id, stored.link.get("domain")):
         return _page(404, "Link not found", "There is no link at this address.")
     gate = await _gate(request, stored)
-    if gate is not None:
-        return gate
-    query = {key: request.query[key] for key in request.query} if request.query_string else {}
-    if protected(stored.link):
-        return await _protected(request, stored, code, query, None if shared else host)
-    return await _answer(request, stored, code, query, None if shared else host)
+    return (stored, host, shared) if gate is None else gate
 
 
 async def unlock(request: web.Request) -> web.StreamResponse:
@@ -98,15 +107,10 @@ async def unlock(request: web.Request) -> web.StreamResponse:
                 if isinstance(resource, web.PlainResource) and resource.canonical == request.path), None)
     if own is not None:  # one of the service's own paths (/healthz...), which takes no POST
         raise web.HTTPMethodNotAllowed(request.method, {route.method for route in own})
-    host, shared, domain = await domain_of_request(request)
-    if not shared and (domain is None or domain.status != LIVE):
-        return _page(404, "Link not found", "There is no link at this address.")
-    stored = await service.link_of_code(request.app[DB], code)
-    if stored is None or not link_resolves_here(host, shared, domain, stored.account_id, stored.link.get("domain")):
-        return _page(404, "Link not found", "There is no link at this address.")
-    gate = await _gate(request, stored)
-    if gate is not None:
-        return gate
+    found = await _open_link(request, code)
+    if isinstance(found, web.Response):
+        return found
+    stored, host, shared = found
     if not protected(stored.link):
         return web.Response(status=303, headers={"Location": str(request.rel_url), "Cache-Control": NO_STORE})
     if classify(request.headers.get("User-Agent", "")).bot:
