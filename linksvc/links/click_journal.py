@@ -7,12 +7,17 @@ this process maps into memory: an append is a copy into memory, no system call, 
 kernel's page cache the moment they are copied, so they outlive the process (not a power cut: a machine that
 loses power loses the last half second of clicks, as it would lose the buffer).
 
-Layout: 8 bytes, the offset up to which every click is stored (also written, in the same transaction as the
-clicks, to the store's ``click_journals``: a kill between that commit and this note skips them all the same);
-then records, each a 4-byte length and the JSON, followed by a zero length that ends them. A record is written
-before the length that makes it visible, so a record is whole or absent. Once a batch is stored the offset
-moves past it; when every click is stored the journal starts again from the top; when the file is full, what is not
-stored yet moves to the top if it fits there, else the file doubles. The owner holds an
+Layout: 8 bytes, the offset up to which every click is stored; then records, each a 4-byte length and the JSON
+of ``[n, *click]``, followed by a zero length that ends them. ``n`` numbers the journal's clicks from 1 and never
+goes back, whatever the file does (it starts again from the top, its records move up): the store's
+``click_journals`` notes, in the same transaction as the clicks, the number of the last click written, so a kill
+between that commit and the offset's move skips them all the same, and a number noted before the records moved
+still names the same clicks. (An offset noted in the store would not: it was compared with offsets taken after
+the file had started again from the top, and the clicks between were lost to a kill.) A record is written
+before the length that makes it visible, so a record is whole or absent. Journals written before the numbers
+(records of the click alone) are read from the larger of the two offsets, as they were written. Once a batch is
+stored the offset moves past it; when every click is stored the journal starts again from the top; when the file is
+full, what is not stored yet moves to the top if it fits there, else the file doubles. The owner holds an
 ``flock`` on the file for its life; the kernel lets it go when the process dies, however it dies.
 
 At start, and every few seconds after (a process still dying at the start holds its lock a moment longer),
@@ -65,14 +70,17 @@ class ClickJournal:
         self._map = mmap.mmap(self._fd, initial_bytes)
         self._end = HEADER  # where the next record goes
         self._ends: deque[int] = deque()  # the end of each record not yet stored, oldest first
+        self._numbers: deque[int] = deque()  # and its number, in step with _ends
+        self._appended = 0  # the number of the last record appended
         self._set_stored(HEADER)
         self._map[HEADER:HEADER + _LENGTH] = _END
 
     def append(self, row: Sequence[Any]) -> None:
+        number = self._appended + 1
         try:
-            data = dumpb(list(row))
+            data = dumpb([number, *row])
         except TypeError:  # text no JSON can hold (a lone surrogate): kept as the spill file keeps it
-            data = dumpb([click_spill.storable(value) for value in row])
+            data = dumpb([number, *(click_spill.storable(value) for value in row)])
         start = self._end
         end = start + _LENGTH + len(data)
         if end + _LENGTH > len(self._map):
@@ -87,23 +95,26 @@ class ClickJournal:
         view[start:start + _LENGTH] = len(data).to_bytes(_LENGTH, "little")  # now the record is visible
         self._end = end
         self._ends.append(end)
+        self._numbers.append(number)
+        self._appended = number
 
     def forget_oldest(self) -> None:
         """The buffer dropped its oldest click unstored: it stays in the journal (a restart after a kill
         writes it after all), but no batch will report it stored."""
         if self._ends:
             self._ends.popleft()
+            self._numbers.popleft()
 
     @property
     def name(self) -> str:
         return self.path.name
 
     def mark_after(self, count: int) -> tuple[str, int] | None:
-        """(this journal's name, the offset it is stored up to once its oldest ``count`` clicks are): what the
-        store notes with those clicks; None when they hold no click of the journal."""
-        if count <= 0 or not self._ends:
+        """(this journal's name, the number of the last of its oldest ``count`` clicks): what the store notes
+        with those clicks; None when they hold no click of the journal."""
+        if count <= 0 or not self._numbers:
             return None
-        return self.name, self._ends[min(count, len(self._ends)) - 1]
+        return self.name, self._numbers[min(count, len(self._numbers)) - 1]
 
     def stored(self, count: int) -> None:
         """The oldest ``count`` clicks appended are stored."""
@@ -112,7 +123,9 @@ class ClickJournal:
         count = min(count, len(self._ends))
         for _ in range(count - 1):
             self._ends.popleft()
+            self._numbers.popleft()
         last = self._ends.popleft()
+        self._numbers.popleft()
         if self._ends:
             self._set_stored(last)
         else:  # everything is stored: start again from the top
@@ -157,12 +170,24 @@ class ClickJournal:
         self._map.resize(size)
 
 
+def _numbered(row: list[Any]) -> bool:
+    return bool(row) and isinstance(row[0], int) and not isinstance(row[0], bool)
+
+
 def _records(data: bytes, stored: int = 0) -> list[list[Any]]:
-    """The rows a journal holds after its stored offset (its own, or ``stored`` if further: what the store
-    says it holds), up to its end marker (or a record cut short)."""
+    """The clicks a journal holds after its stored offset, up to its end marker (or a record cut short),
+    without those numbered up to ``stored`` (what the store says it holds). A journal written before the
+    numbers: ``stored`` is an offset, and reading starts from the larger of it and the journal's own."""
     if len(data) < HEADER:
         return []
-    at = max(int.from_bytes(data[:HEADER], "little"), stored)
+    own = int.from_bytes(data[:HEADER], "little")
+    found = _records_by_offset(data, own)
+    if found and not _numbered(found[0]):  # written before the numbers
+        return _records_by_offset(data, max(own, stored))
+    return [row[1:] for row in found if _numbered(row) and row[0] > stored]
+
+
+def _records_by_offset(data: bytes, at: int) -> list[list[Any]]:
     rows: list[list[Any]] = []
     while at >= HEADER and at + _LENGTH <= len(data):
         length = int.from_bytes(data[at:at + _LENGTH], "little")

@@ -44,6 +44,54 @@ def test_the_stores_mark_skips_clicks_committed_before_the_journal_noted_it(tmp_
     assert _journal_rows(journal.path, dict([mark])) == [_row(3), _row(4)]
 
 
+def test_the_stores_mark_still_names_the_same_clicks_after_the_journal_starts_again(tmp_path: Path) -> None:
+    """A batch stores every click (the journal starts again from the top), more clicks come, and the process is
+    killed before the next batch: the store's mark, noted with the first batch, skips none of the new clicks
+    (noted as an offset it did: the new clicks sat below it)."""
+    journal = ClickJournal(str(tmp_path / "db"))
+    for n in range(6):
+        journal.append(_row(n))
+    mark = journal.mark_after(6)
+    journal.stored(6)  # committed with `mark`; every click stored: the file starts again from the top
+    for n in range(6, 9):
+        journal.append(_row(n))
+    assert mark is not None
+    assert _journal_rows(journal.path, dict([mark])) == [_row(n) for n in range(6, 9)]
+
+
+def test_a_mark_taken_before_the_records_move_names_the_same_clicks(tmp_path: Path) -> None:
+    """The writer takes its mark, then (while the batch is written) the file fills and what is not stored
+    moves to the top; the batch commits with the mark taken before, and the process is killed before its
+    journal notes it: exactly the clicks after the batch are read back, none twice, none lost."""
+    journal = ClickJournal(str(tmp_path / "db"), initial_bytes=2048)
+    for n in range(4):
+        journal.append(_row(n))
+    journal.stored(4)
+    for n in range(4, 8):
+        journal.append(_row(n))
+    mark = journal.mark_after(2)  # the batch of clicks 4 and 5, being written
+    size = journal.path.stat().st_size
+    appended = 8
+    while journal.path.stat().st_size == size and appended < 40:  # more clicks until the records move or grow
+        journal.append(_row(appended))
+        appended += 1
+    assert mark is not None
+    assert _journal_rows(journal.path, dict([mark])) == [_row(n) for n in range(6, appended)]
+    journal.stored(2)
+    assert _journal_rows(journal.path, dict([mark])) == [_row(n) for n in range(6, appended)]
+
+
+def test_a_journal_written_before_the_numbers_is_read_from_its_offsets(tmp_path: Path) -> None:
+    """A journal of a process of the earlier version (records of the click alone, an offset in the store):
+    read from the larger of the store's offset and its own."""
+    records = [click_journal.dumpb(_row(n)) for n in range(3)]
+    body = b"".join(len(r).to_bytes(4, "little") + r for r in records) + b"\0\0\0\0"
+    first_end = click_journal.HEADER + 4 + len(records[0])
+    data = click_journal.HEADER.to_bytes(8, "little") + body
+    assert click_journal._records(data) == [_row(n) for n in range(3)]
+    assert click_journal._records(data, first_end) == [_row(1), _row(2)]
+
+
 def test_a_steady_load_keeps_the_file_small(tmp_path: Path) -> None:
     journal = ClickJournal(str(tmp_path / "db"), initial_bytes=4096)
     appended = 0
