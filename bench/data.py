@@ -270,7 +270,8 @@ def check(path: Path, document: dict[str, Any], saves: Sequence[tuple[str, dict[
 # ---------------------------------------------------------------------------------------------------------
 # Links (bench.redirects): one account and 100,000 links.
 
-LINKS_VERSION = 2  # 2: the bodies hold what links gained since (iOS landing_page, domain, preview)
+LINKS_VERSION = 3  # 2: the bodies hold what links gained since (iOS landing_page, domain, preview); 3: the
+# lifecycle fields, the password, the rules and the variants (issue 34)
 LINKS_SEED = 20250412
 LINK_COLUMNS = ("id", "account_id", "body", "created_at", "updated_at", *TABLES["links"])
 KIND_WEIGHTS = (("email", 30), ("push", 20), ("whatsapp", 15), ("campaign", 20), ("external", 15))
@@ -361,7 +362,9 @@ def link(rng: random.Random, code: str, campaigns: Sequence[str]) -> Link:
             fallback = f"https://{HOSTS[1]}/app?from=fallback"
     body = {"id": link_id, "code": code, "kind": kind, "campaign_id": campaign_id, "template_id": template_id,
             "destination_url": destination, "deeplink": deeplink, "android": android, "ios": ios,
-            "fallback_url": fallback, "expires_at": None, "disabled": False, "domain": None, "preview": None}
+            "fallback_url": fallback, "expires_at": None, "disabled": False, "valid_since": None, "pending_url": None,
+            "expired_url": None, "max_clicks": None, "password": None, "domain": None, "preview": None, "rules": None,
+            "variants": None}
     return Link(link_id, code, kind, campaign_id, body)
 
 
