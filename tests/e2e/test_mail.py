@@ -22,7 +22,8 @@ LETTER = mail.Letter(to="ana@example.com", subject="You are invited to Acme's li
 async def test_starttls_with_a_password_delivers_the_letter(tmp_path: Path) -> None:
     context, ca = certificate(tmp_path)
     with smtp_server(starttls=context, users={"mailer@example.com": "p@ss word"}) as box:
-        settings = load_settings({"LINKSVC_SMTP_URL": f"smtp://mailer%40example.com:p%40ss%20word@127.0.0.1:{box.port}",
+        url = f"smtp://mailer%40example.com:p%40ss%20word@127.0.0.1:{box.port}"
+        settings = load_settings({"LINKSVC_SMTP_URL": url,
                                   "LINKSVC_SMTP_CA_FILE": str(ca), "LINKSVC_SMTP_FROM": "Acme links <links@example.com>"})
         outcome = await mail.send(settings.mail_server, settings.mail_sender, LETTER)
         assert outcome.sent, outcome.detail
