@@ -23,8 +23,8 @@ async def test_starttls_with_a_password_delivers_the_letter(tmp_path: Path) -> N
     context, ca = certificate(tmp_path)
     with smtp_server(starttls=context, users={"mailer@example.com": "p@ss word"}) as box:
         url = f"smtp://mailer%40example.com:p%40ss%20word@127.0.0.1:{box.port}"
-        settings = load_settings({"LINKSVC_SMTP_URL": url,
-                                  "LINKSVC_SMTP_CA_FILE": str(ca), "LINKSVC_SMTP_FROM": "Acme links <links@example.com>"})
+        settings = load_settings({"LINKSVC_SMTP_URL": url, "LINKSVC_SMTP_CA_FILE": str(ca),
+                                  "LINKSVC_SMTP_FROM": "Acme links <links@example.com>"})
         outcome = await mail.send(settings.mail_server, settings.mail_sender, LETTER)
         assert outcome.sent, outcome.detail
         assert "queued as test-1" in outcome.detail
