@@ -346,3 +346,34 @@ async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded:
             await execute(tx, statement)
     await db.write(upgrade)
     assert await level_rows(db.reader) == kept
+
+
+async def test_a_purchase_written_before_its_lineage_held_the_clicks_place_is_reversed_from_its_click(
+        seeded: TestClient) -> None:
+    """Purchases written before 0032 have no country, rule or referrer host in their lineage: the migration
+    counted them under their click's (the one the lineage names), and a reversal takes them back from there."""
+    await make_clicks(seeded)
+    await make_events(seeded)
+    db = seeded.app[DB]
+    pg = dialect(db.reader) == "postgresql"
+    strip = ("lineage #- '{click,country}' #- '{click,rule}' #- '{click,referrer_host}'" if pg else
+             "json_remove(lineage, '$.click.country', '$.click.rule', '$.click.referrer_host')")
+    await db.write(lambda tx: execute(tx, f"UPDATE events SET lineage = {strip} WHERE lineage IS NOT NULL"))
+    rows = await fetch_all(db.reader, "SELECT id FROM events WHERE account_id = ? AND type = 'PURCHASE' AND "
+                                      "reversed_at IS NULL AND lineage IS NOT NULL ORDER BY id", (A,))
+    headers = bearer(await token_for(seeded, A))
+    for row in rows[::3]:
+        response = await seeded.post(f"/api/storefront/v1/behavior/events/{row[0]}/reverse",
+                                     json={"reason": "returned"}, headers=headers)
+        assert response.status == 200, await response.text()
+    first, last = ranges()[1]
+    for group_by in ("country", "day,rule", "link,variant"):
+        response = await seeded.get(f"/api/admin/v1/accounts/{A}/reports/conversions?group_by={group_by}"
+                                    f"&from={first}&to={last}", headers=ADMIN)
+        data = (await response.json())["data"]
+        names = group_by.split(",")
+        expected = await rebuild(seeded, A, first, last, names)
+        got = {tuple(row["key"][n] or "" for n in names): {k: v for k, v in row.items() if k != "key"}
+               for row in data["rows"]}
+        assert exact(got) == exact(expected["rows"])
+        assert data["totals"]["purchases"] > 0
