@@ -32,8 +32,8 @@ class ConversionQuery(BaseModel):
         default=None, description=f"one or two of {', '.join(GROUPS)}, separated by a comma; default day. The click "
                                   "behind a row's clicks and events gives country, referrer_host (the Referer's host), "
                                   "rule (the link's rule that picked the target) and variant (of the link's A/B "
-                                  "split): country and rule go alone or with day, link or campaign; referrer_host "
-                                  "alone or with day; variant only as link,variant (400 for other pairs)")
+                                  "split): country and referrer_host go alone or with day; rule alone or with day, "
+                                  "link or campaign; variant only as link,variant (400 for other pairs)")
     utm_from: Literal["click", "event"] = Field(
         default="click", description="grouped by a utm_* field, whose UTM keys an event: the click's behind its "
                                      "tracking_id (default: a click and the events attributed to it share a row) or "

@@ -60,12 +60,12 @@ CLICK_DIMENSIONS = ("country", "referrer_host", "rule", "variant")
 """What else of the click behind a row the coarse level groups by (issue 34; '' where the click has none)."""
 ClickDims = tuple[str, str, str, str]
 NO_DIMS: ClickDims = ("", "", "", "")
-CLICK_LEVELS: tuple[str, ...] = (
-    "country", "referrer_host", "rule", "link_id,country", "link_id,rule", "link_id,variant")
+CLICK_LEVELS: tuple[str, ...] = ("country", "referrer_host", "rule", "link_id,rule", "link_id,variant")
 """The groupings by :data:`CLICK_DIMENSIONS` (migration 0032): country, referrer host and rule alone, and the
-link with the country, the rule and the variant (a variant is named per link: never alone). Not the link with
-the referrer host, nor any of them with a UTM field or the platform: a pair of two values a click's sender
-chooses is close to a row per click and day to keep, and costs the clicks' pass most (docs/decisions.md)."""
+link with the rule and with the variant (a variant is named per link: never alone; a link's rules and variants
+are few). Not the link with the country or the referrer host, nor any of them with a UTM field or the platform:
+the link with a value the click brings is close to a row per click and day to keep, and the link with the
+country alone cost the clicks' pass a fifth more (docs/decisions.md)."""
 LEVELS: tuple[str, ...] = FINE_LEVELS + CLICK_LEVELS
 """Every grouping of one or two dimensions the report answers."""
 UNATTRIBUTED = "unattributed"

@@ -33,10 +33,10 @@ GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platf
           "referrer_host", "rule", "variant")
 CLICK_GROUPS = ("country", "referrer_host", "rule", "variant")
 """Dimensions of the click behind a row (issue 34): country, referrer host, rule and A/B variant."""
-CLICK_PAIRS = {"country": ("day", "link", "campaign"), "referrer_host": ("day",),
-               "rule": ("day", "link", "campaign"), "variant": ("link",)}
-"""What each of :data:`CLICK_GROUPS` is grouped with (``storage.conversions.CLICK_LEVELS``): country and rule
-alone or with the day, the link or the campaign; the referrer host alone or with the day; a variant is named per
+CLICK_PAIRS = {"country": ("day",), "referrer_host": ("day",), "rule": ("day", "link", "campaign"),
+               "variant": ("link",)}
+"""What each of :data:`CLICK_GROUPS` is grouped with (``storage.conversions.CLICK_LEVELS``): country and referrer
+host alone or with the day; the rule alone or with the day, the link or the campaign; a variant is named per
 link (every split has its "A"), so only with the link."""
 UNKNOWN = {"country": "(unknown)", "referrer_host": "(no referrer)", "rule": "(no rule)", "variant": "(no variant)"}
 """How the CSV names a click dimension's missing value (null in JSON): no country known, no Referer (or none

@@ -16,7 +16,7 @@ SELECT id, nullif(lower(h), '') AS host FROM r5) AS h
 WHERE clicks.id = h.id AND h.host IS NOT NULL;
 
 -- The coarse level's new levels (storage.conversions.CLICK_LEVELS): country, referrer_host and rule alone, and
--- the link with the country, the rule and the variant ('' where the click has none). Clicks: those the rollups' pass
+-- the link with the rule and with the variant ('' where the click has none). Clicks: those the rollups' pass
 -- has counted (up to its mark; the pass counts the others), a visitor counted once per day, link, UTM and platform
 -- as before, under the dimensions of their first click there (the lowest id). Events and revenue: through the
 -- click their lineage names (its tracking_id and time), the variant from the lineage.
@@ -28,7 +28,6 @@ levels (level, a, b) AS (VALUES
     ('country', 'country', ''),
     ('referrer_host', 'referrer_host', ''),
     ('rule', 'rule', ''),
-    ('link_id,country', 'link_id', 'country'),
     ('link_id,rule', 'link_id', 'rule'),
     ('link_id,variant', 'link_id', 'variant'))
 SELECT d.account_id, l.level, 'd', d.day, CASE l.a WHEN 'link_id' THEN d.link_id WHEN 'country' THEN d.country WHEN 'referrer_host' THEN d.referrer_host WHEN 'rule' THEN d.rule WHEN 'variant' THEN d.variant ELSE '' END, CASE l.b WHEN 'link_id' THEN d.link_id WHEN 'country' THEN d.country WHEN 'referrer_host' THEN d.referrer_host WHEN 'rule' THEN d.rule WHEN 'variant' THEN d.variant ELSE '' END, sum(d.human), sum(d.bot), sum(d.visitors), sum(d.web), sum(d.app), sum(d.store)
@@ -41,7 +40,6 @@ levels (level, a, b) AS (VALUES
     ('country', 'country', ''),
     ('referrer_host', 'referrer_host', ''),
     ('rule', 'rule', ''),
-    ('link_id,country', 'link_id', 'country'),
     ('link_id,rule', 'link_id', 'rule'),
     ('link_id,variant', 'link_id', 'variant'))
 SELECT e.account_id, l.level, 'd', e.day, CASE l.a WHEN 'link_id' THEN e.link_id WHEN 'country' THEN e.country WHEN 'referrer_host' THEN e.referrer_host WHEN 'rule' THEN e.rule WHEN 'variant' THEN e.variant ELSE '' END, CASE l.b WHEN 'link_id' THEN e.link_id WHEN 'country' THEN e.country WHEN 'referrer_host' THEN e.referrer_host WHEN 'rule' THEN e.rule WHEN 'variant' THEN e.variant ELSE '' END, e.type, count(*)
@@ -54,7 +52,6 @@ levels (level, a, b) AS (VALUES
     ('country', 'country', ''),
     ('referrer_host', 'referrer_host', ''),
     ('rule', 'rule', ''),
-    ('link_id,country', 'link_id', 'country'),
     ('link_id,rule', 'link_id', 'rule'),
     ('link_id,variant', 'link_id', 'variant'))
 SELECT e.account_id, l.level, 'd', e.day, CASE l.a WHEN 'link_id' THEN e.link_id WHEN 'country' THEN e.country WHEN 'referrer_host' THEN e.referrer_host WHEN 'rule' THEN e.rule WHEN 'variant' THEN e.variant ELSE '' END, CASE l.b WHEN 'link_id' THEN e.link_id WHEN 'country' THEN e.country WHEN 'referrer_host' THEN e.referrer_host WHEN 'rule' THEN e.rule WHEN 'variant' THEN e.variant ELSE '' END, e.currency, count(*), decimal_sum(e.value), sum(CASE WHEN e.delay <= 60 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 60 AND e.delay <= 300 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 300 AND e.delay <= 900 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 900 AND e.delay <= 3600 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 3600 AND e.delay <= 10800 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 10800 AND e.delay <= 21600 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 21600 AND e.delay <= 43200 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 43200 AND e.delay <= 86400 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 86400 AND e.delay <= 172800 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 172800 AND e.delay <= 259200 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 259200 AND e.delay <= 604800 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 604800 AND e.delay <= 1209600 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 1209600 AND e.delay <= 2592000 THEN 1 ELSE 0 END), sum(CASE WHEN e.delay > 2592000 THEN 1 ELSE 0 END)
@@ -63,15 +60,15 @@ GROUP BY 1, 2, 3, 4, 5, 6, 7;
 
 INSERT INTO conversion_level_clicks (account_id, level, period, day, a, b, human, bot, visitors, web, app, store)
 SELECT account_id, level, 'w', date(day, 'weekday 0', '-6 days'), a, b, sum(human), sum(bot), sum(visitors), sum(web), sum(app), sum(store)
-FROM conversion_level_clicks WHERE period = 'd' AND level IN ('country', 'referrer_host', 'rule', 'link_id,country', 'link_id,rule', 'link_id,variant')
+FROM conversion_level_clicks WHERE period = 'd' AND level IN ('country', 'referrer_host', 'rule', 'link_id,rule', 'link_id,variant')
 GROUP BY 1, 2, 3, 4, 5, 6;
 
 INSERT INTO conversion_level_events (account_id, level, period, day, a, b, type, events)
 SELECT account_id, level, 'w', date(day, 'weekday 0', '-6 days'), a, b, type, sum(events)
-FROM conversion_level_events WHERE period = 'd' AND level IN ('country', 'referrer_host', 'rule', 'link_id,country', 'link_id,rule', 'link_id,variant')
+FROM conversion_level_events WHERE period = 'd' AND level IN ('country', 'referrer_host', 'rule', 'link_id,rule', 'link_id,variant')
 GROUP BY 1, 2, 3, 4, 5, 6, 7;
 
 INSERT INTO conversion_level_revenue (account_id, level, period, day, a, b, currency, purchases, revenue, d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13)
 SELECT account_id, level, 'w', date(day, 'weekday 0', '-6 days'), a, b, currency, sum(purchases), decimal_sum(revenue), sum(d0), sum(d1), sum(d2), sum(d3), sum(d4), sum(d5), sum(d6), sum(d7), sum(d8), sum(d9), sum(d10), sum(d11), sum(d12), sum(d13)
-FROM conversion_level_revenue WHERE period = 'd' AND level IN ('country', 'referrer_host', 'rule', 'link_id,country', 'link_id,rule', 'link_id,variant')
+FROM conversion_level_revenue WHERE period = 'd' AND level IN ('country', 'referrer_host', 'rule', 'link_id,rule', 'link_id,variant')
 GROUP BY 1, 2, 3, 4, 5, 6, 7;

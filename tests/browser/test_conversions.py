@@ -223,8 +223,13 @@ def test_the_report_by_the_clicks_country_and_variant(watched: Watched, scene: S
     report = _report(scene, start, end, "country")["data"]
     cells = page.locator('tbody tr td[data-label="Country"]').all_inner_texts()
     assert cells == [row["key"]["country"] or "(unknown)" for row in report["rows"]] and cells
-    # With a country: the day, the link or the campaign; not a UTM field, the platform or another click dimension.
+    # With a country: the day only; with a rule, the day, the link or the campaign.
     then_by = page.get_by_label("Then by")
+    disabled = then_by.locator("option:disabled").evaluate_all("options => options.map(o => o.value)")
+    assert set(disabled) == {"campaign", "link", "country", "utm_source", "utm_medium", "utm_campaign", "platform",
+                             "referrer_host", "rule", "variant"}
+    page.get_by_label("Group by").select_option("rule")
+    page.locator("th", has_text="Rule").wait_for()
     disabled = then_by.locator("option:disabled").evaluate_all("options => options.map(o => o.value)")
     assert set(disabled) == {"country", "utm_source", "utm_medium", "utm_campaign", "platform", "referrer_host",
                              "rule", "variant"}

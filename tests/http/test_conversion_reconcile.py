@@ -38,8 +38,8 @@ ROUTE = {"destination": "web", "fallback": "web", "intent": "app", "deeplink": "
 GROUPS = ["day", "link", "campaign", "utm_source,platform", "day,utm_campaign", "campaign,utm_medium", "platform",
           "link,utm_source", "link,platform", "campaign,platform",
           # the click's country, referrer host, rule and variant (issue 34)
-          "country", "referrer_host", "day,rule", "campaign,country", "day,referrer_host", "link,rule",
-          "link,variant"]
+          "country", "referrer_host", "day,rule", "day,country", "day,referrer_host", "link,rule",
+          "campaign,rule", "link,variant"]
 REFERERS = (None, "https://www.instagram.com/", "https://L.Facebook.com/l.php?u=x", "android-app://com.google.android.gm/",
             "no scheme")
 SPAN = 35  # days of clicks before now: the report's weekly rows hold several whole weeks of them

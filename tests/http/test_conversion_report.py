@@ -160,7 +160,7 @@ async def test_the_csv_holds_the_same_rows(service: TestClient) -> None:
     ("?group_by=variant", "group_by"), ("?group_by=day,variant", "group_by"),
     ("?group_by=campaign,variant", "group_by"), ("?group_by=utm_source,country", "group_by"),
     ("?group_by=country,rule", "group_by"), ("?group_by=platform,referrer_host", "group_by"),
-    ("?group_by=link,referrer_host", "group_by"),
+    ("?group_by=link,referrer_host", "group_by"), ("?group_by=campaign,country", "group_by"),
 ])
 async def test_a_bad_query_is_a_400_naming_the_parameter(service: TestClient, query: str, field: str) -> None:
     response = await service.get(f"{REPORT}{query}", headers=ADMIN)

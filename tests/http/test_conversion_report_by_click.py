@@ -108,6 +108,8 @@ async def test_grouped_by_referrer_host(service: tuple[TestClient, str]) -> None
 async def test_grouped_by_rule(service: tuple[TestClient, str]) -> None:
     client, link_id = service
     assert await rows_of(client, "rule") == {("japan",): (1, 1, {"USD": "10.00"}), (None,): (5, 3, {"USD": "57.50"})}
+    assert await rows_of(client, "campaign,rule") == {("", "japan"): (1, 1, {"USD": "10.00"}),
+                                                      ("", None): (5, 3, {"USD": "57.50"})}  # a link without one
     assert await rows_of(client, "link,rule") == {(link_id, "japan"): (1, 1, {"USD": "10.00"}),
                                                   (link_id, None): (5, 3, {"USD": "57.50"})}
 
@@ -138,7 +140,7 @@ async def test_the_csv_names_a_missing_value(service: tuple[TestClient, str]) ->
 
 @pytest.mark.parametrize(("group_by", "accepted"), [
     ("variant", ["link,variant"]), ("day,variant", ["link,variant"]),
-    ("utm_source,country", ["country", "day,country", "link,country", "campaign,country"]),
+    ("utm_source,country", ["country", "day,country"]), ("campaign,country", ["country", "day,country"]),
     ("referrer_host,link", ["referrer_host", "day,referrer_host"]),
     ("rule,country", ["rule", "day,rule", "link,rule", "campaign,rule"]),  # the first named
 ])

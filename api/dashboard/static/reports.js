@@ -17,8 +17,7 @@ export const DIMENSIONS = [
 ];
 // What each dimension of the click goes with (the API refuses other pairs): a variant is named per link.
 export const PAIRS = {
-  country: ['day', 'link', 'campaign'], referrer_host: ['day'], rule: ['day', 'link', 'campaign'],
-  variant: ['link'],
+  country: ['day'], referrer_host: ['day'], rule: ['day', 'link', 'campaign'], variant: ['link'],
 };
 // A click dimension's missing value, as the CSV names it.
 export const UNKNOWN = {
