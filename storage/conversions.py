@@ -68,6 +68,8 @@ the link with a value the click brings is close to a row per click and day to ke
 country alone cost the clicks' pass a fifth more (docs/decisions.md)."""
 LEVELS: tuple[str, ...] = FINE_LEVELS + CLICK_LEVELS
 """Every grouping of one or two dimensions the report answers."""
+BY_LINK = ("link_id", "rule", "variant")
+"""The click dimensions a link's own settings bound (few values a link): the pass sums them first per link."""
 UNATTRIBUTED = "unattributed"
 """The coarse level of events with no click behind them, per day (their level rows hold attributed ones)."""
 DAILY, WEEKLY = "d", "w"
@@ -269,22 +271,24 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
         groups = ", ".join(["account_id", "day", *named])
         parts.append(f"SELECT account_id, '{level}' AS level, day, {a} AS a, {b} AS b, {sums} FROM {source} "
                      f"{'WHERE link_id <> ' + repr('') + ' ' if source == 'fine' else ''}GROUP BY {groups}")
-    for level in CLICK_LEVELS:
+    for level in CLICK_LEVELS:  # from `bylink` when the link's rule and variant are all they name, else `dims`
         named = level.split(",")
         a, b = (named + ["''"])[:2]
-        parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM dims GROUP BY account_id, day, "
+        source = "bylink" if set(named) <= set(BY_LINK) else "dims"
+        parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM {source} GROUP BY account_id, day, "
                      f"{', '.join(named)}")
     parts.append(f"SELECT account_id, '{UNATTRIBUTED}', day, '', '', {sums} FROM fine WHERE link_id = '' "
                  f"GROUP BY account_id, day")
     by_click = ", ".join(("account_id", "day", "link_id", *CLICK_DIMENSIONS))
+    by_link = ", ".join(("account_id", "day", *BY_LINK))
     coarse = (
         f"{cte}, nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, {', '.join(dims)}), "
-        f"dims AS (SELECT {by_click}, {sums} FROM (SELECT {by_click}, human, bot, 0 AS visitors, web, app, store "
+        f"dims AS (SELECT {by_click}, human, bot, 0 AS visitors, web, app, store "
         f"FROM pass WHERE link_id <> '' UNION ALL SELECT "
         + ", ".join(f"p.{c}" for c in by_click.split(", "))
-        + f", 0, 0, 1, 0, 0, 0 FROM new n JOIN pass p ON p.id = n.first WHERE p.link_id <> '') x "
-        f"GROUP BY {by_click}), "
+        + f", 0, 0, 1, 0, 0, 0 FROM new n JOIN pass p ON p.id = n.first WHERE p.link_id <> ''), "
+        f"bylink AS (SELECT {by_link}, {sums} FROM dims GROUP BY {by_link}), "
         f"daily AS ({' UNION ALL '.join(parts)}) "
         f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
         f"SELECT account_id, level, '{DAILY}', day, a, b, {counts} FROM daily WHERE true "
