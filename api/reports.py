@@ -28,8 +28,12 @@ class ConversionQuery(BaseModel):
                                                                       "six days before to")
     to: str | None = Field(default=None, description="last day, YYYY-MM-DD (UTC), inclusive; default: today; "
                                                      "at most 366 days after from")
-    group_by: str | None = Field(default=None, description=f"one or two of {', '.join(GROUPS)}, separated by a "
-                                                           "comma; default day")
+    group_by: str | None = Field(
+        default=None, description=f"one or two of {', '.join(GROUPS)}, separated by a comma; default day. The click "
+                                  "behind a row's clicks and events gives country, referrer_host (the Referer's host), "
+                                  "rule (the link's rule that picked the target) and variant (of the link's A/B "
+                                  "split): country and referrer_host go alone or with day; rule alone or with day, "
+                                  "link or campaign; variant only as link,variant (400 for other pairs)")
     utm_from: Literal["click", "event"] = Field(
         default="click", description="grouped by a utm_* field, whose UTM keys an event: the click's behind its "
                                      "tracking_id (default: a click and the events attributed to it share a row) or "
@@ -71,7 +75,9 @@ class ConversionFigures(BaseModel):
 
 class ConversionRow(ConversionFigures):
     key: dict[str, str | None] = Field(description="the group's values; link_code with link, campaign_name with "
-                                                   "campaign")
+                                                   "campaign; country, referrer_host, rule and variant are null where "
+                                                   "the click had none (the CSV says (unknown), (no referrer), "
+                                                   "(no rule), (no variant))")
 
 
 class Unattributed(BaseModel):

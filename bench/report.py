@@ -47,7 +47,7 @@ from storage import conversions
 from storage.db import Database, Tx
 
 COMMAND = ".venv/bin/python -m bench.report"
-VERSION = 2
+VERSION = 3  # 3: clicks carry countries, referrers (and their hosts), rules and variants (issue 34)
 SEED = 2026_11_21
 DAYS = 90
 LINKS = 200
@@ -83,8 +83,12 @@ def _first_day() -> datetime:
     return today - timedelta(days=DAYS - 1)
 
 
-LATER_COLUMNS = (None,) * (len(click_repo.COLUMNS) - 19)
-"""The click columns after utm_origin (issue 34: country, region, city, rule, variant): none in this data."""
+COUNTRIES = (("US", 30), ("BR", 12), ("MX", 10), ("CO", 9), ("ES", 7), ("DE", 6), ("GB", 6), ("FR", 5),
+             ("AR", 4), ("IN", 4), ("CL", 3), ("PE", 2), (None, 2))
+REFERRERS = ((None, 40), ("https://www.instagram.com/", 20), ("https://l.facebook.com/l.php?u=x", 15),
+             ("https://www.google.com/", 12), ("https://t.co/abc", 8), ("android-app://com.google.android.gm/", 5))
+RULE_LINKS, SPLIT_LINKS = 40, 20
+"""The first links have rules (a third of their clicks match one of three), the next ones an A/B split."""
 
 
 class Generator:
@@ -100,6 +104,7 @@ class Generator:
         self.link_weights = [1 / (n + 1) ** 0.8 for n in range(LINKS)]
         self.platforms = [p for p, _ in PLATFORMS]
         self.platform_weights = [w for _, w in PLATFORMS]
+        self.places = random.Random(seed + 1)  # the issue 34 columns, drawn apart: the others stay as they were
 
     def clicks(self, count: int) -> Iterator[tuple[Any, ...]]:  # rows of storage.clicks.COLUMNS
         rng = self.rng
@@ -112,10 +117,21 @@ class Generator:
             utm = {k: v for k, v in (("utm_source", source), ("utm_medium", medium), ("utm_campaign", campaign)) if v}
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{n % 1_000_000:06d}Z"
             visitor = f"{rng.randrange(300_000):016x}"
+            country, referer, rule, variant = self._smart(link)
             yield (docs.ACCOUNT_ID, _link_id(link), f"{rng.getrandbits(64):016x}", stamp, platform,
-                   int(rng.random() < 0.05), rng.choice(ANSWERS[platform]), "bench", None, json.dumps(utm),
+                   int(rng.random() < 0.05), rng.choice(ANSWERS[platform]), "bench", referer, json.dumps(utm),
                    source or None, None, None, None, None, None, None, visitor,
-                   json.dumps({k: "query" for k in utm}), *LATER_COLUMNS)
+                   json.dumps({k: "query" for k in utm}), country, None, None, rule, variant,
+                   click_repo.referrer_host(referer))
+
+    def _smart(self, link: int) -> tuple[str | None, str | None, str | None, str | None]:
+        """A click's country, Referer, rule and variant (issue 34)."""
+        draw = self.places
+        country = draw.choices([c for c, _ in COUNTRIES], [w for _, w in COUNTRIES])[0]
+        referer = draw.choices([r for r, _ in REFERRERS], [w for _, w in REFERRERS])[0]
+        rule = draw.choice(("latam", "mobile-es", "newsletter", None, None, None)) if link < RULE_LINKS else None
+        variant = draw.choice(("A", "B")) if RULE_LINKS <= link < RULE_LINKS + SPLIT_LINKS else None
+        return country, referer, rule, variant
 
     def events(self, count: int) -> Iterator[tuple[list[Any], list[Any]]]:
         """(add_events row, add_purchases row or []) per event; 5 % have no click behind them."""

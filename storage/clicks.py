@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,27 @@ OWNS = ("clicks", "click_journals", "link_human_clicks")
 COLUMNS = ("account_id", "link_id", "tracking_id", "clicked_at", "platform", "bot", "answer", "user_agent",
            "referer", "utm", "utm_source", "browser_family", "browser_version", "os_family", "os_version",
            "device_brand", "device_model", "visitor", "utm_origin", "country", "region", "city", "rule",
-           "variant")
+           "variant", "referrer_host")
+
+
+def referrer_host(referer: str | None) -> str | None:
+    """The host of a stored ``Referer`` as the clicks breakdown cuts it in SQL (:func:`_referrer_hosts`), step
+    by step alike: after ``://`` (None without it), before ``/``, ``?``, ``#``, after a user's ``@``, before a
+    port's ``:``, its ASCII letters in lower case (as both stores' ``lower`` does on this text); None when nothing
+    is left. Stored with the click (``referrer_host``, SQLite 0032, PostgreSQL 0017), so that the conversion
+    rollups' pass groups by a column, never by text cut per click."""
+    if not referer:
+        return None
+    _, sep, rest = referer.partition("://")
+    if not sep:
+        return None
+    host = rest.partition("/")[0].partition("?")[0].partition("#")[0]
+    if "@" in host:
+        host = host.partition("@")[2]
+    return host.partition(":")[0].translate(_ASCII_LOWER) or None
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +88,22 @@ class AttributedClick:
     utm: dict[str, str]
     utm_origin: dict[str, str] | None
     variant: str | None = None  # the variant of the link's A/B split the click went to (issue 34)
+    country: str | None = None  # where the client was, the rule that matched and the Referer's host (issue 34)
+    rule: str | None = None
+    referrer_host: str | None = None
 
 
-ROWS_PER_STATEMENT = 1000  # 24,000 parameters: under SQLite's limit of 32,766
+@dataclass(frozen=True, slots=True)
+class ClickPlace:
+    """A click's country, rule and referrer host (issue 34): what the conversion report groups by besides the
+    variant; None where the click has none."""
+
+    country: str | None
+    rule: str | None
+    referrer_host: str | None
+
+
+ROWS_PER_STATEMENT = 1000  # 25,000 parameters: under SQLite's limit of 32,766
 _ROW_MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 
 
@@ -255,13 +289,24 @@ async def clicks_for_tracking_ids(conn: Conn, account_id: str,
     rows = await fetch_all(
         conn,
         "SELECT c.tracking_id, c.link_id, l.code, l.campaign_id, c.clicked_at, c.platform, c.bot, c.answer, "
-        "c.utm, c.utm_origin, c.variant FROM clicks c LEFT JOIN links l ON l.id = c.link_id "
+        "c.utm, c.utm_origin, c.variant, c.country, c.rule, c.referrer_host FROM clicks c "
+        "LEFT JOIN links l ON l.id = c.link_id "
         "WHERE c.id IN (SELECT max(id) FROM clicks WHERE account_id = ? "
         f"AND tracking_id IN ({marks}) GROUP BY tracking_id)",
         (account_id, *wanted),
     )
     return {row[0]: AttributedClick(row[0], row[1], row[2], row[3], row[4], row[5], int(row[6]), row[7],
-                                    _json(row[8]) or {}, _json(row[9]), row[10]) for row in rows}
+                                    _json(row[8]) or {}, _json(row[9]), row[10], row[11], row[12], row[13])
+            for row in rows}
+
+
+async def click_place(conn: Conn, account_id: str, tracking_id: str, clicked_at: str) -> ClickPlace | None:
+    """The country, rule and referrer host of the account's click that carried ``tracking_id`` at
+    ``clicked_at`` (the click an event's lineage names; the latest of them if several), None when it is gone."""
+    row = await fetch_one(conn, "SELECT country, rule, referrer_host FROM clicks WHERE account_id = ? AND "
+                                "tracking_id = ? AND clicked_at = ? ORDER BY id DESC LIMIT 1",
+                          (account_id, tracking_id, clicked_at))
+    return None if row is None else ClickPlace(row[0], row[1], row[2])
 
 
 def _json(value: Any) -> Any:

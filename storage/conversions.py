@@ -7,8 +7,9 @@ in the same transaction; the click writer stores clicks only), the events as the
 batch and a reversal (:func:`add_events`, :func:`add_purchases`). Each writer aggregates its rows by key in
 Python first and then writes one row per distinct key and table, in multi-row statements of fixed sizes
 (:func:`_chunks`): never one per row. Each writer also keeps the coarse level
-(migrations 0020 and 0024): the same figures per one or two dimensions (:data:`LEVELS`), per day and per ISO
-week (:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
+(migrations 0020, 0024 and 0032): the same figures per one or two dimensions (:data:`LEVELS`; the click's
+country, referrer host, rule and variant among them, :data:`CLICK_LEVELS`), per day and per ISO week
+(:data:`DAILY`, :data:`WEEKLY`). A report reads the coarse level only (:func:`clicks_by`,
 :func:`events_by`, :func:`revenue_by`): the weekly rows of the whole weeks of its range and the daily rows of
 the days around them (:func:`spans`), and never scans clicks or events. An event's UTM in the coarse level is
 the click's behind it (the report's default), in the fine rollups its own: the report reads those for
@@ -48,13 +49,27 @@ ROUTES = {"destination": 0, "fallback": 0, "intent": 1, "deeplink": 1, "play": 2
 """A human click's answer -> its route: 0 web, 1 app, 2 store (others are counted in none)."""
 SALT_DAYS_KEPT = 2
 
-LEVELS: tuple[str, ...] = (
+FINE_LEVELS: tuple[str, ...] = (
     "", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform",
     "utm_source,utm_medium", "utm_source,utm_campaign", "utm_source,platform",
     "utm_medium,utm_campaign", "utm_medium,platform", "utm_campaign,platform",
     "link_id,utm_source", "link_id,utm_medium", "link_id,utm_campaign", "link_id,platform")
-"""The coarse level's groupings (migrations 0020 and 0024 fill them the same way): the day's totals, each
-dimension alone, and each pair of dimensions: every grouping of one or two dimensions the report answers."""
+"""The coarse level's groupings of the fine rollups' dimensions (migrations 0020 and 0024 fill them the same
+way): the day's totals, each dimension alone, and each pair of dimensions."""
+CLICK_DIMENSIONS = ("country", "referrer_host", "rule", "variant")
+"""What else of the click behind a row the coarse level groups by (issue 34; '' where the click has none)."""
+ClickDims = tuple[str, str, str, str]
+NO_DIMS: ClickDims = ("", "", "", "")
+CLICK_LEVELS: tuple[str, ...] = ("country", "referrer_host", "rule", "link_id,rule", "link_id,variant")
+"""The groupings by :data:`CLICK_DIMENSIONS` (migration 0032): country, referrer host and rule alone, and the
+link with the rule and with the variant (a variant is named per link: never alone; a link's rules and variants
+are few). Not the link with the country or the referrer host, nor any of them with a UTM field or the platform:
+the link with a value the click brings is close to a row per click and day to keep, and the link with the
+country alone cost the clicks' pass a fifth more (docs/decisions.md)."""
+LEVELS: tuple[str, ...] = FINE_LEVELS + CLICK_LEVELS
+"""Every grouping of one or two dimensions the report answers."""
+BY_LINK = ("link_id", "rule", "variant")
+"""The click dimensions a link's own settings bound (few values a link): the pass sums them first per link."""
 UNATTRIBUTED = "unattributed"
 """The coarse level of events with no click behind them, per day (their level rows hold attributed ones)."""
 DAILY, WEEKLY = "d", "w"
@@ -62,7 +77,9 @@ DAILY, WEEKLY = "d", "w"
 the week's Monday) holding the sum of that week's daily rows."""
 LEVEL_KEY = ("account_id", "level", "period", "day", "a", "b")
 LevelKey = tuple[str, str, str, str, str, str]
-_AT = {"link_id": 2, "utm_source": 3, "utm_medium": 4, "utm_campaign": 5, "platform": 6}  # in a Key
+# Where each dimension is in a Key followed by the ClickDims of its click.
+_AT = {"link_id": 2, "utm_source": 3, "utm_medium": 4, "utm_campaign": 5, "platform": 6,
+       **{d: 7 + i for i, d in enumerate(CLICK_DIMENSIONS)}}
 _LEVEL_AT = tuple((level, tuple(_AT[d] for d in level.split(",")) if level else ()) for level in LEVELS)
 DELAY_COLUMNS = tuple(f"d{i}" for i in range(14))
 
@@ -74,13 +91,15 @@ def monday(day: str) -> str:
     return (start - timedelta(days=start.weekday())).isoformat()
 
 
-def level_keys(key: Key) -> list[LevelKey]:
-    """The coarse level's daily keys a fine key adds to: one per level, or the day's unattributed key for a key
-    with no link (an event with no click behind it). :func:`with_weeks` adds their weekly keys."""
+def level_keys(key: Key, dims: ClickDims = NO_DIMS) -> list[LevelKey]:
+    """The coarse level's daily keys a fine key adds to, ``dims`` being its click's country, referrer host, rule
+    and variant: one per level, or the day's unattributed key for a key with no link (an event with no click
+    behind it). :func:`with_weeks` adds their weekly keys."""
     account_id, day = key[0], key[1]
     if not key[2]:
         return [(account_id, UNATTRIBUTED, DAILY, day, "", "")]
-    return [(account_id, level, DAILY, day, key[at[0]] if at else "", key[at[1]] if len(at) > 1 else "")
+    row = (*key, *dims)
+    return [(account_id, level, DAILY, day, row[at[0]] if at else "", row[at[1]] if len(at) > 1 else "")
             for level, at in _LEVEL_AT]
 
 
@@ -177,25 +196,27 @@ def _monday_sql(conn: Conn, day: str) -> str:
 
 def _pass_sql(conn: Conn) -> str:
     """The common table expressions of a pass over the clicks with ids in (?, ?]: ``pass``, one row per click
-    with its fine key and what it adds (a bot adds to ``bot`` only; a human click adds its route,
-    :data:`ROUTES`); ``new``, the (key, visitor) pairs of human clicks not counted yet (``conversion_visitors``
-    remembers who was counted); ``fine``, the sums per fine key, each new visitor counted once."""
+    with its id, fine key, what it adds (a bot adds to ``bot`` only; a human click adds its route,
+    :data:`ROUTES`) and its :data:`CLICK_DIMENSIONS`; ``new``, the (key, visitor) pairs of human clicks not
+    counted yet (``conversion_visitors`` remembers who was counted) with the id of the first of their clicks;
+    ``fine``, the sums per fine key, each new visitor counted once."""
     utm = {field: f"coalesce({json_member(conn, 'c.utm', field)}, '')"
            for field in ("utm_source", "utm_medium", "utm_campaign")}
     route = {n: " ".join(f"WHEN '{answer}' THEN 1" for answer, r in ROUTES.items() if r == n) for n in range(3)}
     key = ", ".join(KEY)
     same = " AND ".join(f"v.{k} = p.{k}" for k in KEY)
     return (
-        f"WITH pass AS (SELECT c.account_id, substr(c.clicked_at, 1, 10) AS day, c.link_id, "
+        f"WITH pass AS (SELECT c.id, c.account_id, substr(c.clicked_at, 1, 10) AS day, c.link_id, "
         f"{utm['utm_source']} AS utm_source, {utm['utm_medium']} AS utm_medium, "
         f"{utm['utm_campaign']} AS utm_campaign, coalesce(c.platform, '') AS platform, "
         f"CASE WHEN c.bot = 0 THEN 1 ELSE 0 END AS human, CASE WHEN c.bot = 0 THEN 0 ELSE 1 END AS bot, "
         + ", ".join(f"CASE WHEN c.bot = 0 THEN CASE c.answer {route[n]} ELSE 0 END ELSE 0 END AS {name}"
                     for n, name in enumerate(("web", "app", "store")))
-        + ", CASE WHEN c.bot = 0 AND c.visitor <> '' THEN c.visitor END AS visitor "
-        f"FROM clicks c WHERE c.id > ? AND c.id <= ?), "
-        f"new AS (SELECT DISTINCT {key}, visitor FROM pass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
-        f"(SELECT 1 FROM conversion_visitors v WHERE {same} AND v.visitor = p.visitor)), "
+        + ", CASE WHEN c.bot = 0 AND c.visitor <> '' THEN c.visitor END AS visitor, "
+        + ", ".join(f"coalesce(c.{d}, '') AS {d}" for d in CLICK_DIMENSIONS)
+        + " FROM clicks c WHERE c.id > ? AND c.id <= ?), "
+        f"new AS (SELECT {key}, visitor, min(id) AS first FROM pass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
+        f"(SELECT 1 FROM conversion_visitors v WHERE {same} AND v.visitor = p.visitor) GROUP BY {key}, visitor), "
         f"counted AS (SELECT {key}, human, bot, 0 AS visitors, web, app, store FROM pass "
         f"UNION ALL SELECT {key}, 0, 0, 1, 0, 0, 0 FROM new), "
         f"fine AS (SELECT {key}, " + ", ".join(f"sum({c}) AS {c}" for c in CLICK_COUNTS)
@@ -231,7 +252,10 @@ def _variant_statements() -> tuple[str, str]:
 def _pass_statements(conn: Conn) -> tuple[str, ...]:
     """A pass's statements over the clicks with ids in (?, ?], each one statement for all of them: the fine
     rows, the coarse level's daily and weekly rows, then the visitors counted (after the two that read which
-    are new); then the same for the variants of A/B splits (:func:`_variant_statements`)."""
+    are new); then the same for the variants of A/B splits (:func:`_variant_statements`). The levels of
+    :data:`CLICK_LEVELS` are summed from ``dims``: the clicks' figures per day, link and click dimensions, a new
+    visitor (of a fine key) under the dimensions of their first click in the pass, so that the visitors of a
+    grouping by country add up to the day's as they do for the others."""
     cte = _pass_sql(conn)
     counts = ", ".join(CLICK_COUNTS)
     fine = (f"{cte}INSERT INTO conversion_clicks ({', '.join(KEY)}, {counts}) "
@@ -240,18 +264,31 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     sums = ", ".join(f"sum({c}) AS {c}" for c in CLICK_COUNTS)
     dims = ("utm_source", "utm_medium", "utm_campaign", "platform")
     parts = []
-    for level in LEVELS:  # each level summed on its own: the link's from the fine rows, the others from `nolink`
+    for level in FINE_LEVELS:  # each level on its own: the link's from the fine rows, the others from `nolink`
         named = level.split(",") if level else []
         a, b = (named + ["''", "''"])[:2]
         source = "fine" if "link_id" in named else "nolink"
         groups = ", ".join(["account_id", "day", *named])
         parts.append(f"SELECT account_id, '{level}' AS level, day, {a} AS a, {b} AS b, {sums} FROM {source} "
                      f"{'WHERE link_id <> ' + repr('') + ' ' if source == 'fine' else ''}GROUP BY {groups}")
+    for level in CLICK_LEVELS:  # from `bylink` when the link's rule and variant are all they name, else `dims`
+        named = level.split(",")
+        a, b = (named + ["''"])[:2]
+        source = "bylink" if set(named) <= set(BY_LINK) else "dims"
+        parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM {source} GROUP BY account_id, day, "
+                     f"{', '.join(named)}")
     parts.append(f"SELECT account_id, '{UNATTRIBUTED}', day, '', '', {sums} FROM fine WHERE link_id = '' "
                  f"GROUP BY account_id, day")
+    by_click = ", ".join(("account_id", "day", "link_id", *CLICK_DIMENSIONS))
+    by_link = ", ".join(("account_id", "day", *BY_LINK))
     coarse = (
         f"{cte}, nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, {', '.join(dims)}), "
+        f"dims AS (SELECT {by_click}, human, bot, 0 AS visitors, web, app, store "
+        f"FROM pass WHERE link_id <> '' UNION ALL SELECT "
+        + ", ".join(f"p.{c}" for c in by_click.split(", "))
+        + f", 0, 0, 1, 0, 0, 0 FROM new n JOIN pass p ON p.id = n.first WHERE p.link_id <> ''), "
+        f"bylink AS (SELECT {by_link}, {sums} FROM dims GROUP BY {by_link}), "
         f"daily AS ({' UNION ALL '.join(parts)}) "
         f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
         f"SELECT account_id, level, '{DAILY}', day, a, b, {counts} FROM daily WHERE true "
@@ -338,19 +375,22 @@ def _attributed(key: tuple[str, ...], utm: ClickUtm | None) -> Key:
 
 
 async def add_events(tx: Tx, rows: Sequence[tuple[str, str, str, str, str, str, str, str, int]],
-                     by_click: Sequence[ClickUtm | None] | None = None) -> None:
+                     by_click: Sequence[ClickUtm | None] | None = None,
+                     dims_by_click: Sequence[ClickDims | None] | None = None) -> None:
     """Adds (account_id, day, link_id, utm_source, utm_medium, utm_campaign, platform, type, n) to
     conversion_events (``n`` may be negative: a correction), keyed by the event's own UTM; the coarse level is
     keyed by ``by_click[i]``, the UTM of the click behind row i, when given (the report's default, docs/decisions.md
-    "Reports and bounded answers"), else by the row's own."""
+    "Reports and bounded answers"), else by the row's own, and by ``dims_by_click[i]``, that click's
+    :data:`CLICK_DIMENSIONS` ('' each when not given)."""
     sums: dict[tuple[str, ...], int] = defaultdict(int)
-    attributed: dict[tuple[Key, str], int] = defaultdict(int)  # the coarse level's fine keys, summed first
+    attributed: dict[tuple[Key, ClickDims, str], int] = defaultdict(int)  # the coarse level's keys, summed first
     for i, (*key, n) in enumerate(rows):
         sums[tuple(key)] += n
-        attributed[_attributed(tuple(key[:7]), by_click[i] if by_click else None), key[7]] += n
+        dims = (dims_by_click[i] if dims_by_click else None) or NO_DIMS
+        attributed[_attributed(tuple(key[:7]), by_click[i] if by_click else None), dims, key[7]] += n
     levels: dict[tuple[str, ...], int] = defaultdict(int)
-    for (fine, type_), n in attributed.items():
-        for level_key in level_keys(fine):
+    for (fine, dims, type_), n in attributed.items():
+        for level_key in level_keys(fine, dims):
             levels[(*level_key, type_)] += n
     await _add_counts(tx, "conversion_events", (*KEY, "type"), ("events",), {k: [n] for k, n in sums.items() if n})
     await _add_counts(tx, "conversion_level_events", (*LEVEL_KEY, "type"), ("events",),
@@ -365,15 +405,15 @@ _PG_DELAYS = ("(SELECT jsonb_agg(a.n::bigint + b.n::bigint ORDER BY a.i) "
               "JOIN jsonb_array_elements_text(excluded.delays) WITH ORDINALITY AS b(n, i) ON a.i = b.i)")
 
 
-async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[ClickUtm | None] | None = None
-                        ) -> None:
+async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[ClickUtm | None] | None = None,
+                        dims_by_click: Sequence[ClickDims | None] | None = None) -> None:
     """Adds (account_id, day, link_id, utm_source, utm_medium, utm_campaign, platform, currency,
     purchases_delta, revenue_delta, delay_seconds or None) to conversion_revenue and its coarse level (keyed by
-    ``by_click`` as in :func:`add_events`): purchases and revenue move by the deltas, and when a delay is given
-    its bucket moves by purchases_delta (None: no click behind the purchase, no bucket). Revenue stays exact:
-    Decimal in Python on SQLite (decimal text), numeric on PostgreSQL."""
+    ``by_click`` and ``dims_by_click`` as in :func:`add_events`): purchases and revenue move by the deltas, and
+    when a delay is given its bucket moves by purchases_delta (None: no click behind the purchase, no bucket).
+    Revenue stays exact: Decimal in Python on SQLite (decimal text), numeric on PostgreSQL."""
     sums: dict[tuple[str, ...], Sums] = {}
-    attributed: dict[tuple[Key, str], Sums] = {}  # the coarse level's fine keys, summed first
+    attributed: dict[tuple[Key, ClickDims, str], Sums] = {}  # the coarse level's keys, summed first
     for i, (*key, purchases, revenue, delay) in enumerate(rows):
         delays = [0] * len(BUCKETS)
         if delay is not None:
@@ -381,11 +421,12 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[
         figures = (purchases, Decimal(revenue), delays)
         k = tuple(key)
         sums[k] = _add_sums(sums.get(k), figures)
-        ak = (_attributed(k[:7], by_click[i] if by_click else None), k[7])
+        ak = (_attributed(k[:7], by_click[i] if by_click else None),
+              (dims_by_click[i] if dims_by_click else None) or NO_DIMS, k[7])
         attributed[ak] = _add_sums(attributed.get(ak), figures)
     levels: dict[tuple[str, ...], Sums] = {}
-    for (fine, currency), figures in attributed.items():
-        for level_key in level_keys(fine):
+    for (fine, dims, currency), figures in attributed.items():
+        for level_key in level_keys(fine, dims):
             lk = (*level_key, currency)
             levels[lk] = _add_sums(levels.get(lk), figures)
     sums = {k: figures for k, figures in sums.items() if _moves(figures)}  # a purchase and its reversal: nothing
@@ -493,7 +534,9 @@ async def _add_revenue(tx: Tx, table: str, key: Sequence[str], sums: dict[tuple[
 
 # --- the report's reads ----------------------------------------------------------------------------------
 
-DIMENSIONS = ("day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
+FINE_DIMENSIONS = ("day", "link_id", "utm_source", "utm_medium", "utm_campaign", "platform")
+"""The dimensions of the fine rollups (an event's own UTM is read there)."""
+DIMENSIONS = (*FINE_DIMENSIONS, *CLICK_DIMENSIONS)
 
 # Not a column: whether the row's events had a click behind them (1 on a level's rows, 0 on the unattributed
 # ones). A report that does not group by link asks for this beside its dimensions.
@@ -531,7 +574,8 @@ class LinkLabel:
 
 def _level_of(columns: Sequence[str]) -> str:
     """The coarse level holding ``columns`` (of :data:`DIMENSIONS` and :data:`ATTRIBUTED`; day aside: every
-    level is per day): every one or two of the other dimensions have one."""
+    level is per day): every one or two of the fine dimensions have one, the click dimensions those of
+    :data:`CLICK_LEVELS`."""
     unknown = set(columns) - set(DIMENSIONS) - {ATTRIBUTED}
     level = ",".join(c for c in DIMENSIONS[1:] if c in columns)
     if unknown or not columns or level not in LEVELS:
@@ -603,7 +647,7 @@ def _level_exprs(level: str) -> dict[str, str]:
     return found
 
 
-_FINE_EXPRS = {**{c: c for c in DIMENSIONS}, CAMPAIGN: _campaign_of("link_id")}
+_FINE_EXPRS = {**{c: c for c in FINE_DIMENSIONS}, CAMPAIGN: _campaign_of("link_id")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -676,7 +720,7 @@ def _fine_rows(table: str, account_id: str, first: str, last: str, columns: Sequ
     """The select list, GROUP BY list, source (ending in a WHERE clause to add to) and parameters reading
     ``columns`` from a fine rollup's rows (the event's own UTM) of the account's days ``first`` .. ``last``."""
     _own(table)
-    unknown = set(columns) - set(DIMENSIONS) - {ATTRIBUTED}
+    unknown = set(columns) - set(FINE_DIMENSIONS) - {ATTRIBUTED}
     if unknown or not columns:
         raise ValueError(f"no fine rollup holds {list(columns)}")
     select = ", ".join("1" if c == ATTRIBUTED else c for c in columns)

@@ -98,16 +98,18 @@ def stored_row(click: Click, details: ClickDetails = NO_DETAILS) -> tuple[Any, .
     """The row of ``storage.clicks.COLUMNS``; headers made valid text and cut, an empty referer is NULL,
     then the user agent's details (NULL where unknown), the visitor and the UTM origins (NULL for a click
     recorded before they were), then its country, region, city and rule (NULL where unknown or none),
-    then the variant (NULL for a link without an A/B split)."""
+    then the variant (NULL for a link without an A/B split) and the referer's host
+    (:func:`storage.clicks.referrer_host`)."""
     utm = {key: safe_text(value, 1000) for key, value in click.utm.items()}
+    referer = safe_text(click.referer, 2000) or None
     return (
         click.account_id, click.link_id, safe_text(click.tracking_id, 200), iso_from_timestamp(click.clicked_at),
         click.platform, int(click.bot), click.answer, stored_user_agent(click.user_agent),
-        safe_text(click.referer, 2000) or None, dumps(utm), utm.get("utm_source"), *details,
+        referer, dumps(utm), utm.get("utm_source"), *details,
         click.visitor if isinstance(click.visitor, str) else None,
         dumps(click.utm_origin) if isinstance(click.utm_origin, dict) else None,
         _short(click.country, 2), _short(click.region, 6), _short(click.city, 200), _short(click.rule, 64),
-        _short(click.variant, 64),
+        _short(click.variant, 64), repo.referrer_host(referer),
     )
 
 

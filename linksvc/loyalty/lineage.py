@@ -64,8 +64,11 @@ def lineage_of(resolved: Mapping[str, Any], sources: Mapping[str, str],
         "tracking_id": click.tracking_id, "link_id": click.link_id, "link_code": click.code,
         "campaign_id": click.campaign_id, "clicked_at": click.clicked_at, "platform": click.platform,
         "answer": click.answer}}
-    if click is not None and click.variant is not None:  # a link with an A/B split (issue 34)
-        lineage["click"]["variant"] = click.variant
+    if click is not None:  # issue 34: the variant of the link's A/B split, where the client was, the rule that
+        for name in PLACE:  # matched, the Referer's host; each only when the click has it
+            value = getattr(click, name)
+            if value is not None:
+                lineage["click"][name] = value
     for field in FIELDS:
         value = resolved.get(field)
         source = sources.get(field)
@@ -79,6 +82,8 @@ def lineage_of(resolved: Mapping[str, Any], sources: Mapping[str, str],
 
 
 ROLLUP_UTM = ("utm_source", "utm_medium", "utm_campaign")
+PLACE = ("variant", "country", "rule", "referrer_host")
+"""What of the click behind an event its lineage holds for the report's click dimensions (issue 34)."""
 
 
 def rollup_key(account_id: str, issued_at: str, resolved: Mapping[str, Any],
@@ -97,6 +102,17 @@ def click_utm(lineage: Mapping[str, Any] | None) -> tuple[str, str, str] | None:
         return None
     return tuple(str(((lineage.get(f) or {}).get("click") or {}).get("value") or "")  # type: ignore[return-value]
                  for f in ROLLUP_UTM)
+
+
+def click_dims(lineage: Mapping[str, Any] | None) -> tuple[str, str, str, str] | None:
+    """The country, referrer host, rule and variant of the click behind an event, from its stored lineage (''
+    where the click had none): its key in the report's click dimensions (``storage.conversions.CLICK_DIMENSIONS``).
+    None without a click."""
+    click = (lineage or {}).get("click")
+    if not click:
+        return None
+    return (str(click.get("country") or ""), str(click.get("referrer_host") or ""), str(click.get("rule") or ""),
+            str(click.get("variant") or ""))
 
 
 def delay_of(issued_at: datetime, click: Mapping[str, Any] | None) -> int | None:

@@ -16,9 +16,10 @@ from linksvc.errors import BadRequest, Conflict, NotFound
 from linksvc.forwarding import outbox
 from linksvc.jsoncodec import dumps
 from linksvc.loyalty import rules
-from linksvc.loyalty.lineage import click_utm, delay_of, money, rollup_key
+from linksvc.loyalty.lineage import PLACE, click_dims, click_utm, delay_of, money, rollup_key
 from linksvc.loyalty.models import PURCHASE
 from linksvc.store import Store, account_turn
+from storage import clicks as click_repo
 from storage import conversions, documents
 from storage import customer_stats as stats_repo
 from storage import customers as customer_repo
@@ -56,11 +57,25 @@ async def _uncount(tx: Tx, event: repo.StoredEvent) -> None:
     key = rollup_key(event.account_id, event.issued_at, event.body.get("attribution") or {}, click)
     await conversions.add_purchases(tx, [(*key, event.body.get("currency") or "", -1, -money(event.body.get("value")),
                                           delay_of(datetime.fromisoformat(event.issued_at), click))],
-                                    [click_utm(event.lineage)])
+                                    [click_utm(event.lineage)], [await _dims(tx, event.account_id, click)])
     if click and click.get("variant"):  # and the variant report's (issue 34)
         await conversions.add_variant_purchases(tx, [(event.account_id, click["link_id"], click["variant"],
                                                       event.body.get("currency") or "", -1,
                                                       -money(event.body.get("value")))])
+
+
+async def _dims(tx: Tx, account_id: str, click: dict[str, Any] | None) -> conversions.ClickDims | None:
+    """The click dimensions the purchase was counted under: its lineage's; for a purchase written before the
+    lineage held them, the click's as migration 0032 read it (the click the lineage names: its tracking_id and
+    time), '' when it is gone."""
+    if not click:
+        return None
+    if any(name in click for name in PLACE[1:]) or not click.get("tracking_id"):
+        return click_dims({"click": click})
+    place = await click_repo.click_place(tx, account_id, click["tracking_id"], click["clicked_at"])
+    if place is None:
+        return click_dims({"click": click})
+    return (place.country or "", place.referrer_host or "", place.rule or "", str(click.get("variant") or ""))
 
 
 async def reverse(tx: Tx, account_id: str, event_id: str, reason: str, now_dt: datetime) -> dict[str, Any]:

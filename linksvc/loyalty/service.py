@@ -35,7 +35,7 @@ from linksvc.jsoncodec import dumps
 from linksvc.links.clicks import ClickRecorder
 from linksvc.loyalty import attribution, rules
 from linksvc.loyalty.ids import uuid7 as new_id
-from linksvc.loyalty.lineage import click_utm, delay_of, lineage_of, rollup_key
+from linksvc.loyalty.lineage import click_dims, click_utm, delay_of, lineage_of, rollup_key
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
@@ -369,6 +369,9 @@ class _Batch:
     counted_by: list[tuple[str, str, str] | None] = field(default_factory=list)
     purchases: list[tuple[Any, ...]] = field(default_factory=list)
     purchases_by: list[tuple[str, str, str] | None] = field(default_factory=list)
+    # The click's country, referrer host, rule and variant, beside each (the coarse level's click dimensions).
+    counted_dims: list[conversions.ClickDims | None] = field(default_factory=list)
+    purchases_dims: list[conversions.ClickDims | None] = field(default_factory=list)
     variant_purchases: list[conversions.VariantPurchase] = field(default_factory=list)  # the variant report's
 
     @property
@@ -546,13 +549,16 @@ def _count(state: _Batch, stored: repo.StoredEvent, prepared: Prepared) -> None:
     click = stored.lineage["click"] if stored.lineage is not None else None
     key = rollup_key(state.account_id, stored.issued_at, prepared.attribution, click)
     utm = click_utm(stored.lineage)
+    dims = click_dims(stored.lineage)
     state.counted.append((*key, stored.type, 1))
     state.counted_by.append(utm)
+    state.counted_dims.append(dims)
     event = prepared.event
     if event.type == PURCHASE:
         state.purchases.append((*key, event.currency or "", 1, event.value or Decimal(0),
                                 delay_of(prepared.issued_at, click)))
         state.purchases_by.append(utm)
+        state.purchases_dims.append(dims)
         if click is not None and click.get("variant"):
             state.variant_purchases.append((state.account_id, click["link_id"], click["variant"],
                                             event.currency or "", 1, event.value or Decimal(0)))
@@ -562,9 +568,9 @@ async def _write(tx: Tx, state: _Batch) -> None:
     """The batch's writes, a statement or a few per table."""
     await repo.insert_many(tx, state.events)
     if state.counted:
-        await conversions.add_events(tx, state.counted, state.counted_by)
+        await conversions.add_events(tx, state.counted, state.counted_by, state.counted_dims)
     if state.purchases:
-        await conversions.add_purchases(tx, state.purchases, state.purchases_by)
+        await conversions.add_purchases(tx, state.purchases, state.purchases_by, state.purchases_dims)
     if state.variant_purchases:
         await conversions.add_variant_purchases(tx, state.variant_purchases)
     lines = {line_id: line for holder in state.holders.values() for line_id, line in holder.lines.items()}

@@ -29,13 +29,25 @@ from linksvc.store import Store
 from storage import conversions as repo
 from storage.db import Conn
 
-GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day")
+GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day", "country",
+          "referrer_host", "rule", "variant")
+CLICK_GROUPS = ("country", "referrer_host", "rule", "variant")
+"""Dimensions of the click behind a row (issue 34): country, referrer host, rule and A/B variant."""
+CLICK_PAIRS = {"country": ("day",), "referrer_host": ("day",), "rule": ("day", "link", "campaign"),
+               "variant": ("link",)}
+"""What each of :data:`CLICK_GROUPS` is grouped with (``storage.conversions.CLICK_LEVELS``): country and referrer
+host alone or with the day; the rule alone or with the day, the link or the campaign; a variant is named per
+link (every split has its "A"), so only with the link."""
+UNKNOWN = {"country": "(unknown)", "referrer_host": "(no referrer)", "rule": "(no rule)", "variant": "(no variant)"}
+"""How the CSV names a click dimension's missing value (null in JSON): no country known, no Referer (or none
+with a host), no rule matched, no split."""
 MAX_DAYS = 366
 DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 """A report's dates: the calendar date YYYY-MM-DD only (no ISO week or ordinal dates, no basic format)."""
 DEFAULT_DAYS = 7
 _COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
-           "utm_campaign": "utm_campaign", "platform": "platform", "day": "day"}
+           "utm_campaign": "utm_campaign", "platform": "platform", "day": "day",
+           **{g: g for g in CLICK_GROUPS}}
 RATE = Decimal("0.0001")
 # ISO 4217 currencies whose minor unit is not the cent (every other code has two decimals).
 MINOR_UNITS = {**dict.fromkeys(("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI",
@@ -107,6 +119,8 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
             issues.add("group_by", "names a dimension twice", "duplicate")
         elif any(g not in GROUPS for g in groups):
             issues.add("group_by", f"must be among {', '.join(GROUPS)}", "enum", GROUPS)
+        else:
+            _check_pairs(groups, issues)
     issues.raise_if_any("Invalid query")
     week = timedelta(days=DEFAULT_DAYS - 1)
     last_day = dates["to"] or (today if dates["from"] is None else None)
@@ -127,6 +141,23 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
         issues.add("to", f"the range holds at most {MAX_DAYS} days", "range")
     issues.raise_if_any("Invalid query")
     return ReportQuery(first_day, last_day, groups, utm_from, limit)
+
+
+def _check_pairs(groups: Sequence[str], issues: Issues) -> None:
+    """A click dimension goes with what :data:`CLICK_PAIRS` says; the 400 names every grouping allowed."""
+    for group in groups:
+        if group not in CLICK_PAIRS:
+            continue
+        other = [g for g in groups if g != group]
+        allowed = CLICK_PAIRS[group]
+        if (other and other[0] not in allowed) or (not other and group == "variant"):
+            accepted = [*([] if group == "variant" else [group]), *(f"{g},{group}" for g in allowed)]
+            if group == "variant":
+                message = "variant is named per link (every split has its own): group_by=link,variant"
+            else:
+                message = (f"{group} goes alone or with {' or '.join(allowed)}: group_by={', '.join(accepted)}")
+            issues.add("group_by", message, "enum", accepted)
+            return
 
 
 COUNTS = ("human", "bot", "visitors", "web", "app", "store")  # of clicks, in the rollup's column order
@@ -321,6 +352,8 @@ def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, repo.LinkL
             view["link_code"] = labels[value].code if value in labels else None
         elif name == "campaign":
             view["campaign_name"] = names.get(value) if value else None
+        elif name in CLICK_GROUPS and not value:  # no country known, no referrer, no rule, no split: null
+            view[name] = None
     return view
 
 
@@ -332,8 +365,8 @@ CSV_FIGURES = ("clicks_human", "clicks_bot", "visitors", "routes_web", "routes_a
 def report_csv(report: Mapping[str, Any]) -> str:
     """The report's rows as CSV (:func:`linksvc.spreadsheet.csv_text`: every field quoted, none a formula): one
     column per key member, then the figures; events and revenue as ``type=n`` and ``CUR=amount`` joined by
-    ``; `` (they have a member per type or currency). The groups beyond the report's limit are one last line,
-    ``(other)`` in each key column."""
+    ``; `` (they have a member per type or currency); a click dimension's missing value as :data:`UNKNOWN` says.
+    The groups beyond the report's limit are one last line, ``(other)`` in each key column."""
     keys: list[str] = []
     for name in report["group_by"]:
         keys.append(name)
@@ -342,8 +375,12 @@ def report_csv(report: Mapping[str, Any]) -> str:
         elif name == "campaign":
             keys.append("campaign_name")
     other = report.get("other")
+
+    def cell(key: Mapping[str, Any], name: str) -> Any:
+        value = key.get(name)
+        return UNKNOWN[name] if value is None and name in UNKNOWN else value
     return csv_text([[*keys, *CSV_FIGURES],
-                     *([row["key"].get(k) for k in keys] + _figure_cells(row) for row in report["rows"]),
+                     *([cell(row["key"], k) for k in keys] + _figure_cells(row) for row in report["rows"]),
                      *([[OTHER] * len(keys) + _figure_cells(other)] if other else [])])
 
 

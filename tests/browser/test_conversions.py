@@ -206,3 +206,36 @@ def test_the_report_is_used_with_the_keyboard_and_labelled(watched: Watched, sce
     page.get_by_role("heading", name="Conversion report").wait_for()
     page.locator(".form-error:not(:empty), .field-error:not(:empty)").first.wait_for()
     assert page.get_by_text("No report for these settings.").count() == 1
+
+
+def test_the_report_by_the_clicks_country_and_variant(watched: Watched, scene: Scene, bought: dict[str, str]) -> None:
+    """Issue 34: the click's country, referrer, rule and A/B variant are dimensions of the report; a missing one
+    reads in words, the second choice offers only what the first goes with, and a variant comes with its link."""
+    page = watched.page
+    sign_in(watched, scene)
+    page.get_by_role("link", name="Reports").click()
+    page.get_by_role("heading", name="Conversion report").wait_for()
+    page.get_by_role("button", name="Last 7 days").click()
+    page.get_by_label("Group by").select_option("country")
+    page.locator("th", has_text="Country").wait_for()
+    assert "group_by=country" in page.url
+    start, end = page.get_by_label("From").input_value(), page.get_by_label("To").input_value()
+    report = _report(scene, start, end, "country")["data"]
+    cells = page.locator('tbody tr td[data-label="Country"]').all_inner_texts()
+    assert cells == [row["key"]["country"] or "(unknown)" for row in report["rows"]] and cells
+    # With a country: the day only; with a rule, the day, the link or the campaign.
+    then_by = page.get_by_label("Then by")
+    disabled = then_by.locator("option:disabled").evaluate_all("options => options.map(o => o.value)")
+    assert set(disabled) == {"campaign", "link", "country", "utm_source", "utm_medium", "utm_campaign", "platform",
+                             "referrer_host", "rule", "variant"}
+    page.get_by_label("Group by").select_option("rule")
+    page.locator("th", has_text="Rule").wait_for()
+    disabled = then_by.locator("option:disabled").evaluate_all("options => options.map(o => o.value)")
+    assert set(disabled) == {"country", "utm_source", "utm_medium", "utm_campaign", "platform", "referrer_host",
+                             "rule", "variant"}
+    # A variant is named per link: choosing it groups by the link too.
+    page.get_by_label("Group by").select_option("variant")
+    page.locator("th", has_text="A/B variant").wait_for()
+    assert then_by.input_value() == "link"
+    assert "group_by=variant%2Clink" in page.url or "group_by=variant,link" in page.url
+    assert page.get_by_text("No report for these settings.").count() == 0

@@ -36,12 +36,18 @@ ANSWERS = ("destination", "fallback", "intent", "deeplink", "play", "app_store",
 ROUTE = {"destination": "web", "fallback": "web", "intent": "app", "deeplink": "app", "play": "store",
          "app_store": "store"}
 GROUPS = ["day", "link", "campaign", "utm_source,platform", "day,utm_campaign", "campaign,utm_medium", "platform",
-          "link,utm_source", "link,platform", "campaign,platform"]
+          "link,utm_source", "link,platform", "campaign,platform",
+          # the click's country, referrer host, rule and variant (issue 34)
+          "country", "referrer_host", "day,rule", "day,country", "day,referrer_host", "link,rule",
+          "campaign,rule", "link,variant"]
+REFERERS = (None, "https://www.instagram.com/", "https://L.Facebook.com/l.php?u=x", "android-app://com.google.android.gm/",
+            "no scheme")
 SPAN = 35  # days of clicks before now: the report's weekly rows hold several whole weeks of them
 
 
 async def make_clicks(client: TestClient) -> None:
     rng = random.Random(21)
+    place = random.Random(23)  # country, referer, rule and variant (issue 34), drawn apart
     recorder = client.app[CLICKS]
     links = [ids(A)["links"], ids(B)["links"]]
     now = time.time()
@@ -52,8 +58,11 @@ async def make_clicks(client: TestClient) -> None:
                                  ("utm_medium", rng.choice(["mail", ""])),
                                  ("utm_campaign", rng.choice(["bf", "xmas", ""]))) if v}
         recorder.record(Click(account, link, f"t{n}", now - rng.uniform(0, SPAN * DAY), rng.choice(["ios", "android",
-                              "desktop"]), rng.random() < 0.15, rng.choice(ANSWERS), "UA", "", utm,
-                              rng.choice([f"{v:016x}" for v in range(12)] + [None]), {}))
+                              "desktop"]), rng.random() < 0.15, rng.choice(ANSWERS), "UA",
+                              place.choice(REFERERS) or "", utm,
+                              rng.choice([f"{v:016x}" for v in range(12)] + [None]), {},
+                              country=place.choice(["US", "CO", None]), rule=place.choice(["latam", "mobile", None]),
+                              variant=place.choice(["A", "B", None])))
         if n % 100 == 0:
             await recorder.flush()
     for agent in ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) Version/17.1 Mobile/15E148 Safari/604.1",
@@ -105,30 +114,40 @@ async def rebuild(client: TestClient, account: str, first: str, last: str, group
     conn = client.app[DB].reader
     links = {row[0]: (row[1] or "") for row in await fetch_all(conn, "SELECT id, campaign_id FROM links")}
 
-    def key(day: str, link: str, source: str, medium: str, campaign: str, platform: str) -> tuple[str, ...]:
+    def key(day: str, link: str, source: str, medium: str, campaign: str, platform: str,
+            place: tuple[str, ...]) -> tuple[str, ...]:
         dims = {"day": day, "link": link, "campaign": links.get(link, ""), "utm_source": source,
-                "utm_medium": medium, "utm_campaign": campaign, "platform": platform}
+                "utm_medium": medium, "utm_campaign": campaign, "platform": platform,
+                **dict(zip(("country", "referrer_host", "rule", "variant"), place, strict=True))}
         return tuple(dims[g] for g in group_by)
 
     rows: dict[tuple[str, ...], dict[str, Any]] = defaultdict(lambda: {
         "human": 0, "bot": 0, "visitors": set(), "web": 0, "app": 0, "store": 0, "events": defaultdict(int),
         "purchases": 0, "revenue": defaultdict(Decimal), "delays": [0] * len(BUCKETS)})
-    for row in await fetch_all(conn, "SELECT clicked_at, link_id, utm, platform, bot, answer, visitor FROM clicks "
-                                     "WHERE account_id = ?", (account,)):
+    # A click's country, referrer host (its Referer cut as the clicks breakdown cuts it), rule and variant, by
+    # its tracking_id and time (the click an event's lineage names).
+    places: dict[tuple[str, str], tuple[str, ...]] = {}
+    counted: set[tuple[Any, ...]] = set()
+    for row in await fetch_all(conn, "SELECT clicked_at, link_id, utm, platform, bot, answer, visitor, tracking_id, "
+                                     "country, referer, rule, variant FROM clicks WHERE account_id = ? ORDER BY id",
+                               (account,)):
+        place = (row[8] or "", host_of(row[9]), row[10] or "", row[11] or "")
+        places[row[7], row[0]] = place
         day = row[0][:10]
         if not first <= day <= last:
             continue
         utm = loads(row[2])
         dims = (day, row[1], utm.get("utm_source", ""), utm.get("utm_medium", ""), utm.get("utm_campaign", ""),
                 row[3])
-        figures = rows[key(*dims)]
+        figures = rows[key(*dims, place)]
         if row[4]:
             figures["bot"] += 1
             continue
         figures["human"] += 1
         if row[5] in ROUTE:
             figures[ROUTE[row[5]]] += 1
-        if row[6]:
+        if row[6] and (*dims, row[6]) not in counted:  # a visitor per day, link, UTM and platform: in the group
+            counted.add((*dims, row[6]))  # of their first click
             figures["visitors"].add((*dims, row[6]))
     unattributed: dict[str, Any] = {"events": 0, "purchases": 0, "revenue": defaultdict(Decimal)}
     for row in await fetch_all(conn, "SELECT type, issued_at, body, reversed_at, lineage FROM events "
@@ -147,7 +166,8 @@ async def rebuild(client: TestClient, account: str, first: str, last: str, group
             continue
         values = [(lineage[f]["value"] if utm_from == "event" else lineage[f]["click"]["value"]) or ""
                   for f in ("utm_source", "utm_medium", "utm_campaign")]
-        figures = rows[key(day, seen["link_id"], *values, seen["platform"] or "")]
+        figures = rows[key(day, seen["link_id"], *values, seen["platform"] or "",
+                           places.get((seen["tracking_id"], seen["clicked_at"]), ("", "", "", "")))]
         figures["events"][row[0]] += 1
         if purchase:
             figures["purchases"] += 1
@@ -158,6 +178,17 @@ async def rebuild(client: TestClient, account: str, first: str, last: str, group
     return {"rows": {k: view(v) for k, v in rows.items()},
             "unattributed": {"events": unattributed["events"], "purchases": unattributed["purchases"],
                              "revenue": {c: format(a, "f") for c, a in sorted(unattributed["revenue"].items())}}}
+
+
+def host_of(referer: str | None) -> str:
+    """The host of a Referer as the clicks breakdown of a link cuts it ('' for none)."""
+    if not referer or "://" not in referer:
+        return ""
+    host = referer.split("://", 1)[1]
+    for end in "/?#":
+        host = host.split(end, 1)[0]
+    host = host.split("@", 1)[-1] if "@" in host else host
+    return host.split(":", 1)[0].lower()
 
 
 def bound(delays: list[int], q: float) -> int | None:
@@ -223,7 +254,7 @@ async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestC
         assert data["utm_from"] == (utm_from or "click") and data["other"] is None
         names = group_by.split(",")
         expected = await rebuild(seeded, account, first, last, names, utm_from or "click")
-        got = {tuple(row["key"][n] for n in names): {k: v for k, v in row.items() if k != "key"}
+        got = {tuple(row["key"][n] or "" for n in names): {k: v for k, v in row.items() if k != "key"}
                for row in data["rows"]}
         assert exact(got) == exact(expected["rows"])
         assert exact(data["unattributed"]) == exact(expected["unattributed"])
@@ -232,7 +263,7 @@ async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestC
             response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
                                         f"&from={first}&to={last}&limit=3", headers=ADMIN)
             capped = (await response.json())["data"]
-            shown = {tuple(row["key"][n] for n in names): {k: v for k, v in row.items() if k != "key"}
+            shown = {tuple(row["key"][n] or "" for n in names): {k: v for k, v in row.items() if k != "key"}
                      for row in capped["rows"]}
             assert list(shown) == list(got)[:3] and exact(shown) == exact({k: expected["rows"][k] for k in shown})
             rest = [v for k, v in expected["rows"].items() if k not in shown]
@@ -279,9 +310,11 @@ def fill_statements(script: str, start: str, count: int) -> list[str]:
 
 async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded: TestClient) -> None:
     """Migration 0020 (PostgreSQL 0005) fills the coarse level from the fine rollups an older release kept, 0024
-    (PostgreSQL 0009) its link pairs and weekly rows, and 0026 (PostgreSQL 0011) rebuilds the levels holding a
-    UTM field from the events' lineage (the click's UTM, not the event's own); run on the data the writers just
-    kept, they give back exactly the rows they wrote."""
+    (PostgreSQL 0009) its link pairs and weekly rows, 0026 (PostgreSQL 0011) rebuilds the levels holding a
+    UTM field from the events' lineage (the click's UTM, not the event's own), and 0032 (PostgreSQL 0017) fills
+    the levels of the click's country, referrer host, rule and variant from the clicks counted and the clicks
+    the events' lineage names; run on the data the writers just kept, they give back exactly the rows they
+    wrote."""
     await make_clicks(seeded)
     await make_events(seeded)
     db = seeded.app[DB]
@@ -299,9 +332,12 @@ async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded:
              else MIGRATIONS / "0024_conversion_weeks.sql").read_text(encoding="utf-8")
     click_utm = (MIGRATIONS / "postgresql" / "0011_conversion_click_utm.sql" if pg
                  else MIGRATIONS / "0026_conversion_click_utm.sql").read_text(encoding="utf-8")
+    dims = (MIGRATIONS / "postgresql" / "0017_conversion_click_dimensions.sql" if pg
+            else MIGRATIONS / "0032_conversion_click_dimensions.sql").read_text(encoding="utf-8")
     fill = [*fill_statements(levels, "INSERT INTO conversion_level_clicks", 3),
             *fill_statements(weeks, "-- Filled from the rollups already kept", 6),
-            *fill_statements(click_utm, "DELETE FROM conversion_level_events", 6)]
+            *fill_statements(click_utm, "DELETE FROM conversion_level_events", 6),
+            *fill_statements(dims, "-- The coarse level's new levels", 6)]
 
     async def upgrade(tx: Any) -> None:
         for table in LEVEL_TABLES:
@@ -310,3 +346,34 @@ async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded:
             await execute(tx, statement)
     await db.write(upgrade)
     assert await level_rows(db.reader) == kept
+
+
+async def test_a_purchase_written_before_its_lineage_held_the_clicks_place_is_reversed_from_its_click(
+        seeded: TestClient) -> None:
+    """Purchases written before 0032 have no country, rule or referrer host in their lineage: the migration
+    counted them under their click's (the one the lineage names), and a reversal takes them back from there."""
+    await make_clicks(seeded)
+    await make_events(seeded)
+    db = seeded.app[DB]
+    pg = dialect(db.reader) == "postgresql"
+    strip = ("lineage #- '{click,country}' #- '{click,rule}' #- '{click,referrer_host}'" if pg else
+             "json_remove(lineage, '$.click.country', '$.click.rule', '$.click.referrer_host')")
+    await db.write(lambda tx: execute(tx, f"UPDATE events SET lineage = {strip} WHERE lineage IS NOT NULL"))
+    rows = await fetch_all(db.reader, "SELECT id FROM events WHERE account_id = ? AND type = 'PURCHASE' AND "
+                                      "reversed_at IS NULL AND lineage IS NOT NULL ORDER BY id", (A,))
+    headers = bearer(await token_for(seeded, A))
+    for row in rows[::3]:
+        response = await seeded.post(f"/api/storefront/v1/behavior/events/{row[0]}/reverse",
+                                     json={"reason": "returned"}, headers=headers)
+        assert response.status == 200, await response.text()
+    first, last = ranges()[1]
+    for group_by in ("country", "day,rule", "link,variant"):
+        response = await seeded.get(f"/api/admin/v1/accounts/{A}/reports/conversions?group_by={group_by}"
+                                    f"&from={first}&to={last}", headers=ADMIN)
+        data = (await response.json())["data"]
+        names = group_by.split(",")
+        expected = await rebuild(seeded, A, first, last, names)
+        got = {tuple(row["key"][n] or "" for n in names): {k: v for k, v in row.items() if k != "key"}
+               for row in data["rows"]}
+        assert exact(got) == exact(expected["rows"])
+        assert data["totals"]["purchases"] > 0

@@ -154,8 +154,13 @@ async def test_the_csv_holds_the_same_rows(service: TestClient) -> None:
 
 @pytest.mark.parametrize(("query", "field"), [
     ("?from=2026-13-01", "from"), ("?to=yesterday", "to"), ("?from=2026-11-10&to=2026-11-01", "to"),
-    ("?from=2025-01-01&to=2026-01-02", "to"), ("?group_by=link,link", "group_by"), ("?group_by=country", "group_by"),
+    ("?from=2025-01-01&to=2026-01-02", "to"), ("?group_by=link,link", "group_by"), ("?group_by=city", "group_by"),
     ("?group_by=day,link,platform", "group_by"), ("?format=xml", "format"), ("?from=1&from=2", "from"),
+    # the click's dimensions (issue 34): a variant only with its link, the others not with a UTM field or another
+    ("?group_by=variant", "group_by"), ("?group_by=day,variant", "group_by"),
+    ("?group_by=campaign,variant", "group_by"), ("?group_by=utm_source,country", "group_by"),
+    ("?group_by=country,rule", "group_by"), ("?group_by=platform,referrer_host", "group_by"),
+    ("?group_by=link,referrer_host", "group_by"), ("?group_by=campaign,country", "group_by"),
 ])
 async def test_a_bad_query_is_a_400_naming_the_parameter(service: TestClient, query: str, field: str) -> None:
     response = await service.get(f"{REPORT}{query}", headers=ADMIN)

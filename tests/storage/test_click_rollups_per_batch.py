@@ -1,6 +1,8 @@
 """The clicks' conversion rollups, counted by the pass behind the mark (issue 33), hold exactly what counting the
 same clicks one by one gives: every fine row, every visitor counted once per key across passes, every coarse row
-of the 16 levels and the day's unattributed level, daily and weekly, on either store; whatever the click
+of the 16 levels of the fine dimensions, the 7 of the click's country, referrer host, rule and variant (issue 34:
+a new visitor under the dimensions of their first click) and the day's unattributed level, daily and weekly, on
+either store; whatever the click
 batches' sizes and the passes' spans, with passes that fail midway (rolled back whole: nothing counted twice),
 and on SQLite when deleting a link hands its ids to the next clicks. The clicks span a week's end, so a pass
 adds to two weeks; some carry no visitor, some are bots, some answers take no route."""
@@ -28,6 +30,8 @@ DAYS = ("2026-11-22", "2026-11-23", "2026-11-24")  # a Sunday, then the next wee
 UTMS: list[dict[str, str]] = [{}, {"utm_source": "mail"}, {"utm_source": "ads", "utm_campaign": "x"},
                               {"utm_source": "mail", "utm_medium": "email", "utm_campaign": "bf"}]
 ANSWERS = ("destination", "fallback", "intent", "deeplink", "play", "app_store", "landing", "broken")
+REFERERS = (None, None, "https://www.Example.com/path?q=1", "android-app://com.google.android.gm/",
+            "http://user@Shop.example.org:8080/#top", "not a url")
 
 
 def _clicks(count: int, seed: int = 33, links: tuple[str, ...] = tuple(f"link-{n}" for n in range(6))
@@ -36,25 +40,32 @@ def _clicks(count: int, seed: int = 33, links: tuple[str, ...] = tuple(f"link-{n
     rows = []
     for n in range(count):
         utm = draw.choice(UTMS)
+        referer = draw.choice(REFERERS)
         rows.append([draw.choice((A, B)), draw.choice(links), f"t{seed}-{n}",
                      f"{draw.choice(DAYS)}T10:{draw.randrange(60):02d}:00.000000Z",
                      draw.choice(("ios", "android", "web", "")),
-                     int(draw.random() < 0.1), draw.choice(ANSWERS), "UA", "", json.dumps(utm), utm.get("utm_source"),
-                     None, None, None, None, None, None, draw.choice((None, *(f"v{i}" for i in range(8)))), None,
-                     None, None, None, None,  # country, region, city, rule
-                     draw.choice((None, None, "A", "B", "C"))])  # the variant of an A/B split (issue 34)
+                     int(draw.random() < 0.1), draw.choice(ANSWERS), "UA", referer, json.dumps(utm),
+                     utm.get("utm_source"), None, None, None, None, None, None,
+                     draw.choice((None, *(f"v{i}" for i in range(8)))), None,
+                     draw.choice((None, "US", "BR")), None, None,  # country, region, city (issue 34)
+                     draw.choice((None, None, "latam", "mobile")),  # the rule that matched
+                     draw.choice((None, None, "A", "B", "C")),  # the variant of an A/B split
+                     click_repo.referrer_host(referer)])
     return rows
 
 
 def _one_by_one(rows: list[list[Any]]) -> tuple[dict[tuple[Any, ...], list[int]], dict[tuple[Any, ...], list[int]]]:
-    """The fine and coarse rows, counted click by click: the rule of docs/decisions.md, written plainly."""
-    fine: dict[tuple[Any, ...], list[int]] = {}
+    """The fine and coarse rows, counted click by click: the rule of docs/decisions.md, written plainly. Each
+    fine key's counts are kept apart per click dimensions (country, referrer host, rule, variant), a visitor's
+    under those of their first click."""
+    by_dims: dict[tuple[Any, ...], list[int]] = {}
     seen: set[tuple[Any, ...]] = set()
     for row in rows:
         utm = json.loads(row[9])
         key = (row[0], row[3][:10], row[1], utm.get("utm_source", ""), utm.get("utm_medium", ""),
                utm.get("utm_campaign", ""), row[4])
-        counts = fine.setdefault(key, [0] * 6)
+        dims = (row[19] or "", row[24] or "", row[22] or "", row[23] or "")
+        counts = by_dims.setdefault((key, dims), [0] * 6)
         if row[5]:
             counts[1] += 1
             continue
@@ -64,9 +75,13 @@ def _one_by_one(rows: list[list[Any]]) -> tuple[dict[tuple[Any, ...], list[int]]
         if row[17] is not None and (key, row[17]) not in seen:
             seen.add((key, row[17]))
             counts[2] += 1
+    fine: dict[tuple[Any, ...], list[int]] = {}
     coarse: dict[tuple[Any, ...], list[int]] = {}
-    for key, counts in fine.items():
-        for level_key in conversions.level_keys(key):
+    for (key, dims), counts in by_dims.items():
+        total = fine.setdefault(key, [0] * 6)
+        for i, n in enumerate(counts):
+            total[i] += n
+        for level_key in conversions.level_keys(key, dims):
             week = (*level_key[:2], conversions.WEEKLY, conversions.monday(level_key[3]), *level_key[4:])
             for k in (level_key, week):
                 total = coarse.setdefault(k, [0] * 6)
@@ -76,6 +91,11 @@ def _one_by_one(rows: list[list[Any]]) -> tuple[dict[tuple[Any, ...], list[int]]
 
 
 async def _assert_counted(db: Store, rows: list[list[Any]]) -> None:
+    """``rows`` counted as the pass should have: in the order of their ids when they are all stored (nodes commit
+    their batches in any order; a visitor's first click is the one of the smallest id), else as given."""
+    ids = {row[0]: int(row[1]) for row in await fetch_all(db.reader, "SELECT tracking_id, id FROM clicks")}
+    if all(row[2] in ids for row in rows):
+        rows = sorted(rows, key=lambda row: ids[row[2]])
     fine, coarse = _one_by_one(rows)
     stored_fine = await fetch_all(db.reader, f"SELECT {', '.join(conversions.KEY)}, "
                                              f"{', '.join(conversions.CLICK_COUNTS)} FROM conversion_clicks")

@@ -3,7 +3,8 @@
 // to purchase, grouped by one or two dimensions, with a totals row and the same table as CSV. The figures
 // are the admin API's (GET .../reports/conversions); nothing is computed here but their wording. Grouped by a
 // UTM field, events count under the UTM of the click behind them unless asked for their own (utm_from), and
-// the page says which; past the API's limit of groups, one row sums the groups left out.
+// the page says which; past the API's limit of groups, one row sums the groups left out. The click behind a row
+// gives four more dimensions (country, referrer, rule, variant), grouped only as the API keeps them (PAIRS).
 
 import { admin, inAccount, query } from './api.js';
 import { clearErrors, day, field, h, saveBlob, showErrors, table } from './dom.js';
@@ -11,8 +12,26 @@ import { platformName } from './names.js';
 
 export const DIMENSIONS = [
   ['campaign', 'Campaign'], ['link', 'Link'], ['utm_source', 'utm_source'], ['utm_medium', 'utm_medium'],
-  ['utm_campaign', 'utm_campaign'], ['platform', 'Platform'], ['day', 'Day'],
+  ['utm_campaign', 'utm_campaign'], ['platform', 'Platform'], ['day', 'Day'], ['country', 'Country'],
+  ['referrer_host', 'Referrer'], ['rule', 'Rule'], ['variant', 'A/B variant'],
 ];
+// What each dimension of the click goes with (the API refuses other pairs): a variant is named per link.
+export const PAIRS = {
+  country: ['day'], referrer_host: ['day'], rule: ['day', 'link', 'campaign'], variant: ['link'],
+};
+// A click dimension's missing value, as the CSV names it.
+export const UNKNOWN = {
+  country: '(unknown)', referrer_host: '(no referrer)', rule: '(no rule)', variant: '(no variant)',
+};
+// Whether the API groups by these two (or by the first alone, when second is '').
+export function allowedPair(first, second) {
+  if (!second) return first !== 'variant';
+  if (first === second) return false;
+  if (PAIRS[first] && PAIRS[second]) return false;
+  if (PAIRS[first]) return PAIRS[first].includes(second);
+  if (PAIRS[second]) return PAIRS[second].includes(first);
+  return true;
+}
 const DIMENSION_KEYS = DIMENSIONS.map(([key]) => key);
 const DEFAULT_GROUP = ['campaign'];
 export const UTM_FROM = [['click', 'the click behind them'], ['event', 'their own, as sent']];
@@ -80,6 +99,7 @@ function keyCell(ctx, dimension, key) {
   }
   if (dimension === 'platform') return platformName(value);
   if (dimension === 'day') return value ? day(value) : '—';
+  if (UNKNOWN[dimension]) return value || h('em', {}, UNKNOWN[dimension]);
   return value || '(none)';
 }
 
@@ -155,9 +175,10 @@ export async function reportsView(ctx) {
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }));
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
 
+  // The second dimension offers what the first goes with; a variant needs its link.
   const syncSecond = () => {
-    for (const option of second.options) option.disabled = option.value !== '' && option.value === first.value;
-    if (second.value === first.value) second.value = '';
+    for (const option of second.options) option.disabled = !allowedPair(first.value, option.value);
+    if (!allowedPair(first.value, second.value)) second.value = first.value === 'variant' ? 'link' : '';
   };
 
   async function load() {
