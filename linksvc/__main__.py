@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from linksvc import mail
 from linksvc.clock import parse_iso
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import export_target_of, run_export
@@ -86,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument("--from", dest="source", required=True, help="sqlite:///path/to/linksvc.db")
     copy.add_argument("--to", dest="target", required=True, help="postgresql://user@host:port/database (empty)")
     route.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
+    mail_ = commands.add_parser("mail", help="email through LINKSVC_SMTP_URL")
+    mail_actions = mail_.add_subparsers(dest="action", required=True)
+    test = mail_actions.add_parser("test", help="send a test letter, to check the SMTP settings")
+    test.add_argument("to", help="the address to send it to")
     return parser
 
 
@@ -309,6 +314,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+async def _mail_test(settings: Settings, to: str) -> int:
+    """``linksvc mail test ADDRESS``: a letter through the configured server; what the server said."""
+    if "@" not in to or any(c.isspace() for c in to):
+        print(f"error: {to!r} is not an email address", file=sys.stderr)
+        return 2
+    letter = mail.Letter(to=to, subject="linksvc: a test letter",
+                         text=f"This letter checks the mail settings of linksvc at {settings.public_url}.\n"
+                              "Nothing needs doing.\n")
+    outcome = await mail.send(settings.mail_server, settings.mail_sender, letter)
+    print(outcome.detail, file=sys.stdout if outcome.sent else sys.stderr)
+    return 0 if outcome.sent else 1
+
+
 def _command(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "serve":
         return _serve(settings)
@@ -318,6 +336,8 @@ def _command(settings: Settings, args: argparse.Namespace) -> int:
         return asyncio.run(_route(settings, args))
     if args.command == "db":
         return asyncio.run(_copy(settings, args.source, args.target))
+    if args.command == "mail":
+        return asyncio.run(_mail_test(settings, args.to))
     return asyncio.run(_seed(settings, args.file))
 
 

@@ -5,7 +5,7 @@ raises :class:`SettingsError` naming the variable, so a typo in a deployment fai
 the first request. Tests build :class:`Settings` directly.
 
 A settings object's ``repr`` (and so any log line or traceback that shows one) leaves out the admin token
-and the S3 secret and masks credentials in URL settings (``LINKSVC_EXPORT_S3_ENDPOINT``,
+the S3 secret and the SMTP URL, and masks credentials in URL settings (``LINKSVC_EXPORT_S3_ENDPOINT``,
 ``LINKSVC_PUBLIC_URL``): ``https://********@host``.
 """
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from yarl import URL
 
+from linksvc import mail
 from linksvc.client_address import parse_networks
 from linksvc.redaction import mask_url_credentials, masked_repr
 from linksvc.rules.geo import check_mmdb
@@ -112,6 +113,13 @@ class Settings:
     domain_verify_scheme: str = "https"
     domain_verify_connect: str = ""
     domain_verify_timeout_seconds: float = 5.0
+    # Email (linksvc.mail): the SMTP server (smtp:// STARTTLS, smtps:// TLS, smtp+insecure:// none; empty: no
+    # mail, links are shown to pass on), the From of every letter (empty: linksvc <no-reply@public host>), a PEM
+    # bundle of the authorities its certificate may come from (empty: the system's), the time a letter may take.
+    smtp_url: str = field(default="", repr=False)
+    smtp_from: str = ""
+    smtp_ca_file: str = ""
+    smtp_timeout_seconds: float = 10.0
 
     # Whether public_url was made from host and port (LINKSVC_PUBLIC_URL not set): it follows them then.
     public_url_follows: bool = field(default=False, init=False, repr=False, compare=False)
@@ -136,6 +144,16 @@ class Settings:
     def store_name(self) -> str:
         """Where the data is, for logs: the database URL without its password, or the SQLite file."""
         return mask_url_credentials(self.database_url) if self.database_url else self.db_path
+
+    @property
+    def mail_server(self) -> mail.Server | None:
+        """The SMTP server letters go through (None: mail is off)."""
+        return mail.server_of(self.smtp_url, self.smtp_ca_file, self.smtp_timeout_seconds)
+
+    @property
+    def mail_sender(self) -> str:
+        """The ``From`` of every letter."""
+        return mail.sender_of(self.smtp_from, URL(self.public_url).host or "localhost")
 
     def resolved_admin_token(self) -> Settings:
         if self.admin_token:
@@ -214,6 +232,10 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_DOMAIN_VERIFY_SCHEME": "domain_verify_scheme",
     "LINKSVC_DOMAIN_VERIFY_CONNECT": "domain_verify_connect",
     "LINKSVC_DOMAIN_VERIFY_TIMEOUT_SECONDS": "domain_verify_timeout_seconds",
+    "LINKSVC_SMTP_URL": "smtp_url",
+    "LINKSVC_SMTP_FROM": "smtp_from",
+    "LINKSVC_SMTP_CA_FILE": "smtp_ca_file",
+    "LINKSVC_SMTP_TIMEOUT_SECONDS": "smtp_timeout_seconds",
 }
 
 _CHOICES = {
@@ -281,6 +303,20 @@ def _parse(name: str, attr: str, raw: str, kind: type) -> object:
         if not colon or not host or not port.isdigit() or not 0 < int(port) <= 65535:
             raise SettingsError(f"{name} must be host:port, got {raw!r}")
         return raw.strip()
+    if attr == "smtp_url":
+        try:
+            mail.server_of(raw)
+        except mail.MailSettingsError as exc:
+            raise SettingsError(f"{name} {exc}") from None
+        return raw.strip()
+    if attr == "smtp_from":
+        try:
+            mail.sender_of(raw, "example.com")
+        except mail.MailSettingsError as exc:
+            raise SettingsError(f"{name} {exc}") from None
+        return raw.strip()
+    if attr == "smtp_ca_file" and raw.strip() and not os.path.isfile(raw.strip()):
+        raise SettingsError(f"{name} must be a readable PEM file, got {raw!r}")
     if attr in _CHOICES:
         value_s = raw.strip().upper() if attr != "log_format" else raw.strip().lower()
         if value_s not in _CHOICES[attr]:

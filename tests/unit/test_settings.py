@@ -71,6 +71,11 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_DOMAIN_VERIFY_SCHEME", "HTTP", "domain_verify_scheme", "http"),
     ("LINKSVC_DOMAIN_VERIFY_CONNECT", "127.0.0.1:8443", "domain_verify_connect", "127.0.0.1:8443"),
     ("LINKSVC_DOMAIN_VERIFY_TIMEOUT_SECONDS", "2", "domain_verify_timeout_seconds", 2.0),
+    ("LINKSVC_SMTP_URL", "smtp://links%40example.com:s3cret@mail.example.com", "smtp_url",
+     "smtp://links%40example.com:s3cret@mail.example.com"),
+    ("LINKSVC_SMTP_FROM", "Links <no-reply@example.com>", "smtp_from", "Links <no-reply@example.com>"),
+    ("LINKSVC_SMTP_CA_FILE", "/etc/hostname", "smtp_ca_file", "/etc/hostname"),
+    ("LINKSVC_SMTP_TIMEOUT_SECONDS", "30", "smtp_timeout_seconds", 30.0),
 ]
 
 BAD: list[tuple[str, str]] = [
@@ -130,6 +135,14 @@ BAD: list[tuple[str, str]] = [
     ("LINKSVC_DOMAIN_VERIFY_SCHEME", "ftp"),
     ("LINKSVC_DOMAIN_VERIFY_CONNECT", "127.0.0.1"),
     ("LINKSVC_DOMAIN_VERIFY_TIMEOUT_SECONDS", "0"),
+    ("LINKSVC_SMTP_URL", "mail.example.com:587"),
+    ("LINKSVC_SMTP_URL", "http://mail.example.com"),
+    ("LINKSVC_SMTP_URL", "smtp://user@mail.example.com"),
+    ("LINKSVC_SMTP_URL", "smtp://mail.example.com:99999"),
+    ("LINKSVC_SMTP_FROM", "no-reply"),
+    ("LINKSVC_SMTP_FROM", "a@example.com\r\nBcc: b@example.com"),
+    ("LINKSVC_SMTP_CA_FILE", "/nonexistent/ca.pem"),
+    ("LINKSVC_SMTP_TIMEOUT_SECONDS", "0"),
 ]
 
 
@@ -179,6 +192,17 @@ def test_a_bad_value_names_the_variable(name: str, raw: str) -> None:
         load_settings({name: raw})
     assert name in str(refused.value)
     assert repr(raw) in str(refused.value)
+
+
+def test_an_smtp_url_is_refused_without_its_password() -> None:
+    """Credentials over a connection without TLS are refused, and the message does not repeat them."""
+    for raw in ("smtp+insecure://mailer:hunter2-secret@relay.internal", "ftp://mailer:hunter2-secret@relay"):
+        with pytest.raises(SettingsError) as refused:
+            load_settings({"LINKSVC_SMTP_URL": raw})
+        assert "LINKSVC_SMTP_URL" in str(refused.value)
+        assert "hunter2-secret" not in str(refused.value)
+    settings = load_settings({"LINKSVC_SMTP_URL": "smtps://mailer:hunter2-secret@mail.example.com"})
+    assert "hunter2-secret" not in repr(settings) and "hunter2-secret" not in repr(settings.mail_server)
 
 
 def test_a_public_url_with_a_user_is_refused_without_its_password() -> None:
