@@ -103,7 +103,7 @@ export async function lifecycleSection(ctx, link, onSaved = () => {}) {
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save lifecycle and access');
   const form = h('form', { class: 'lifecycle-form', novalidate: true },
     h('div', { class: 'grid' },
-      field(`Opens at (${zone})`, validSince, { hint: 'Empty: open now. Before it, clicks go to the address below, '
+      field(`Opens at (${zone})`, validSince, { hint: 'Empty: open now. Before it, clicks go to the address beside it, '
         + 'or see a "not open yet" page.' }),
       field('Before it opens, send clicks to', pendingUrl),
       field(`Expires at (${zone})`, expiresAt, { hint: 'Empty: never expires.' }),
