@@ -19,7 +19,7 @@ from linksvc.reports.conversions import (
     report_csv,
     report_query,
 )
-from linksvc.reports.variants import variant_report
+from linksvc.reports.variants import variant_range, variant_report
 
 
 class ConversionQuery(BaseModel):
@@ -146,17 +146,31 @@ class VariantRow(BaseModel):
     significance: Significance | None = Field(description="against the control; null for the control")
 
 
+class VariantQuery(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    from_: str | None = Field(default=None, alias="from", description="first day, YYYY-MM-DD (UTC): clicks taken and "
+                                                                      "purchases issued from that day; default: the "
+                                                                      "split's whole life, or six days before to")
+    to: str | None = Field(default=None, description="last day, YYYY-MM-DD (UTC), inclusive; default: the split's "
+                                                     "whole life, or today (at most a week after from); at most 366 "
+                                                     "days after from")
+
+
 class VariantReport(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
     link_id: str
+    from_: str | None = Field(alias="from", description="the first day counted; null: the split's whole life")
+    to: str | None = Field(description="the last day counted; null: the split's whole life")
     code: str | None
     control: str | None
     conversion_rate_of: str
     variants: list[VariantRow]
 
 
-async def link_variants(request: web.Request) -> web.Response:
+async def link_variants(request: web.Request, query: VariantQuery) -> web.Response:
+    days = variant_range(query.from_, query.to)
     return data(await variant_report(request.app[DB], request.app[RESOURCES], request.app[CLICKS],
-                                     request.match_info["account_id"], request.match_info["id"]))
+                                     request.match_info["account_id"], request.match_info["id"], days))
 
 
 ENDPOINTS = [
@@ -167,6 +181,6 @@ ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/links/{id}/variants", link_variants,
              "The variant report of a link's A/B split: per variant, clicks, visitors, purchases, revenue, conversion "
              "rate, and a two-proportion z-test against the first variant (the control) with its p-value, sample "
-             "sizes and a verdict in plain words", "reports", response=Envelope[VariantReport], security="admin",
-             errors=(401, 404)),
+             "sizes and a verdict in plain words; for the split's whole life, or the days from to to", "reports",
+             query=VariantQuery, response=Envelope[VariantReport], security="admin", errors=(401, 404)),
 ]

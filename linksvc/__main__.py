@@ -74,6 +74,10 @@ def _parser() -> argparse.ArgumentParser:
                                     "city with LINKSVC_GEO_MMDB)")
     route.add_argument("--language", default="", help="the click's Accept-Language header, e.g. 'pt-BR,pt;q=0.9'")
     route.add_argument("--referer", default="", help="the click's Referer header")
+    route.add_argument("--cookie", help="the click's Cookie header as the browser sends it, e.g. 'lsv_<link id>=B' "
+                                        "(a returning visitor's variant) or 'linksvc_pw_<code>=...' (a password given "
+                                        "before); given, a protected link without a valid password cookie answers its "
+                                        "page")
     route.add_argument("--at", help="the click's time (ISO 8601, e.g. 2026-03-02T21:30:00+09:00) [now]")
     route.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     route.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
@@ -133,7 +137,7 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     at = parse_iso(args.at).timestamp() if args.at else time.time()
-    click = ClickAt(args.country, args.ip, args.language, args.referer)
+    click = ClickAt(args.country, args.ip, args.language, args.referer, args.cookie)
     on_postgres = is_postgres_url(settings.database_url)
     where = mask_url_credentials(settings.database_url) if on_postgres else settings.db_path
     if not on_postgres and settings.db_path != ":memory:" and not Path(settings.db_path).is_file():

@@ -48,6 +48,7 @@ from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, 
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
 from linksvc.links.clicks import ClickRecorder
+from linksvc.links.limits import CountCompaction
 from linksvc.links.service import hold_links
 from linksvc.links.visitors import Visitors
 from linksvc.reports.rollups import ClickRollups
@@ -150,6 +151,13 @@ async def _click_rollups(rollups: ClickRollups, app: web.Application) -> AsyncIt
     await rollups.stop()
 
 
+async def _count_compaction(compaction: CountCompaction, app: web.Application) -> AsyncIterator[None]:
+    """Sums each link's rows of clicks by people into one in the background, while the database is open."""
+    compaction.start()
+    yield
+    await compaction.stop()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -212,6 +220,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app.cleanup_ctx.append(_auth_throttle)
     app.cleanup_ctx.append(_click_recorder)
     app.cleanup_ctx.append(partial(_click_rollups, ClickRollups(db, settings.click_rollup_seconds)))
+    app.cleanup_ctx.append(partial(_count_compaction, CountCompaction(db)))
     app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(_export_job)
     app.cleanup_ctx.append(snapshot_metrics)

@@ -166,6 +166,47 @@ async def count_human_clicks(tx: Tx, rows: Sequence[Sequence[Any]]) -> None:
                       [value for pair in part for value in pair])
 
 
+@dataclass(frozen=True, slots=True)
+class CompactedCounts:
+    """What one compaction of ``link_human_clicks`` did: the links whose rows it summed, and the rows it removed
+    (the rows it read less the one per link it wrote)."""
+
+    links: int
+    rows_removed: int
+
+
+async def compact_human_clicks(tx: Tx, links: int) -> CompactedCounts:
+    """Sums the rows of up to ``links`` links that hold more than one row in ``link_human_clicks`` (those with the
+    most rows first) into one row each, in the caller's transaction: every count (a link's sum) is the same
+    before and after, and a reader sees one or the other. On PostgreSQL one statement deletes the rows it sees
+    and inserts what it deleted, summed: a click batch of another node committing meanwhile adds a row of its
+    own, which this statement neither saw nor deletes (so nothing is lost or counted twice, and no click writer
+    waits for it: the rows it locks are committed ones, which click writers never touch). On SQLite the unit
+    holds the write lock from its first read, so it reads, deletes and inserts alone."""
+    if dialect(tx) == "postgresql":
+        row = await fetch_one(
+            tx, "WITH chosen AS (SELECT link_id FROM link_human_clicks GROUP BY link_id HAVING count(*) > 1 "
+                "ORDER BY count(*) DESC, link_id LIMIT ?), "
+                "gone AS (DELETE FROM link_human_clicks h USING chosen c WHERE h.link_id = c.link_id "
+                "RETURNING h.link_id, h.clicks), "
+                "kept AS (INSERT INTO link_human_clicks (link_id, clicks) SELECT link_id, sum(clicks) FROM gone "
+                "GROUP BY link_id RETURNING link_id) "
+                "SELECT (SELECT count(*) FROM kept), (SELECT count(*) FROM gone)", (links,))
+        kept, gone = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        return CompactedCounts(kept, gone - kept)
+    found = await fetch_all(tx, "SELECT link_id, sum(clicks), count(*) FROM link_human_clicks GROUP BY link_id "
+                                "HAVING count(*) > 1 ORDER BY count(*) DESC, link_id LIMIT ?", (links,))
+    if not found:
+        return CompactedCounts(0, 0)
+    for start in range(0, len(found), ROWS_PER_STATEMENT):
+        part = found[start:start + ROWS_PER_STATEMENT]
+        await execute(tx, f"DELETE FROM link_human_clicks WHERE link_id IN ({', '.join('?' for _ in part)})",
+                      [row[0] for row in part])
+        await execute(tx, f"INSERT INTO link_human_clicks (link_id, clicks) VALUES {', '.join('(?, ?)' for _ in part)}",
+                      [value for row in part for value in (row[0], int(row[1]))])
+    return CompactedCounts(len(found), sum(int(row[2]) for row in found) - len(found))
+
+
 async def human_clicks_of(conn: Conn, link_id: str) -> int:
     """The clicks by people stored for a link."""
     return (await human_clicks_of_links(conn, [link_id]))[link_id]

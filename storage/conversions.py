@@ -35,7 +35,7 @@ from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, js
 
 OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue",
         "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue", "conversion_click_mark",
-        "conversion_variant_clicks", "conversion_variant_visitors", "conversion_variant_revenue")
+        "conversion_variant_days", "conversion_variant_visitors", "conversion_variant_day_revenue")
 
 BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 172800, 259200, 604800, 1209600,
                               2592000, float("inf"))
@@ -224,26 +224,32 @@ def _pass_sql(conn: Conn) -> str:
 
 
 VARIANT_KEY = ("account_id", "link_id", "variant")
+VARIANT_DAY_KEY = (*VARIANT_KEY, "day")
 VARIANT_COUNTS = ("human", "bot", "visitors")
 
 
 def _variant_statements() -> tuple[str, str]:
     """The pass's two statements for the variant report (issue 34), over the clicks with ids in (?, ?] that
-    went to a variant: their human and bot clicks and new visitors per link and variant, then the visitors
-    counted."""
+    went to a variant: their human and bot clicks and new visitors per link, variant and day (the click's, UTC),
+    then the visitors counted. A visitor is counted once per link and variant (on the day of its first click in
+    the pass; the daily salted hash is a new visitor each day anyway)."""
     key = ", ".join(VARIANT_KEY)
+    day_key = ", ".join(VARIANT_DAY_KEY)
     same = " AND ".join(f"v.{k} = p.{k}" for k in VARIANT_KEY)
     cte = (
-        f"WITH vpass AS (SELECT c.account_id, c.link_id, c.variant, CASE WHEN c.bot = 0 THEN 1 ELSE 0 END AS human, "
+        f"WITH vpass AS (SELECT c.account_id, c.link_id, c.variant, substr(c.clicked_at, 1, 10) AS day, "
+        f"CASE WHEN c.bot = 0 THEN 1 ELSE 0 END AS human, "
         f"CASE WHEN c.bot = 0 THEN 0 ELSE 1 END AS bot, CASE WHEN c.bot = 0 AND c.visitor <> '' THEN c.visitor END "
         f"AS visitor FROM clicks c WHERE c.id > ? AND c.id <= ? AND c.variant IS NOT NULL), "
-        f"vnew AS (SELECT DISTINCT {key}, visitor FROM vpass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
-        f"(SELECT 1 FROM conversion_variant_visitors v WHERE {same} AND v.visitor = p.visitor)) ")
+        f"vnew AS (SELECT {key}, visitor, min(day) AS day FROM vpass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
+        f"(SELECT 1 FROM conversion_variant_visitors v WHERE {same} AND v.visitor = p.visitor) "
+        f"GROUP BY {key}, visitor) ")
     counts = ", ".join(VARIANT_COUNTS)
-    clicks = (f"{cte}INSERT INTO conversion_variant_clicks ({key}, {counts}) "
-              f"SELECT {key}, sum(human), sum(bot), sum(visitors) FROM (SELECT {key}, human, bot, 0 AS visitors "
-              f"FROM vpass UNION ALL SELECT {key}, 0, 0, 1 FROM vnew) x WHERE true GROUP BY {key} "
-              f"ON CONFLICT ({key}) DO UPDATE SET {_added('conversion_variant_clicks', VARIANT_COUNTS)}")
+    clicks = (f"{cte}INSERT INTO conversion_variant_days ({day_key}, {counts}) "
+              f"SELECT {day_key}, sum(human), sum(bot), sum(visitors) "
+              f"FROM (SELECT {day_key}, human, bot, 0 AS visitors FROM vpass "
+              f"UNION ALL SELECT {day_key}, 0, 0, 1 FROM vnew) x WHERE true GROUP BY {day_key} "
+              f"ON CONFLICT ({day_key}) DO UPDATE SET {_added('conversion_variant_days', VARIANT_COUNTS)}")
     visitors = (f"{cte}INSERT INTO conversion_variant_visitors ({key}, visitor) "
                 f"SELECT {key}, visitor FROM vnew WHERE true ON CONFLICT DO NOTHING")
     return clicks, visitors
@@ -438,25 +444,26 @@ async def add_purchases(tx: Tx, rows: Sequence[PurchaseRow], by_click: Sequence[
                        delays_in_columns=True)
 
 
-VariantPurchase = tuple[str, str, str, str, int, Decimal]
-"""(account_id, link_id, variant, currency, purchases_delta, revenue_delta): a purchase whose click went to a
-variant of its link's A/B split (a reversal: -1 and minus the value)."""
+VariantPurchase = tuple[str, str, str, str, str, int, Decimal]
+"""(account_id, link_id, variant, day, currency, purchases_delta, revenue_delta): a purchase whose click went to a
+variant of its link's A/B split, on the purchase's day (``issued_at``, UTC, as the conversion report counts it; a
+reversal: the purchase's day, -1 and minus the value)."""
 
 
 async def add_variant_purchases(tx: Tx, rows: Sequence[VariantPurchase]) -> None:
-    """Adds ``rows`` to ``conversion_variant_revenue``, one row per distinct (account, link, variant,
+    """Adds ``rows`` to ``conversion_variant_day_revenue``, one row per distinct (account, link, variant, day,
     currency): the event batch and reversals call it beside :func:`add_purchases`. Revenue stays exact (decimal
     text added with Decimal on SQLite, numeric on PostgreSQL)."""
-    sums: dict[tuple[str, str, str, str], list[Any]] = {}
-    for account_id, link_id, variant, currency, purchases, revenue in rows:
-        found = sums.setdefault((account_id, link_id, variant, currency), [0, Decimal(0)])
+    sums: dict[tuple[str, str, str, str, str], list[Any]] = {}
+    for account_id, link_id, variant, day, currency, purchases, revenue in rows:
+        found = sums.setdefault((account_id, link_id, variant, day, currency), [0, Decimal(0)])
         found[0] += purchases
         found[1] += Decimal(revenue)
     sums = {k: v for k, v in sums.items() if v[0] or v[1]}
     if not sums:
         return
-    table = "conversion_variant_revenue"
-    key = (*VARIANT_KEY, "currency")
+    table = "conversion_variant_day_revenue"
+    key = (*VARIANT_DAY_KEY, "currency")
     columns = f"{', '.join(key)}, purchases, revenue"
     keys = sorted(sums)
     if dialect(tx) != "postgresql":  # SQLite, inside the writer's transaction: read, add in Python, write back
@@ -464,9 +471,9 @@ async def add_variant_purchases(tx: Tx, rows: Sequence[VariantPurchase]) -> None
             for row in await fetch_all(
                     tx, f"SELECT {columns} FROM {table} WHERE ({', '.join(key)}) IN "
                         f"(VALUES {_marks(len(key), len(chunk))})", [v for k in chunk for v in k]):
-                stored = sums[tuple(row[:4])]  # type: ignore[index]
-                stored[0] += int(row[4])
-                stored[1] += Decimal(row[5])
+                stored = sums[tuple(row[:5])]  # type: ignore[index]
+                stored[0] += int(row[5])
+                stored[1] += Decimal(row[6])
         added = "purchases = excluded.purchases, revenue = excluded.revenue"
     else:
         added = _added(table, ["purchases", "revenue"])
@@ -839,13 +846,25 @@ class VariantRevenue:
     revenue: Decimal
 
 
-async def variant_figures(conn: Conn, account_id: str, link_id: str
-                          ) -> tuple[list[VariantClicks], list[VariantRevenue]]:
-    """The variant report's rows of one link: a row per variant, and per variant and currency; two indexed
-    reads of the rollups, never a scan of clicks or events."""
-    clicks = await fetch_all(conn, "SELECT variant, human, bot, visitors FROM conversion_variant_clicks "
-                                   "WHERE account_id = ? AND link_id = ?", (account_id, link_id))
-    revenue = await fetch_all(conn, "SELECT variant, currency, purchases, revenue FROM conversion_variant_revenue "
-                                    "WHERE account_id = ? AND link_id = ?", (account_id, link_id))
+async def variant_figures(conn: Conn, account_id: str, link_id: str, first: str | None = None,
+                          last: str | None = None) -> tuple[list[VariantClicks], list[VariantRevenue]]:
+    """The variant report's rows of one link, for the days ``first`` to ``last`` (YYYY-MM-DD, inclusive; None:
+    all time): a row per variant, and per variant and currency. Two indexed reads of the rollups' daily rows,
+    never a scan of clicks or events; the revenue's daily rows are added up here (SQLite holds it as decimal
+    text, which SQL's ``sum`` would add as binary floats)."""
+    where, params = "account_id = ? AND link_id = ?", [account_id, link_id]
+    if first is not None:
+        where, params = f"{where} AND day >= ?", [*params, first]
+    if last is not None:
+        where, params = f"{where} AND day <= ?", [*params, last]
+    clicks = await fetch_all(conn, "SELECT variant, sum(human), sum(bot), sum(visitors) FROM conversion_variant_days "
+                                   f"WHERE {where} GROUP BY variant", params)
+    revenue: dict[tuple[str, str], list[Any]] = {}
+    for row in await fetch_all(conn, "SELECT variant, currency, purchases, revenue FROM conversion_variant_day_revenue "
+                                     f"WHERE {where}", params):
+        found = revenue.setdefault((str(row[0]), str(row[1])), [0, Decimal(0)])
+        found[0] += int(row[2])
+        found[1] += Decimal(str(row[3]))
     return ([VariantClicks(str(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in clicks],
-            [VariantRevenue(str(r[0]), str(r[1]), int(r[2]), Decimal(str(r[3]))) for r in revenue])
+            [VariantRevenue(variant, currency, n, amount)
+             for (variant, currency), (n, amount) in sorted(revenue.items())])

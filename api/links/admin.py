@@ -9,6 +9,7 @@ before the resource endpoints (``/links/overview`` must be matched before ``/lin
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 from urllib.parse import parse_qsl
 
@@ -205,6 +206,27 @@ async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
                                              link_id, query.days, query.limit))
 
 
+class LinkLifecycle(BaseModel):
+    link_id: str
+    open: bool = Field(description="whether a click now goes to the link's target")
+    reason: Literal["disabled", "not yet valid", "expired", "click limit reached"] | None = Field(
+        description="why not (null when open), as the resolver decides it")
+    text: str = Field(description="the state in words, with the time or the count")
+    status: int | None = Field(description="what a click is answered when not open: 302 (to pending_url or "
+                                           "expired_url), 404 or 410")
+    location: str | None = Field(description="the 302's Location when not open")
+    human_clicks: int = Field(description="clicks by people stored so far: the count max_clicks is held against")
+    max_clicks: int | None
+    clicks_left: int | None = Field(description="max_clicks - human_clicks, at least 0; null without max_clicks")
+    password_protected: bool
+
+
+async def link_lifecycle(request: web.Request) -> web.Response:
+    account_id, link_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await service.lifecycle_of_link(request.app[DB], request.app[RESOURCES], request.app[CLICKS],
+                                                account_id, link_id, time.time()))
+
+
 class InstallsQuery(BaseModel):
     days: int = Field(default=30, ge=1, le=366, description="how many days back")
 
@@ -243,6 +265,10 @@ def link_endpoints() -> list[Endpoint]:
         Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
                  "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
                  query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
+        Endpoint("GET", "/accounts/{account_id}/links/{id}/lifecycle", link_lifecycle,
+                 "Where a link stands now: open, or not yet valid, expired, at its click limit or disabled (what a "
+                 "click gets then), with its clicks by people so far and how many max_clicks leaves",
+                 "links", response=Envelope[LinkLifecycle], security="admin", errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/installs", link_installs,
                  "Installs claimed from a link's clicks (deferred deep links), by day, platform and source",
                  "links", query=InstallsQuery, response=Envelope[LinkInstalls], security="admin", errors=(401, 404)),

@@ -10,12 +10,20 @@ handler (the fast lane leaves it to the handler), like a link the read model doe
 
 What a worker cannot see is the other workers' clicks not yet written or not yet read back: the overshoot of a
 limit is at most the clicks the link takes on the other workers (and nodes) within about two flush intervals.
+
+The table gains a row per link and batch; :class:`CountCompaction` sums each link's rows into one in the
+background (every :data:`COMPACT_SECONDS`, on every worker, taking turns under :data:`COMPACT_TURN`): one
+transaction per :data:`COMPACT_LINKS` links, in which a link's sum is the same before and after, so the counts
+workers read and hold stay exact.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from linksvc.links.decide import Unavailable, unavailable
@@ -23,6 +31,16 @@ from storage import clicks as repo
 from storage.db import AnyDatabase, StoreError
 
 log = logging.getLogger("linksvc.clicks")
+COMPACT_SECONDS = 60.0
+"""How often each worker compacts ``link_human_clicks``: a link clicked without pause gains a row per batch and
+worker (two a second at the default flush interval), so a minute keeps it to about a hundred rows per worker,
+read by a sum each turn, while compaction itself stays rare (one short transaction, and an index scan when
+nothing is to be done)."""
+COMPACT_LINKS = 1000
+"""Links compacted in one transaction at most: a unit's time on the writer stays bounded."""
+COMPACT_TURN = "linksvc:human-clicks-compaction"
+"""The serial key of compactions: one at a time on every worker and node (PostgreSQL: an advisory lock, then
+``READ COMMITTED``; SQLite: the write lock)."""
 MAX_LINKS_COUNTED = 100_000  # links with a max_clicks each worker follows (the least recently read go first)
 
 
@@ -114,3 +132,50 @@ def held_unavailable(limits: ClickLimits, link_id: str, link: Mapping[str, Any],
         if count is None:
             return True
     return unavailable(link, now, count)
+
+
+async def compact_counts(db: AnyDatabase, links: int = COMPACT_LINKS) -> repo.CompactedCounts:
+    """Sums each link's rows of ``link_human_clicks`` into one, ``links`` links a transaction, until none has more
+    than one row: what was done in all (other workers may have done some)."""
+    done, removed = 0, 0
+    while True:
+        found = await db.write(partial(repo.compact_human_clicks, links=links), COMPACT_TURN)
+        done, removed = done + found.links, removed + found.rows_removed
+        if found.links < links:
+            return repo.CompactedCounts(done, removed)
+
+
+class CountCompaction:
+    """:func:`compact_counts` in the background, every ``interval`` seconds, from start to stop."""
+
+    def __init__(self, db: AnyDatabase, interval: float = COMPACT_SECONDS) -> None:
+        self.db = db
+        self.interval = interval
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.interval)
+            if self._stopping.is_set():
+                return
+            try:
+                await compact_counts(self.db)
+            except StoreError as exc:  # busy or full: the rows stay as they are (still exact) until the next turn
+                log.warning("compacting the click counts of links failed; will retry: %s", exc)
+            except Exception:
+                log.exception("compacting the click counts of links failed; will retry")
+
+    def start(self) -> None:
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """Lets a compaction under way finish (its transaction commits or is rolled back whole)."""
+        if self._task is None:
+            return
+        self._stopping.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None

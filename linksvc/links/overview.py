@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
 from linksvc.domains.hosts import short_url as short_url_of
-from linksvc.links import variants
+from linksvc.links import passwords, variants
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
@@ -90,12 +91,16 @@ async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: st
 @dataclass(frozen=True)
 class ClickAt:
     """What ``linksvc route`` is told of the click beside its user agent and query: the client's country (or its
-    address, placed as the resolver places it), its ``Accept-Language``, its ``Referer``."""
+    address, placed as the resolver places it), its ``Accept-Language``, its ``Referer``, and its ``Cookie``
+    header (None: not given, so the variant is the one a first visit gets and a protected link is explained past
+    its password page; given, it is all the browser sends: the variant cookie ``lsv_<link id>`` a returning
+    visitor holds, and the password cookie ``linksvc_pw_<code>`` or the page without it)."""
 
     country: str | None = None
     ip: str | None = None
     language: str = ""
     referer: str = ""
+    cookie: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,7 +186,11 @@ async def _variant_of(conn: Conn, row: StoredLink, link: dict[str, Any], user_ag
     of the link, the address and the user agent: :mod:`linksvc.links.variants`), the link as the decision then
     reads it, and the step that says so."""
     arms = row.link["variants"]
-    index = variants.by_weight(arms, variants.stable_fraction(row.id, click.ip or "", user_agent))
+    name_of_cookie = variants.cookie_name(row.id)
+    sent = variants.cookie_value(click.cookie or "", name_of_cookie)
+    kept = variants.named(arms, sent)
+    index = kept if kept is not None else variants.by_weight(
+        arms, variants.stable_fraction(row.id, click.ip or "", user_agent))
     chosen = arms[index]
     name = str(chosen["name"])
     target = chosen.get("target") or None
@@ -193,9 +202,34 @@ async def _variant_of(conn: Conn, row: StoredLink, link: dict[str, Any], user_ag
     whose = f"the address {click.ip} and this user agent" if click.ip else "this user agent (no --ip)"
     leads = "its own target" if target else "the link's own target"
     control = ", the control" if index == 0 else ""
-    text = (f"the A/B split sends {whose} to variant {name!r} (weight {share}{control}), "
-            f"{leads}; a visitor whose cookie {variants.cookie_name(row.id)} names another variant gets that one")
+    if kept is not None:
+        text = (f"the cookie {name_of_cookie} keeps this visitor on variant {name!r} (weight {share}{control}), "
+                f"{leads}")
+    else:
+        ignored = "" if sent is None else (f"the cookie {name_of_cookie} names {unquote(sent)!r}, which the split no "
+                                           "longer has or weighs 0, so it is ignored; ")
+        text = (f"{ignored}the A/B split sends {whose} to variant {name!r} (weight {share}{control}), "
+                f"{leads}; a visitor whose cookie {name_of_cookie} names another variant gets that one")
     return name, dict(variants.with_target(link, target)), {"step": "variant", "text": text}
+
+
+def _password_cookie(link: Mapping[str, Any], link_id: str, code: str, cookie: str | None, now: float
+                     ) -> tuple[bool, str]:
+    """Whether the click's ``Cookie`` header holds a valid password cookie of the protected link, and the step's
+    words (without a header given, the link's password page explained in general)."""
+    if cookie is None:
+        return False, PASSWORD_TEXT
+    name = passwords.cookie_name(code)
+    value = variants.cookie_value(cookie, name)
+    if value is None:
+        return False, (f"the link is password-protected and the cookie has no {name}: 200 and the page asking for "
+                       "the password (nothing of the target)")
+    if not passwords.cookie_admits(value, link["password"], link_id, now):
+        return False, (f"the link is password-protected and its cookie {name} is not valid (lapsed, or given for "
+                       "another password): 200 and the page asking for the password (nothing of the target)")
+    until = datetime.fromtimestamp(int(value.split(".", 1)[0]), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return True, (f"the link is password-protected and the cookie {name} (valid until {until}) says the right "
+                  "password was given: answered as below, the click recorded")
 
 
 async def _rules_of(conn: Conn, row: StoredLink) -> Rules | None:
@@ -279,12 +313,14 @@ async def route_of_code(conn: Conn, code: str, user_agent: str, query: Mapping[s
     answer["variant"] = variant
     if protected(link):
         answer["password_protected"] = True
-        if device.bot:  # as the resolver answers it: the page, nothing of the target, nothing recorded
+        admitted = _password_cookie(link, row.id, code, click.cookie, now)
+        if device.bot or (click.cookie is not None and not admitted[0]):
+            # as the resolver answers it: the page, nothing of the target, nothing recorded
             return {**answer, "rule": None, "variant": None, "status": 200, "location": None,
                     "answer": "password_page", "body": None, "utm": {}, "tracking_id": None,
                     "explanation": [{"step": "device", "text": describe_device(device)},
-                                    {"step": "password", "text": PASSWORD_TEXT}]}
-        steps.insert(1, {"step": "password", "text": PASSWORD_TEXT})
+                                    {"step": "password", "text": admitted[1] if not device.bot else PASSWORD_TEXT}]}
+        steps.insert(1, {"step": "password", "text": admitted[1]})
     if is_preview_fetcher(device) and decision.status == 302 and decision.location is not None:
         card = await card_on(conn, row.account_id, link)
         if card is None:

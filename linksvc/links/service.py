@@ -11,11 +11,13 @@ import orjson
 from linksvc.domains.hosts import LIVE, DomainRecord, held_domains
 from linksvc.links import stats, wellknown
 from linksvc.links.clicks import ClickRecorder
+from linksvc.links.decide import unavailable
 from linksvc.links.utm import edit_utm
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.service import Resources
 from linksvc.rules.engine import Rules, compile_rules, target_codes, target_fields
 from linksvc.store import Store
+from storage.clicks import human_clicks_of
 from storage.links import (
     AppSettings,
     EncodedLink,
@@ -113,6 +115,23 @@ async def clicks_of_link(db: Store, resources: Resources, clicks: ClickRecorder,
     await resources.get(account_id, "links", link_id)
     await clicks.flush_before_counting()
     return await stats.link_clicks(db.background, link_id, days, limit)
+
+
+async def lifecycle_of_link(db: Store, resources: Resources, clicks: ClickRecorder, account_id: str, link_id: str,
+                            now: float) -> dict[str, Any]:
+    """Where the link stands in its lifecycle at ``now`` (404 unless the account's link): open or why not (the
+    resolver's own rule, :func:`linksvc.links.decide.unavailable`), its clicks by people so far (the count
+    ``max_clicks`` is held against, every click taken so far written first) and how many are left."""
+    link = await resources.get(account_id, "links", link_id)
+    await clicks.flush_before_counting()
+    human = await human_clicks_of(db.reader, link_id)
+    state = unavailable(link, now, human)
+    limit = link.get("max_clicks")
+    return {"link_id": link_id, "open": state is None, "reason": None if state is None else state.reason,
+            "text": "open" if state is None else state.text, "status": None if state is None else state.status,
+            "location": None if state is None else state.location, "human_clicks": human, "max_clicks": limit,
+            "clicks_left": None if limit is None else max(0, int(limit) - human),
+            "password_protected": bool(link.get("password_protected"))}
 
 
 async def hold_links(db: Store) -> int:

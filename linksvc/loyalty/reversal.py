@@ -59,7 +59,7 @@ async def _uncount(tx: Tx, event: repo.StoredEvent) -> None:
                                           delay_of(datetime.fromisoformat(event.issued_at), click))],
                                     [click_utm(event.lineage)], [await _dims(tx, event.account_id, click)])
     if click and click.get("variant"):  # and the variant report's (issue 34)
-        await conversions.add_variant_purchases(tx, [(event.account_id, click["link_id"], click["variant"],
+        await conversions.add_variant_purchases(tx, [(event.account_id, click["link_id"], click["variant"], key[1],
                                                       event.body.get("currency") or "", -1,
                                                       -money(event.body.get("value")))])
 

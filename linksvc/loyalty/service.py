@@ -560,7 +560,7 @@ def _count(state: _Batch, stored: repo.StoredEvent, prepared: Prepared) -> None:
         state.purchases_by.append(utm)
         state.purchases_dims.append(dims)
         if click is not None and click.get("variant"):
-            state.variant_purchases.append((state.account_id, click["link_id"], click["variant"],
+            state.variant_purchases.append((state.account_id, click["link_id"], click["variant"], key[1],
                                             event.currency or "", 1, event.value or Decimal(0)))
 
 

@@ -17,8 +17,12 @@ for every variant but the control, a two-proportion z-test against the control.
   (the variance is 0), or when a side has more purchases than visitors (repeat buyers: the test's model, one
   trial per person, does not hold).
 
-It reads the rollups only (``storage.conversions.variant_figures``: a row per variant and per variant and
-currency), after the clicks waiting in the recorder are stored and counted: never a scan of clicks or events.
+It reads the rollups only (``storage.conversions.variant_figures``: the daily rows of each variant, and of each
+variant and currency), after the clicks waiting in the recorder are stored and counted: never a scan of clicks or
+events. Without ``from`` and ``to`` it covers the split's whole life; with either, the days of the range as the
+conversion report takes them (:func:`linksvc.reports.conversions.report_query`: dates as YYYY-MM-DD, UTC, ``to``
+inclusive, a week when one end is left out, at most 366 days): clicks by the day they were taken, purchases by
+the day they were issued.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from statistics import NormalDist
 from typing import Any
 
 from linksvc.links.clicks import ClickRecorder
-from linksvc.reports.conversions import amount_text
+from linksvc.reports.conversions import amount_text, report_query
 from linksvc.reports.rollups import count_before_reading
 from linksvc.resources.service import Resources
 from linksvc.store import Store
@@ -78,15 +82,26 @@ def verdict(name: str, control: str, rate: float, control_rate: float, test: ZTe
     return f"{comparison}; {confidence}; {sizes}"
 
 
-async def variant_report(db: Store, resources: Resources, clicks: ClickRecorder, account_id: str, link_id: str
-                         ) -> dict[str, Any]:
-    """The report as the admin API answers it (``data``); 404 unless the link is the account's. The clicks the
-    recorder still buffers are written and counted first, so every click answered before is in it."""
+def variant_range(first: str | None, last: str | None) -> tuple[str, str] | None:
+    """The report's days (first, last as YYYY-MM-DD), checked as the conversion report checks its own (400 naming
+    ``from`` or ``to``); None for all time, when neither is given."""
+    if not first and not last:
+        return None
+    query = report_query(first, last, None)
+    return query.first.isoformat(), query.last.isoformat()
+
+
+async def variant_report(db: Store, resources: Resources, clicks: ClickRecorder, account_id: str, link_id: str,
+                         days: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The report as the admin API answers it (``data``), of ``days`` (:func:`variant_range`; None: all time);
+    404 unless the link is the account's. The clicks the recorder still buffers are written and counted first,
+    so every click answered before is in it."""
     link = await resources.get(account_id, "links", link_id)
     await clicks.flush_before_counting()
     await count_before_reading(db)
-    counted, revenue = await repo.variant_figures(db.reader, account_id, link_id)
-    return report_of(link, counted, revenue)
+    first, last = days if days is not None else (None, None)
+    counted, revenue = await repo.variant_figures(db.reader, account_id, link_id, first, last)
+    return {**report_of(link, counted, revenue), "from": first, "to": last}
 
 
 def report_of(link: Mapping[str, Any], counted: Sequence[repo.VariantClicks],

@@ -193,9 +193,10 @@ class Watched:
         return [p for p in self.problems if not any(e.search(p) for e in self.expected)]
 
 
-def open_page(browser: Any, scene: Scene, viewport: dict[str, int]) -> tuple[Any, Watched]:
+def open_page(browser: Any, scene: Scene, viewport: dict[str, int], **options: Any) -> tuple[Any, Watched]:
+    """A page in a fresh context; ``options`` go to the context (``timezone_id``, ``locale``, ...)."""
     context = browser.new_context(viewport=viewport, user_agent=DESKTOP_UA, ignore_https_errors=True,
-                                  accept_downloads=True)
+                                  accept_downloads=True, **options)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=scene.base)
     page = context.new_page()
     page.set_default_timeout(10_000)

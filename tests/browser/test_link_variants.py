@@ -4,6 +4,7 @@ column's header (and reversed by a second press)."""
 from __future__ import annotations
 
 import urllib.request
+from datetime import date, timedelta
 
 from tests.browser.conftest import Scene, Watched, sign_in
 from tests.browser.servers import call
@@ -86,3 +87,46 @@ def test_the_split_is_edited_on_the_link_page(watched: Watched, scene: Scene) ->
     page.get_by_role("status").filter(has_text="Split removed").wait_for()
     assert call(f"{scene.admin}/links/{link['id']}")[1]["data"].get("variants") is None
     assert not watched.unexpected()
+
+
+def test_the_variant_report_takes_a_period(watched: Watched, scene: Scene) -> None:
+    """All time by default; a preset or a From and To (UTC days) asks the API for that range, whose figures the
+    table then shows; a range the API refuses is named beside its field with the API's message."""
+    status, body = call(f"{scene.admin}/links", "POST", {
+        "code": "split-period", "kind": "external", "destination_url": "https://shop.example/a",
+        "variants": [{"name": "Control", "weight": 1},
+                     {"name": "Bold", "weight": 1, "target": {"destination_url": "https://shop.example/b"}}]})
+    assert status == 201, body
+    link = body["data"]
+    for name in ("Control", "Bold", "Bold"):
+        _click(scene.base, "split-period", f"lsv_{link['id']}={name}")
+    page = watched.page
+    sign_in(watched, scene)
+    page.goto(scene.dashboard(f"/links/{link['id']}"))
+    section = page.locator("section", has=page.get_by_role("heading", name="A/B split"))
+    table = section.locator("table.variants")
+    table.wait_for()
+    clicks = lambda: [row.locator("td").nth(2).inner_text() for row in table.locator("tbody tr").all()]  # noqa: E731
+    assert clicks() == ["1", "2"]
+    assert "Figures of all time" in section.locator(".variant-period-shown").inner_text()
+
+    section.get_by_role("button", name="Last week").click()  # Monday to Sunday before this week: not today
+    section.locator(".variant-period-shown").filter(has_text=" to ").wait_for()
+    section.locator("table.variants tbody tr").first.locator("td").nth(2).filter(has_text="0").wait_for()
+    assert clicks() == ["0", "0"]
+    assert section.get_by_role("button", name="Last week").get_attribute("aria-pressed") == "true"
+    section.get_by_role("button", name="Last 7 days").click()
+    section.locator("table.variants tbody tr").nth(1).locator("td").nth(2).filter(has_text="2").wait_for()
+    assert clicks() == ["1", "2"]
+
+    today = date.fromisoformat(section.get_by_label("To (UTC)").input_value())
+    expected = call(f"{scene.admin}/links/{link['id']}/variants?from={today + timedelta(days=1)}&to={today}")[1]
+    message = next(issue["message"] for issue in expected["details"]["issues"] if issue["path"] == "to")
+    watched.expect(r"status of 400 \(Bad Request\)")
+    section.get_by_label("From (UTC)").fill(str(today + timedelta(days=1)))
+    section.get_by_label("From (UTC)").dispatch_event("change")
+    section.locator('[data-field="to"] .field-error').filter(has_text=message).wait_for()
+    assert section.get_by_text("No report for this period.").is_visible()
+    section.get_by_role("button", name="All time").click()
+    section.locator("table.variants").wait_for()
+    assert clicks() == ["1", "2"]

@@ -337,3 +337,22 @@ async def test_the_fast_lane_counts_limited_links_and_leaves_protected_ones_to_t
     replies = await converse(seeded, [fast_get(f"/{locked['code']}", DESKTOP) for _ in range(3)])
     assert lane(seeded).answered == before and [reply.status for reply in replies] == [200] * 3
     assert all("location" not in reply.headers for reply in replies)
+
+
+async def test_the_lifecycle_endpoint_says_where_a_link_stands(seeded: TestClient) -> None:
+    """``GET .../links/{id}/lifecycle``: open or why not, the clicks by people so far (bots not counted, clicks
+    still buffered included) and how many the limit leaves; another account's link is 404."""
+    link = await make(seeded, max_clicks=2, expired_url="https://shop.example/sold-out", password=SECRET)
+    state = await (await seeded.get(f"{LINKS}/{link['id']}/lifecycle", headers=ADMIN)).json()
+    assert state["data"] == {"link_id": link["id"], "open": True, "reason": None, "text": "open", "status": None,
+                             "location": None, "human_clicks": 0, "max_clicks": 2, "clicks_left": 2,
+                             "password_protected": True}
+    await seeded.patch(f"{LINKS}/{link['id']}", json={"password": None}, headers=ADMIN)
+    for ua in (DESKTOP, GOOGLEBOT, DESKTOP):
+        await click(seeded, f"/{link['code']}", ua)
+    state = (await (await seeded.get(f"{LINKS}/{link['id']}/lifecycle", headers=ADMIN)).json())["data"]
+    assert (state["open"], state["reason"], state["status"], state["location"]) == (
+        False, "click limit reached", 302, "https://shop.example/sold-out")
+    assert (state["human_clicks"], state["clicks_left"], state["password_protected"]) == (2, 0, False)
+    other = await seeded.get(f"/api/admin/v1/accounts/{B}/links/{link['id']}/lifecycle", headers=ADMIN)
+    assert other.status == 404 and set(await other.json()) == {"error", "details"}

@@ -5,10 +5,15 @@ with their tracking_id through the storefront API, and a reversal) with its z-te
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from dataclasses import replace
+from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import asyncpg
 import pytest
 from aiohttp.test_utils import TestClient
 
@@ -18,6 +23,9 @@ from linksvc.errors import InvalidField
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from storage.db import fetch_all
+from storage.db import migration_files as sqlite_migrations
+from storage.postgres import migration_files as pg_migrations
+from storage.writer import add_functions
 from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import A, B, ids, two_accounts
 from tests.http.test_fast_lane import _get, converse, lane
@@ -280,3 +288,104 @@ async def test_the_admin_openapi_documents_the_variant_report(service: TestClien
     operation = document["paths"]["/accounts/{account_id}/links/{id}/variants"]["get"]
     assert "z-test" in operation["summary"] + operation.get("description", "")
     assert {"200", "401", "404"} <= set(operation["responses"])
+
+
+async def test_the_variant_report_of_a_range_of_days(service: TestClient) -> None:
+    """``from`` and ``to`` as the conversion report takes them: clicks count on the day they were taken, purchases
+    on the day they were issued; without either, the split's whole life. A bad range is a 400 naming the field."""
+    link = await split_link(service)
+    name = f"lsv_{link['id']}"
+    located = [await click(service, f"Person/{n}", f"10.2.0.{n + 1}", f"{name}={variant}")
+               for n, variant in enumerate(("A", "A", "B", "B", "B"))]
+    await service.app[CLICKS].flush()
+    taken = await fetch_all(service.app[DB].reader, "SELECT DISTINCT substr(clicked_at, 1, 10) FROM clicks "
+                                                    "WHERE link_id = ?", (link["id"],))
+    if len(taken) > 1:  # the clicks straddle midnight (UTC): this test's days would not be whole
+        pytest.skip("the clicks were taken on two days")
+    today = date.fromisoformat(str(taken[0][0]))
+    earlier = today - timedelta(days=3)
+    headers = bearer(await token_for(service, A))
+    await purchase(service, headers, tracking_of(located[0][1]), "r-a1", "10.00")  # today
+    await purchase(service, headers, tracking_of(located[2][1]), "r-b1", "20.00")  # today
+    response = await service.post("/api/storefront/v1/behavior/events", headers=headers, json={
+        "type": "PURCHASE", "customer_id": ids(A)["customers"], "order_id": "r-b2", "currency": "USD",
+        "value": "7.25", "tracking_id": tracking_of(located[3][1]), "products": [{"sku": "LATTE-12"}],
+        "issued_at": f"{earlier.isoformat()}T12:00:00Z"})  # issued three days ago (sent late)
+    assert response.status == 202, await response.text()
+
+    async def figures(query: str) -> tuple[str | None, str | None, dict[str, tuple[int, int, int, dict[str, str]]]]:
+        response = await service.get(f"/api/admin/v1/accounts/{A}/links/{link['id']}/variants{query}", headers=ADMIN)
+        assert response.status == 200, await response.text()
+        report = (await response.json())["data"]
+        return report["from"], report["to"], {
+            row["variant"]: (row["clicks"]["human"], row["visitors"], row["purchases"], row["revenue"])
+            for row in report["variants"]}
+
+    assert await figures("") == (None, None, {"A": (2, 2, 1, {"USD": "10.00"}),
+                                              "B": (3, 3, 2, {"USD": "27.25"})})
+    assert await figures(f"?from={today}&to={today}") == (str(today), str(today), {
+        "A": (2, 2, 1, {"USD": "10.00"}), "B": (3, 3, 1, {"USD": "20.00"})})
+    assert await figures(f"?from={earlier}&to={earlier}") == (str(earlier), str(earlier), {
+        "A": (0, 0, 0, {}), "B": (0, 0, 1, {"USD": "7.25"})})
+    # One end only: the week ending at to, or a week from from (as the conversion report).
+    assert (await figures(f"?to={earlier}"))[:2] == (str(earlier - timedelta(days=6)), str(earlier))
+    assert (await figures(f"?from={earlier}"))[:2] == (str(earlier), str(today))
+    assert (await figures(f"?from={earlier}"))[2]["B"] == (3, 3, 2, {"USD": "27.25"})
+    for query, field in ((f"?from={today}&to={earlier}", "to"), ("?from=2026-02-30", "from"), ("?to=yesterday", "to"),
+                         (f"?from={today - timedelta(days=400)}&to={today}", "to")):
+        response = await service.get(f"/api/admin/v1/accounts/{A}/links/{link['id']}/variants{query}", headers=ADMIN)
+        assert response.status == 400, query
+        body = await response.json()
+        assert set(body) == {"error", "details"} and field in str(body["details"]), (query, body)
+
+
+async def _run_variant_days_migration_again(settings: Settings) -> None:
+    """Puts the tables of before (empty) back in place of the daily ones and runs the migration that made these
+    (SQLite 0033, PostgreSQL 0018) again: it fills them from the clicks counted and the purchases stored."""
+    undo = ("DROP TABLE conversion_variant_days; DROP TABLE conversion_variant_day_revenue; "
+            "CREATE TABLE conversion_variant_clicks (account_id TEXT); "
+            "CREATE TABLE conversion_variant_revenue (account_id TEXT);")
+    if settings.database_url:
+        script = next(path for number, path in pg_migrations() if number == 18).read_text("utf-8")
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            async with conn.transaction():
+                await conn.execute(undo)
+                await conn.execute(script)
+        finally:
+            await conn.close()
+        return
+    script = next(path for number, path in sqlite_migrations() if number == 33).read_text("utf-8")
+    with closing(sqlite3.connect(settings.db_path, isolation_level=None)) as conn:
+        add_functions(conn)
+        conn.executescript(f"BEGIN IMMEDIATE;\n{undo}\n{script}\nCOMMIT;")
+
+
+async def test_the_migration_to_daily_rows_fills_what_the_writers_keep(service: TestClient,
+                                                                        settings: Settings) -> None:
+    """The daily rows the migration fills from the clicks counted and the purchases not reversed (its lineage's
+    variant) are the rows the rollup pass, the event batch and reversals keep, after a scenario of clicks on a
+    split, bots, a visitor clicking again, purchases in two currencies, one issued days ago and one reversed."""
+    await test_the_variant_report_of_a_scripted_scenario(service)
+    link = await split_link(service)
+    headers = bearer(await token_for(service, A))
+    located = await click(service, "Late/1", "10.3.0.1", f"lsv_{link['id']}=B")
+    response = await service.post("/api/storefront/v1/behavior/events", headers=headers, json={
+        "type": "PURCHASE", "customer_id": ids(A)["customers"], "order_id": "m-1", "currency": "JPY", "value": "1500",
+        "tracking_id": tracking_of(located[1]), "products": [{"sku": "LATTE-12"}], "issued_at": "2026-01-05T10:00:00Z"})
+    assert response.status == 202, await response.text()
+    await service.get(f"/api/admin/v1/accounts/{A}/links/{link['id']}/variants", headers=ADMIN)  # all counted
+
+    async def rows() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        days = await fetch_all(service.app[DB].reader, "SELECT account_id, link_id, variant, day, human, bot, visitors "
+                                                       "FROM conversion_variant_days ORDER BY 1, 2, 3, 4")
+        money = await fetch_all(service.app[DB].reader,
+                                "SELECT account_id, link_id, variant, day, currency, purchases, revenue "
+                                "FROM conversion_variant_day_revenue ORDER BY 1, 2, 3, 4, 5")
+        return ([tuple(int(v) if i > 3 else v for i, v in enumerate(r)) for r in days],
+                [(*r[:6], Decimal(str(r[6]))) for r in money if int(r[5]) or Decimal(str(r[6]))])
+
+    kept = await rows()
+    assert any(r[3] == "2026-01-05" for r in kept[1]) and len(kept[0]) >= 2
+    await _run_variant_days_migration_again(settings)
+    assert await rows() == kept

@@ -107,9 +107,11 @@ async def _assert_counted(db: Store, rows: list[list[Any]]) -> None:
     assert set(levels) == set(conversions.LEVELS)
     visitors = await fetch_all(db.reader, "SELECT count(*) FROM conversion_visitors")
     assert int(visitors[0][0]) == sum(counts[2] for counts in fine.values())
-    # The variant report's rollups (issue 34): per account, link and variant, human and bot clicks and the
-    # distinct visitors of the human ones; clicks without a variant add nothing.
+    # The variant report's rollups (issue 34): per account, link, variant and day, human and bot clicks; the
+    # distinct visitors of the human ones per account, link and variant (each on one of its days); clicks without
+    # a variant add nothing.
     variants: dict[tuple[Any, ...], list[int]] = {}
+    days: dict[tuple[Any, ...], list[int]] = {}
     met: set[tuple[Any, ...]] = set()
     for row in rows:
         if row[23] is None:
@@ -117,12 +119,19 @@ async def _assert_counted(db: Store, rows: list[list[Any]]) -> None:
         key = (row[0], row[1], row[23])
         counts = variants.setdefault(key, [0, 0, 0])
         counts[1 if row[5] else 0] += 1
+        days.setdefault((*key, row[3][:10]), [0, 0])[1 if row[5] else 0] += 1
         if not row[5] and row[17] is not None and (key, row[17]) not in met:
             met.add((key, row[17]))
             counts[2] += 1
-    stored_variants = await fetch_all(db.reader, "SELECT account_id, link_id, variant, human, bot, visitors "
-                                                 "FROM conversion_variant_clicks")
-    assert {tuple(r[:3]): [int(n) for n in r[3:]] for r in stored_variants} == variants
+    stored_days = await fetch_all(db.reader, "SELECT account_id, link_id, variant, day, human, bot, visitors "
+                                             "FROM conversion_variant_days")
+    assert {tuple(r[:4]): [int(r[4]), int(r[5])] for r in stored_days} == days
+    stored_variants: dict[tuple[Any, ...], list[int]] = {}
+    for r in stored_days:
+        total = stored_variants.setdefault(tuple(r[:3]), [0, 0, 0])
+        for i, n in enumerate(r[4:]):
+            total[i] += int(n)
+    assert stored_variants == variants
 
 
 class Refused(Exception):

@@ -41,7 +41,7 @@ CHANNEL = "linksvc_generations"
 # The type decisions (the script's header): SQLite TEXT that holds decimals or JSON documents.
 NUMERIC = {("wallet_lines", "amount"), ("ledger_entries", "amount"), ("customer_stats", "purchase_total"),
            ("customer_stats", "points"), ("conversion_revenue", "revenue"),
-           ("conversion_level_revenue", "revenue"), ("conversion_variant_revenue", "revenue")}
+           ("conversion_level_revenue", "revenue"), ("conversion_variant_day_revenue", "revenue")}
 JSONB = {(table, "body") for table in ("brands", "tiers", "rewards", "campaigns", "contacts", "customers",
                                        "custom_event_types", "connections", "links", "events")}
 JSONB |= {("events", "effects"), ("events", "reversal"), ("clicks", "utm"), ("dead_letters", "payload")}

@@ -90,10 +90,26 @@ def writes(source: str) -> Iterator[tuple[int, str]]:
 RUNNER_TABLES = {"schema_migrations"}
 
 
+DROP = re.compile(r"DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?([a-z_]+)", re.IGNORECASE)
+
+
 def migration_tables() -> set[str]:
-    """Tables either dialect's migrations create (PostgreSQL's own under ``migrations/postgresql``)."""
-    files = [*MIGRATIONS.glob("*.sql"), *(MIGRATIONS / "postgresql").glob("*.sql")]
-    return RUNNER_TABLES | {name for sql in sorted(files) for name in CREATE.findall(sql.read_text("utf-8"))}
+    """Tables either dialect's migrations create (PostgreSQL's own under ``migrations/postgresql``) and no later
+    migration of that dialect drops."""
+    found = set(RUNNER_TABLES)
+    for folder in (MIGRATIONS, MIGRATIONS / "postgresql"):
+        tables: set[str] = set()
+        for sql in sorted(folder.glob("*.sql")):
+            text = sql.read_text("utf-8")
+            made = [(m.start(), m.group(1), True) for m in CREATE.finditer(text)]
+            gone = [(m.start(), m.group(1), False) for m in DROP.finditer(text)]
+            for _, name, created in sorted(made + gone):  # in the file's order (a table dropped, then made again)
+                if created:
+                    tables.add(name)
+                else:
+                    tables.discard(name)
+        found |= tables
+    return found
 
 
 def ownership() -> dict[str, list[str]]:

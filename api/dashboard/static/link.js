@@ -1,6 +1,7 @@
-// One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable,
-// the UTM editor with a live preview, and the routing rules (rules.js). Saving the UTM changes only the
-// utm_* parameters of the destination (PATCH .../utm): its other parameters, their order and its #fragment stay.
+// One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable, its
+// lifecycle and password (lifecycle.js), the UTM editor with a live preview, and the routing rules (rules.js).
+// Saving the UTM changes only the utm_* parameters of the destination (PATCH .../utm): its other parameters,
+// their order and its #fragment stay.
 
 import { admin, inAccount } from './api.js';
 import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
@@ -9,6 +10,7 @@ import { livePreview, previewPanel, utmBuilder } from './utm.js';
 import { linkPreviewSection } from './previews.js';
 import { rulesSection } from './rules.js';
 import { variantSection } from './variants.js';
+import { lifecycleSection } from './lifecycle.js';
 
 const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
   'fallback_url', 'domain'];
@@ -136,6 +138,7 @@ export async function linkView(ctx) {
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
+    await lifecycleSection(ctx, link, (saved) => { link = saved; paint(); }),
     await variantSection(ctx, link, (saved) => { link = saved; paint(); }),
     h('h2', {}, 'Edit UTM'), form,
     rulesSection(ctx, link, () => previewBody(link, {}), (saved) => { link = saved; paint(); }),

@@ -3,9 +3,11 @@
 // (a header's button; again to reverse). The figures are the admin API's; nothing is computed here. Beside it,
 // the split's editor: each variant's name, weight and destination (none: the link's own), saved with one PATCH
 // of the link's `variants`; a variant whose target is another link, or has more than a destination, keeps it.
+// A period picker above the report: the split's whole life (the default), a preset, or any from/to (UTC days).
 
-import { admin, inAccount } from './api.js';
-import { clearErrors, field, h, showErrors, toast } from './dom.js';
+import { admin, inAccount, query } from './api.js';
+import { clearErrors, day, field, h, showErrors, toast } from './dom.js';
+import { presetRange } from './reports.js';
 
 const money = (revenue) => Object.entries(revenue).map(([c, a]) => `${a} ${c}`).join(', ') || '—';
 const percent = (rate) => (rate === null ? '—' : `${(Number(rate) * 100).toFixed(2)}%`);
@@ -130,14 +132,68 @@ function splitEditor(ctx, link, onSaved) {
   return form;
 }
 
+const PERIODS = [['all', 'All time'], ['last-7-days', 'Last 7 days'], ['last-week', 'Last week'],
+  ['last-30-days', 'Last 30 days']];
+
+// The report with its period: From and To (empty: the split's whole life) and presets; a refused range is shown
+// beside its field with the API's message.
+async function reportPanel(ctx, link) {
+  const chosen = { from: '', to: '' };
+  const from = h('input', { type: 'date', name: 'from' });
+  const to = h('input', { type: 'date', name: 'to' });
+  const presets = h('div', { class: 'presets', role: 'group', 'aria-label': 'Periods' },
+    PERIODS.map(([name, text]) => h('button', { type: 'button', class: 'quiet small', 'data-period': name,
+      onclick: () => {
+        Object.assign(chosen, name === 'all' ? { from: '', to: '' } : presetRange(name));
+        from.value = chosen.from;
+        to.value = chosen.to;
+        load();
+      } }, text)));
+  const form = h('form', { class: 'report-form variant-period', 'aria-label': 'Period of the variant report',
+    novalidate: true },
+  h('div', { class: 'toolbar' }, field('From (UTC)', from), field('To (UTC)', to)), presets,
+  h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }));
+  const results = h('div', { class: 'variant-results', 'aria-live': 'polite' });
+
+  async function load() {
+    for (const button of presets.querySelectorAll('button')) {
+      const name = button.dataset.period;
+      const range = name === 'all' ? { from: '', to: '' } : presetRange(name);
+      button.setAttribute('aria-pressed', String(range.from === chosen.from && range.to === chosen.to));
+    }
+    clearErrors(form);
+    let report;
+    try {
+      report = (await admin(inAccount(ctx.account, `/links/${link.id}/variants${query(chosen)}`))).data;
+    } catch (error) {
+      if (error.status === 401 || error.status === 0) throw error;
+      showErrors(form, error, { focus: false });
+      results.replaceChildren(h('p', { class: 'empty' }, 'No report for this period.'));
+      return;
+    }
+    const period = report.from === null ? 'all time' : `${day(report.from)} to ${day(report.to)}`;
+    results.replaceChildren(h('p', { class: 'muted variant-period-shown' }, `Figures of ${period}: clicks by the day `
+      + 'they were taken, purchases by the day they were made (UTC).'), sortable(report.variants));
+  }
+
+  const changed = () => {
+    chosen.from = from.value;
+    chosen.to = to.value;
+    load();
+  };
+  form.addEventListener('change', changed);
+  form.addEventListener('submit', (event) => { event.preventDefault(); changed(); });
+  await load();
+  return h('div', { class: 'variant-report' }, form, results);
+}
+
 export async function variantSection(ctx, link, onSaved = () => {}) {
-  const report = link.variants && link.variants.length
-    ? (await admin(inAccount(ctx.account, `/links/${link.id}/variants`))).data : null;
+  const report = link.variants && link.variants.length ? await reportPanel(ctx, link) : null;
   return h('section', { class: 'card', 'aria-labelledby': 'variants-title' },
     h('h2', { id: 'variants-title' }, 'A/B split'),
     h('p', { class: 'hint' }, 'Clicks no rule takes are split by weight, each visitor kept on one variant. '
       + 'Conversion is purchases per visitor; each variant is tested against the control '
       + '(two-proportion z-test). A purchase counts for the variant its tracking_id\'s click went to.'),
-    report ? sortable(report.variants) : h('p', { class: 'muted' }, 'No split: add two variants to test a change.'),
+    report || h('p', { class: 'muted' }, 'No split: add two variants to test a change.'),
     splitEditor(ctx, link, onSaved));
 }
