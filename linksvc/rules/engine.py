@@ -1,22 +1,27 @@
 """A link's rules, compiled once when the worker takes the link into its read model, and evaluated on each
 click by :func:`pick`: a pure function of the compiled rules and the click's :class:`Facts`; no I/O.
 
-Rules are tried in order; the first whose conditions all hold picks its target. Each condition is a small
-function of the facts; a rule's conditions run cheapest first, and the facts any rule needs (the country, the
-client's languages, the local time...) are worked out once per click, before the first rule, and only when a
-rule of the link asks for them. :func:`explain` says, for each rule before the one that matched, which
-condition did not hold.
+Rules are tried in order; the first whose conditions all hold picks its target. :func:`pick` finds that rule
+without trying the rules one by one: the rules are bits of an int, and each kind of condition the link uses
+(countries, a query parameter, networks...) is tested once per click for all the rules at once, by a
+dictionary lookup of the click's value where it can (the rules that admit a country, a query value, a
+language, a referrer host or one of its parent domains, a network prefix), the cheapest kinds first, until
+the first rule left has had all its kinds tested. The facts a kind needs (the place, the address as a
+number, the languages, the referrer's host, the OS and device type) are worked out on first use, once per
+click. :func:`explain` tests each rule's conditions one by one (the straightforward evaluation, which
+``tests/unit/test_rules_properties.py`` holds :func:`pick` to) and says, for each rule before the one that
+matched, which condition did not hold.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
+from socket import AF_INET, AF_INET6, inet_pton
 from typing import Any
 
 from linksvc.client_address import IPNetwork, client_address
@@ -28,7 +33,7 @@ from linksvc.rules.zones import zone
 
 TARGET_FIELDS = ("destination_url", "deeplink", "android", "ios", "fallback_url")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-# The order a rule's conditions are tested in: cheapest first (a set lookup on what the click already has).
+# The order explain() tests a rule's conditions in, and so which one it names when several do not hold.
 CONDITION_ORDER = ("bot", "platforms", "browsers", "query", "countries", "os", "devices", "referrer_hosts",
                    "languages", "regions", "networks", "time")
 NEEDS = {"countries": "place", "regions": "place", "networks": "address", "os": "agent", "devices": "agent",
@@ -81,10 +86,11 @@ class Facts:
 
     def ip(self) -> tuple[int, int] | None:
         """The client's address as (4 or 6, its number), or None when it is none."""
-        if not self._ip_known:
-            self._ip = address_number(self.client())
-            self._ip_known = True
-        return self._ip
+        if self._ip_known:
+            return self._ip
+        self._ip_known = True
+        self._ip = found = address_number(self.client() if self.address is None else self.address)
+        return found
 
     @property
     def languages(self) -> frozenset[str]:
@@ -119,14 +125,15 @@ class Facts:
 
 
 _V4_MAPPED = 0xFFFF << 32
+_from_bytes = int.from_bytes
 
 
 def address_number(text: str) -> tuple[int, int] | None:
     """``(4, n)`` or ``(6, n)`` for an address (an IPv4-mapped IPv6 address is its IPv4 one), else None."""
     try:
         if ":" not in text:
-            return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
-        number = int.from_bytes(socket.inet_pton(socket.AF_INET6, text.partition("%")[0]), "big")
+            return 4, _from_bytes(inet_pton(AF_INET, text), "big")
+        number = _from_bytes(inet_pton(AF_INET6, text.partition("%")[0]), "big")
     except (OSError, ValueError):  # not an address; a NUL in it
         return None
     if number >> 32 == 0xFFFF:
@@ -171,9 +178,12 @@ class Rules:
     rules: tuple[CompiledRule, ...]
     needs: frozenset[str]
     candidates: int = 0  # the rules pick() may choose, as bits: those whose target is known
-    # The link's set conditions (countries, platforms...), cheapest first: (the click's value, the rules that
-    # admit each value, the rules without such a condition, the rules settled once this kind is tested).
-    sets: tuple[tuple[Callable[[Facts], Any], dict[Any, int], int, int], ...] = ()
+    # The link's set conditions on what the click has (platforms, countries...): (the click's value, the rules
+    # that admit each value, the rules without such a condition); whether one needs the place; the rules all of
+    # whose kinds of condition are among these.
+    sets: tuple[tuple[Callable[[Facts], Any], dict[Any, int], int], ...] = ()
+    placed: bool = False
+    settled: int = 0
     # Its other kinds of condition, cheapest first: (the rules with such a condition, its test, the rules settled).
     tests: tuple[tuple[int, KindTest, int], ...] = ()
 
@@ -243,6 +253,8 @@ def _referrer_test(held: Sequence[tuple[int, Any]], without: int) -> KindTest:
                 _add(exact, host, bit)
 
     def test(facts: Facts, running: int) -> int:
+        if not facts.referer:  # no host to read (the common case: apps and mail send none)
+            return without
         host = facts.referrer_host
         if not host:
             return without
@@ -301,16 +313,19 @@ def _query_test_of(held: Sequence[tuple[int, Any]], everyone: int) -> KindTest:
             wants[2] |= bit
             for value in allowed:
                 _add(admitted, value, bit)
-    table = tuple((param, present, absent, in_set, admitted)
+    # Per parameter: the rules that fail when it is absent (those wanting it present, or a value), and, for
+    # when it is there, those wanting it absent and those wanting a value, with the rules admitting each value.
+    table = tuple((param, absent, in_set, admitted, present | (in_set & ~admitted.get(None, 0)))
                   for param, ((present, absent, in_set), admitted) in params.items())
 
     def test(facts: Facts, running: int) -> int:
         query = facts.query
         failing = 0
-        for param, present, absent, in_set, admitted in table:
-            failing |= absent if param in query else present
-            if in_set:
-                failing |= in_set & ~admitted.get(query.get(param), 0)
+        for param, absent, in_set, admitted, if_absent in table:
+            if param in query:
+                failing |= absent | (in_set & ~admitted.get(query[param], 0))
+            else:
+                failing |= if_absent
         return everyone & ~failing
 
     return test
@@ -336,7 +351,8 @@ def _time_test(held: Sequence[tuple[int, Any]], everyone: int) -> KindTest:
     return test
 
 
-def _plan(rules: Sequence[CompiledRule]) -> tuple[int, tuple[Any, ...], tuple[tuple[int, KindTest, int], ...]]:
+def _plan(rules: Sequence[CompiledRule]
+          ) -> tuple[int, tuple[Any, ...], bool, int, tuple[tuple[int, KindTest, int], ...]]:
     """What pick() runs (see :class:`Rules`): the rules it may choose, the set conditions it reads inline, and
     the tests of the other kinds."""
     everyone = (1 << len(rules)) - 1
@@ -351,6 +367,7 @@ def _plan(rules: Sequence[CompiledRule]) -> tuple[int, tuple[Any, ...], tuple[tu
     kinds = [name for name in KIND_ORDER if name in held]
     sets = []
     tests = []
+    settled_by_sets = candidates
     for name in kinds:
         with_it = 0
         for bit, _ in held[name]:
@@ -363,7 +380,8 @@ def _plan(rules: Sequence[CompiledRule]) -> tuple[int, tuple[Any, ...], tuple[tu
             for bit, _ in held[other]:
                 settled &= ~bit
         if name in INLINE:
-            sets.append((SET_FACTS[name], _set_table(name, held[name], without), without, settled))
+            sets.append((SET_FACTS[name], _set_table(name, held[name], without), without))
+            settled_by_sets = settled
             continue
         if name in SET_FACTS:
             test = _set_test(name, held[name], without)
@@ -378,7 +396,8 @@ def _plan(rules: Sequence[CompiledRule]) -> tuple[int, tuple[Any, ...], tuple[tu
         else:
             test = _time_test(held[name], everyone)
         tests.append((with_it, test, settled))
-    return candidates, tuple(sets), tuple(tests)
+    placed = "countries" in held or "regions" in held
+    return candidates, tuple(sets), placed, settled_by_sets, tuple(tests)
 
 
 def _check(name: str, value: Any) -> Check:
@@ -534,13 +553,13 @@ def pick(rules: Rules, facts: Facts) -> CompiledRule | None:
     answer (the rules before it were struck out)."""
     running = rules.candidates
     if rules.sets:
-        if facts.place is None:
+        if rules.placed and facts.place is None:
             facts.where()
-        for read, table, without, settled in rules.sets:
+        for read, table, without in rules.sets:
             running &= table.get(read(facts), without)
-            first = running & -running
-            if first & settled:
-                return rules.rules[first.bit_length() - 1]
+        first = running & -running
+        if first & rules.settled:
+            return rules.rules[first.bit_length() - 1]
     for with_it, test, settled in rules.tests:
         if running & with_it:
             running &= test(facts, running)
