@@ -18,6 +18,12 @@ interleaved in the same rounds, so that the machine's noise falls on all of them
 
 The client is 8.8.8.8 (US in the iptocc package's own tests), behind no proxy; the user agent is Safari on an
 iPhone (classified once: the classifier's cache is warm, as on a live worker).
+
+Rounds are timed in the process's CPU time (``time.process_time``), not by the wall clock: on the shared
+machine another process taking the core for part of a round (seen: load averages of 10 on 2 cores) inflated
+every case by several µs, the least of 15 rounds included, and the differences between cases with it. CPU
+time leaves out the time the process waits for a core; what it still counts (the caches another process
+evicts) falls on all cases alike.
 """
 
 from __future__ import annotations
@@ -140,10 +146,10 @@ def measure(rounds: int, calls: int) -> dict[str, list[float]]:
     runs = cases()
     for _ in range(rounds):
         for name, run in runs.items():
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(calls):
                 run()
-            found.setdefault(name, []).append((time.perf_counter() - start) / calls * 1e6)
+            found.setdefault(name, []).append((time.process_time() - start) / calls * 1e6)
     return found
 
 
@@ -173,7 +179,8 @@ def main() -> None:
         "",
         f"Machine: {machine().line()}.",
         "",
-        f"In one process, {args.rounds} rounds of {args.calls} calls of each case, interleaved; µs per call "
+        f"In one process, {args.rounds} rounds of {args.calls} calls of each case, interleaved; µs of the "
+        "process's CPU time per call "
         "(least and median of the rounds). Added: the least less the least of `before`. The client is "
         "8.8.8.8 (US), Safari on an iPhone.",
         "",
