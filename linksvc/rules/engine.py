@@ -188,8 +188,8 @@ class Rules:
     tests: tuple[tuple[int, KindTest, int], ...] = ()
 
 
-# The kinds of condition in the order pick() tests a rule's: cheapest first (what the click already has, then
-# what is worked out once per click on first use).
+# The kinds of condition in the order pick() tests them: cheapest first (what the click already has, then what
+# is worked out once per click on first use, the local time last).
 KIND_ORDER = ("platforms", "browsers", "bot", "countries", "regions", "query", "os", "devices", "referrer_hosts",
               "languages", "networks", "time")
 # The conditions that test one value of the click against a set of values, and how to read that value.
