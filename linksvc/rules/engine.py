@@ -1,20 +1,27 @@
 """A link's rules, compiled once when the worker takes the link into its read model, and evaluated on each
 click by :func:`pick`: a pure function of the compiled rules and the click's :class:`Facts`; no I/O.
 
-Rules are tried in order; the first whose conditions all hold picks its target. Each condition is a small
-function of the facts; a rule's conditions run cheapest first, and the facts any rule needs (the country, the
-client's languages, the local time...) are worked out once per click, before the first rule, and only when a
-rule of the link asks for them. :func:`explain` says, for each rule before the one that matched, which
-condition did not hold.
+Rules are tried in order; the first whose conditions all hold picks its target. :func:`pick` finds that rule
+without trying the rules one by one: the rules are bits of an int, and each kind of condition the link uses
+(countries, a query parameter, networks...) is tested once per click for all the rules at once, by a
+dictionary lookup of the click's value where it can (the rules that admit a country, a query value, a
+language, a referrer host or one of its parent domains, a network prefix), the cheapest kinds first, until
+the first rule left has had all its kinds tested. The facts a kind needs (the place, the address as a
+number, the languages, the referrer's host, the OS and device type) are worked out on first use, once per
+click. :func:`explain` tests each rule's conditions one by one (the straightforward evaluation, which
+``tests/unit/test_rules_properties.py`` holds :func:`pick` to) and says, for each rule before the one that
+matched, which condition did not hold.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import socket
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
+from socket import AF_INET, AF_INET6, inet_pton
 from typing import Any
 
 from linksvc.client_address import IPNetwork, client_address
@@ -26,7 +33,7 @@ from linksvc.rules.zones import zone
 
 TARGET_FIELDS = ("destination_url", "deeplink", "android", "ios", "fallback_url")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-# The order a rule's conditions are tested in: cheapest first (a set lookup on what the click already has).
+# The order explain() tests a rule's conditions in, and so which one it names when several do not hold.
 CONDITION_ORDER = ("bot", "platforms", "browsers", "query", "countries", "os", "devices", "referrer_hosts",
                    "languages", "regions", "networks", "time")
 NEEDS = {"countries": "place", "regions": "place", "networks": "address", "os": "agent", "devices": "agent",
@@ -34,18 +41,14 @@ NEEDS = {"countries": "place", "regions": "place", "networks": "address", "os": 
 
 
 class Facts:
-    """What the rules may ask of one click. Built by the resolver (or ``linksvc route``) from what it has;
-    :meth:`prepare` works out what a set of rules needs, once. Whatever is not given keeps the class's
-    default (building one costs a few attribute writes: it happens on the clicks of links with rules)."""
+    """What the rules may ask of one click. Built by the resolver (or ``linksvc route``) from what it has.
+    What only some rules need (the client's place, its address as a number, its languages, the referrer's
+    host, the OS and device type) is worked out on first use, once per click: a click the first rules settle
+    never pays for the others. Building one costs a few attribute writes (it happens on every click);
+    slots keep them cheap, and the later ones too."""
 
-    address: str | None = None
-    place: Place | None = None
-    languages: frozenset[str] = frozenset()
-    os = "other"
-    device_type = "other"
-    referrer_host = ""
-    _ip: tuple[int, int] | None = None
-    _prepared: frozenset[str] = frozenset()
+    __slots__ = ("device", "user_agent", "query", "now", "language_header", "referer", "peer", "forwarded_for",
+                 "trusted", "geo", "address", "place", "_languages", "_referrer_host", "_agent", "_ip", "_ip_known")
 
     def __init__(self, device: Device, user_agent: str, query: Mapping[str, str], now: float,
                  language_header: str = "", referer: str = "", peer: str | None = None, forwarded_for: str = "",
@@ -60,6 +63,13 @@ class Facts:
         self.forwarded_for = forwarded_for
         self.trusted = trusted
         self.geo = geo
+        self.address: str | None = None
+        self.place: Place | None = None
+        self._languages: frozenset[str] | None = None
+        self._referrer_host: str | None = None
+        self._agent: tuple[str, str] | None = None
+        self._ip: tuple[int, int] | None = None
+        self._ip_known = False
 
     def client(self) -> str:
         """The client's address (the socket's peer, or what trusted proxies say)."""
@@ -76,44 +86,54 @@ class Facts:
 
     def ip(self) -> tuple[int, int] | None:
         """The client's address as (4 or 6, its number), or None when it is none."""
-        if self._ip is None:
-            self._ip = address_number(self.client())
-        return self._ip
+        if self._ip_known:
+            return self._ip
+        self._ip_known = True
+        self._ip = found = address_number(self.client() if self.address is None else self.address)
+        return found
 
-    def values(self) -> dict[str, Any]:
-        """The facts the set conditions test, by name (after :meth:`prepare`)."""
-        place = self.place or NOWHERE
-        device = self.device
-        return {"country": place.country, "region": place.region, "platform": device.platform,
-                "browser": device.browser, "bot": device.bot, "os": self.os, "device_type": self.device_type}
+    @property
+    def languages(self) -> frozenset[str]:
+        """The client's preferred languages and their fallbacks (:func:`client_languages`)."""
+        if self._languages is None:
+            self._languages = client_languages(self.language_header) if self.language_header else frozenset()
+        return self._languages
+
+    @property
+    def referrer_host(self) -> str:
+        """The host of the ``Referer`` ("" when none)."""
+        if self._referrer_host is None:
+            self._referrer_host = _host_of(self.referer)
+        return self._referrer_host
+
+    @property
+    def os(self) -> str:
+        if self._agent is None:
+            self._agent = agent_facts(self.user_agent)
+        return self._agent[0]
+
+    @property
+    def device_type(self) -> str:
+        if self._agent is None:
+            self._agent = agent_facts(self.user_agent)
+        return self._agent[1]
 
     def prepare(self, needs: frozenset[str]) -> None:
-        if self._prepared:
-            if needs <= self._prepared:
-                return
-            needs = needs - self._prepared
+        """Work out the place now when ``needs`` has it (the other facts are worked out on first use)."""
         if "place" in needs:
             self.where()
-        if "address" in needs:
-            self.ip()
-        if "agent" in needs:
-            self.os, self.device_type = agent_facts(self.user_agent)
-        if "languages" in needs:
-            self.languages = client_languages(self.language_header) if self.language_header else frozenset()
-        if "referrer" in needs:
-            self.referrer_host = _host_of(self.referer)
-        self._prepared = self._prepared | needs
 
 
 _V4_MAPPED = 0xFFFF << 32
+_from_bytes = int.from_bytes
 
 
 def address_number(text: str) -> tuple[int, int] | None:
     """``(4, n)`` or ``(6, n)`` for an address (an IPv4-mapped IPv6 address is its IPv4 one), else None."""
     try:
         if ":" not in text:
-            return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
-        number = int.from_bytes(socket.inet_pton(socket.AF_INET6, text.partition("%")[0]), "big")
+            return 4, _from_bytes(inet_pton(AF_INET, text), "big")
+        number = _from_bytes(inet_pton(AF_INET6, text.partition("%")[0]), "big")
     except (OSError, ValueError):  # not an address; a NUL in it
         return None
     if number >> 32 == 0xFFFF:
@@ -144,71 +164,249 @@ class CompiledRule:
     link: str | None = None  # the code of the link the target was taken from
 
 
+# How pick() runs a link's rules: rule i is bit i of an int, and a condition is tested a kind at a time. A
+# kind's test gives, for one click, the rules whose condition of that kind holds, together with the rules that
+# have no condition of that kind; ``running`` (the rules still in the running) lets it skip work for the
+# others. One test settles its kind for all the rules at once: a country or a query value is one dictionary
+# lookup whatever the number of rules naming it, a referrer host one per dot of the host, a network one per
+# prefix length the rules use.
+KindTest = Callable[[Facts, int], int]
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     rules: tuple[CompiledRule, ...]
     needs: frozenset[str]
-    steps: tuple[Step, ...] = ()  # what pick() runs: see _steps
+    candidates: int = 0  # the rules pick() may choose, as bits: those whose target is known
+    # The link's set conditions on what the click has (platforms, countries...): (the click's value, the rules
+    # that admit each value, the rules without such a condition); whether one needs the place; the rules all of
+    # whose kinds of condition are among these.
+    sets: tuple[tuple[Callable[[Facts], Any], dict[Any, int], int], ...] = ()
+    placed: bool = False
+    settled: int = 0
+    # Its other kinds of condition, cheapest first: (the rules with such a condition, its test, the rules settled).
+    tests: tuple[tuple[int, KindTest, int], ...] = ()
 
 
-# A step of pick() is (sets, tests, rule, key, table). A rule: it matches when each (fact, allowed) of ``sets``
-# has the click's value of that fact in ``allowed`` and each of ``tests`` holds. A run of rules that each test
-# one fact against a set: ``table.get(value of the fact key)`` is the rule that matches (rule is None then).
-Step = tuple[tuple[tuple[str, frozenset[Any]], ...], tuple["Check", ...], "CompiledRule | None", str,
-             "dict[Any, CompiledRule] | None"]
-# The conditions that test one value of the click against a set, and the fact they test (Facts.values).
-SET_FACTS = {"countries": "country", "regions": "region", "platforms": "platform", "browsers": "browser",
-             "os": "os", "devices": "device_type", "bot": "bot"}
+# The kinds of condition in the order pick() tests them: cheapest first (what the click already has, then what
+# is worked out once per click on first use, the local time last).
+KIND_ORDER = ("platforms", "browsers", "bot", "countries", "regions", "query", "os", "devices", "referrer_hosts",
+              "languages", "networks", "time")
+# The conditions that test one value of the click against a set of values, and how to read that value.
+SET_FACTS: dict[str, Callable[[Facts], Any]] = {
+    "countries": attrgetter("place.country"), "regions": attrgetter("place.region"),
+    "platforms": attrgetter("device.platform"), "browsers": attrgetter("device.browser"),
+    "bot": attrgetter("device.bot"), "os": attrgetter("os"), "devices": attrgetter("device_type")}
+# The kinds whose value the click already has (pick() reads it inline; the place is worked out first).
+INLINE = ("platforms", "browsers", "bot", "countries", "regions")
 
 
 def _allowed(name: str, value: Any) -> frozenset[Any]:
     return frozenset((bool(value),)) if name == "bot" else frozenset(value)
 
 
-def _steps(rules: Sequence[CompiledRule]) -> tuple[Step, ...]:
-    """The rules as pick() runs them: a rule's set conditions inline (no call each), the rest as tests.
-    Consecutive rules whose one condition is a set of the same fact (``countries``, ``platforms``...) become
-    one dictionary lookup: the value of that fact gives the first of them that lists it, which is the one
-    trying them in order would find."""
-    steps: list[Step] = []
-    run_key: str | None = None
-    table: dict[Any, CompiledRule] = {}
-    for rule in rules:
+def _add(table: dict[Any, int], key: Any, bit: int) -> None:
+    table[key] = table.get(key, 0) | bit
+
+
+def _set_table(name: str, held: Sequence[tuple[int, Any]], without: int) -> dict[Any, int]:
+    """A set condition (``countries``, ``platforms``...): the rules that admit each value (and those without)."""
+    table: dict[Any, int] = {}
+    for bit, value in held:
+        for item in _allowed(name, value):
+            _add(table, item, bit)
+    return {key: bits | without for key, bits in table.items()}
+
+
+def _set_test(name: str, held: Sequence[tuple[int, Any]], without: int) -> KindTest:
+    """:func:`_set_table` as a test, for the facts worked out on first use (``os``, ``devices``)."""
+    get = _set_table(name, held, without).get
+    fact = SET_FACTS[name]
+    return lambda facts, running: get(fact(facts), without)
+
+
+def _languages_test(held: Sequence[tuple[int, Any]], without: int) -> KindTest:
+    """The rules naming one of the client's languages (or a fallback of one: both are in ``facts.languages``)."""
+    table: dict[str, int] = {}
+    for bit, value in held:
+        for tag in value:
+            _add(table, tag.lower(), bit)
+
+    def test(facts: Facts, running: int) -> int:
+        found = without
+        for tag in facts.languages:
+            found |= table.get(tag, 0)
+        return found
+
+    return test
+
+
+def _referrer_test(held: Sequence[tuple[int, Any]], without: int) -> KindTest:
+    """The rules naming the referrer's host, or (``*.example.com``) a suffix of it that starts at a dot."""
+    exact: dict[str, int] = {}
+    suffixes: dict[str, int] = {}  # ".example.com"
+    for bit, value in held:
+        for host in value:
+            if host.startswith("*."):
+                _add(suffixes, host[1:], bit)
+            else:
+                _add(exact, host, bit)
+
+    def test(facts: Facts, running: int) -> int:
+        if not facts.referer:  # no host to read (the common case: apps and mail send none)
+            return without
+        host = facts.referrer_host
+        if not host:
+            return without
+        found = without | exact.get(host, 0)
+        if suffixes:
+            at = host.find(".")
+            while at >= 0:
+                found |= suffixes.get(host[at:], 0)
+                at = host.find(".", at + 1)
+        return found
+
+    return test
+
+
+def _networks_test(held: Sequence[tuple[int, Any]], without: int) -> KindTest:
+    """The rules with a network the client's address is in: one lookup per (IP version, prefix length)."""
+    groups: dict[tuple[int, int], dict[int, int]] = {}
+    for bit, value in held:
+        for text in value:
+            version, first, mask = _block(text)
+            _add(groups.setdefault((version, mask), {}), first, bit)
+    blocks = tuple((version, mask, table) for (version, mask), table in groups.items())
+
+    def test(facts: Facts, running: int) -> int:
+        address = facts.ip()
+        if address is None:
+            return without
+        version, number = address
+        found = without
+        for block_version, mask, table in blocks:
+            if version == block_version:
+                found |= table.get(number & mask, 0)
+        return found
+
+    return test
+
+
+def _query_test_of(held: Sequence[tuple[int, Any]], everyone: int) -> KindTest:
+    """The rules whose query parameters all hold. Per parameter the rules naming it: those that want it present,
+    those that want it absent, and those that want its value in a set (a rule's ``equals`` and ``one_of`` of
+    one parameter are the intersection of their sets), the value giving the rules that admit it."""
+    params: dict[str, tuple[list[int], dict[Any, int]]] = {}  # param: ([present, absent, a set], admitted)
+    for bit, items in held:
+        sets: dict[str, frozenset[Any]] = {}
+        for item in items:
+            param = item["param"]
+            wants, _ = params.setdefault(param, ([0, 0, 0], {}))
+            if item.get("present") is not None:
+                wants[0 if item["present"] else 1] |= bit
+                continue
+            allowed = (frozenset((item["equals"],)) if item.get("equals") is not None
+                       else frozenset(item.get("one_of") or ()))
+            sets[param] = sets[param] & allowed if param in sets else allowed
+        for param, allowed in sets.items():
+            wants, admitted = params[param]
+            wants[2] |= bit
+            for value in allowed:
+                _add(admitted, value, bit)
+    # Per parameter: the rules that fail when it is absent (those wanting it present, or a value), and, for
+    # when it is there, those wanting it absent and those wanting a value, with the rules admitting each value.
+    table = tuple((param, absent, in_set, admitted, present | (in_set & ~admitted.get(None, 0)))
+                  for param, ((present, absent, in_set), admitted) in params.items())
+
+    def test(facts: Facts, running: int) -> int:
+        query = facts.query
+        failing = 0
+        for param, absent, in_set, admitted, if_absent in table:
+            if param in query:
+                failing |= absent | (in_set & ~admitted.get(query[param], 0))
+            else:
+                failing |= if_absent
+        return everyone & ~failing
+
+    return test
+
+
+def _time_test(held: Sequence[tuple[int, Any]], everyone: int) -> KindTest:
+    """The rules whose time window holds: each window written alike tested once, if a rule in the running has it."""
+    windows: dict[str, tuple[Check, list[int]]] = {}
+    for bit, value in held:
+        key = json.dumps(value, sort_keys=True)
+        if key not in windows:
+            windows[key] = (_time_check(value), [0])
+        windows[key][1][0] |= bit
+    tests = tuple((check, bits[0]) for check, bits in windows.values())
+
+    def test(facts: Facts, running: int) -> int:
+        failing = 0
+        for check, bits in tests:
+            if bits & running and not check(facts):
+                failing |= bits
+        return everyone & ~failing
+
+    return test
+
+
+def _plan(rules: Sequence[CompiledRule]
+          ) -> tuple[int, tuple[Any, ...], bool, int, tuple[tuple[int, KindTest, int], ...]]:
+    """What pick() runs (see :class:`Rules`): the rules it may choose, the set conditions it reads inline, and
+    the tests of the other kinds."""
+    everyone = (1 << len(rules)) - 1
+    candidates = 0
+    held: dict[str, list[tuple[int, Any]]] = {}
+    for index, rule in enumerate(rules):
         if rule.target is None:
             continue
-        single = rule.checks[0][0] if len(rule.checks) == 1 else None
-        if single in SET_FACTS and single != "bot":
-            if single != run_key:
-                table = {}
-                run_key = single
-                steps.append(((), (), None, SET_FACTS[single], table))
-            for value in rule.conditions[single]:
-                table.setdefault(value, rule)
+        candidates |= 1 << index
+        for name, _ in rule.checks:
+            held.setdefault(name, []).append((1 << index, rule.conditions[name]))
+    kinds = [name for name in KIND_ORDER if name in held]
+    sets = []
+    tests = []
+    settled_by_sets = candidates
+    for name in kinds:
+        with_it = 0
+        for bit, _ in held[name]:
+            with_it |= bit
+        without = everyone & ~with_it
+        # The rules all of whose kinds are tested once this one is.
+        later = kinds[kinds.index(name) + 1:]
+        settled = candidates
+        for other in later:
+            for bit, _ in held[other]:
+                settled &= ~bit
+        if name in INLINE:
+            sets.append((SET_FACTS[name], _set_table(name, held[name], without), without))
+            settled_by_sets = settled
             continue
-        run_key = None
-        sets = tuple((SET_FACTS[name], _allowed(name, rule.conditions[name])) for name, _ in rule.checks
-                     if name in SET_FACTS)
-        tests = tuple(check for name, check in rule.checks if name not in SET_FACTS)
-        steps.append((sets, tests, rule, "", None))
-    return tuple(steps)
-
-
-def _all(checks: Sequence[Check]) -> Check:
-    if len(checks) == 1:
-        return checks[0]
-    if len(checks) == 2:
-        first, second = checks
-        return lambda facts: first(facts) and second(facts)
-    return lambda facts: all(check(facts) for check in checks)
+        if name in SET_FACTS:
+            test = _set_test(name, held[name], without)
+        elif name == "languages":
+            test = _languages_test(held[name], without)
+        elif name == "referrer_hosts":
+            test = _referrer_test(held[name], without)
+        elif name == "networks":
+            test = _networks_test(held[name], without)
+        elif name == "query":
+            test = _query_test_of(held[name], everyone)
+        else:
+            test = _time_test(held[name], everyone)
+        tests.append((with_it, test, settled))
+    placed = "countries" in held or "regions" in held
+    return candidates, tuple(sets), placed, settled_by_sets, tuple(tests)
 
 
 def _check(name: str, value: Any) -> Check:
     if name == "countries":
         codes = frozenset(value)
-        return lambda facts: facts.place.country in codes  # type: ignore[union-attr]
+        return lambda facts: facts.where().country in codes
     if name == "regions":
         regions = frozenset(value)
-        return lambda facts: facts.place.region in regions  # type: ignore[union-attr]
+        return lambda facts: facts.where().region in regions
     if name == "platforms":
         platforms = frozenset(value)
         return lambda facts: facts.device.platform in platforms
@@ -229,7 +427,7 @@ def _check(name: str, value: Any) -> Check:
         return lambda facts: not tags.isdisjoint(facts.languages)
     if name == "networks":
         blocks = tuple(_block(text) for text in value)
-        return lambda facts: _in_networks(facts._ip, blocks)
+        return lambda facts: _in_networks(facts.ip(), blocks)
     if name == "referrer_hosts":
         exact = frozenset(host for host in value if not host.startswith("*."))
         suffixes = tuple(host[1:] for host in value if host.startswith("*."))  # ".example.com"
@@ -328,7 +526,7 @@ def compile_rules(rules: Sequence[Mapping[str, Any]], targets: Mapping[str, Mapp
         code = target.get("link")
         fields = targets.get(code) if code else {name: target.get(name) for name in TARGET_FIELDS}
         compiled.append(CompiledRule(str(rule.get("name", "")), checks, conditions, fields, code))
-    return Rules(tuple(compiled), frozenset(needs), _steps(compiled))
+    return Rules(tuple(compiled), frozenset(needs), *_plan(compiled))
 
 
 def target_codes(rules: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -347,25 +545,30 @@ def target_fields(link: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def pick(rules: Rules, facts: Facts) -> CompiledRule | None:
-    """The first rule whose conditions all hold for ``facts`` (and whose target is known), or None."""
-    facts.prepare(rules.needs)
-    values = facts.values()
-    for sets, tests, rule, key, table in rules.steps:
-        if table is not None:
-            found = table.get(values[key])
-            if found is not None:
-                return found
-            continue
-        for fact, allowed in sets:
-            if values[fact] not in allowed:
-                break
-        else:
-            for test in tests:
-                if not test(facts):
-                    break
-            else:
-                return rule
-    return None
+    """The first rule whose conditions all hold for ``facts`` (and whose target is known), or None.
+
+    Each kind of condition the link's rules use is tested once, for all of them at once (the rules still in
+    the running, as bits, keep those it admits), cheapest first, a kind no rule in the running has being
+    skipped; it stops as soon as the first rule still in the running has had all its kinds tested: it is the
+    answer (the rules before it were struck out)."""
+    running = rules.candidates
+    if rules.sets:
+        if rules.placed and facts.place is None:
+            facts.where()
+        for read, table, without in rules.sets:
+            running &= table.get(read(facts), without)
+        first = running & -running
+        if first & rules.settled:
+            return rules.rules[first.bit_length() - 1]
+    for with_it, test, settled in rules.tests:
+        if running & with_it:
+            running &= test(facts, running)
+            first = running & -running
+            if first & settled:
+                return rules.rules[first.bit_length() - 1]
+    # Every kind a rule still in the running has was tested: the first of them holds (a rule without
+    # conditions holds for every click).
+    return rules.rules[(running & -running).bit_length() - 1] if running else None
 
 
 def with_target(link: Mapping[str, Any], rule: CompiledRule) -> dict[str, Any]:
