@@ -28,7 +28,7 @@ from linksvc.client_address import IPNetwork, client_address
 from linksvc.links.devices import Device
 from linksvc.rules.agents import agent_facts
 from linksvc.rules.geo import NOWHERE, Geo, Place
-from linksvc.rules.languages import client_languages
+from linksvc.rules.languages import negotiated
 from linksvc.rules.zones import zone
 
 TARGET_FIELDS = ("destination_url", "deeplink", "android", "ios", "fallback_url")
@@ -65,7 +65,7 @@ class Facts:
         self.geo = geo
         self.address: str | None = None
         self.place: Place | None = None
-        self._languages: frozenset[str] | None = None
+        self._languages: tuple[frozenset[str], frozenset[str]] | None = None
         self._referrer_host: str | None = None
         self._agent: tuple[str, str] | None = None
         self._ip: tuple[int, int] | None = None
@@ -92,12 +92,15 @@ class Facts:
         self._ip = found = address_number(self.client() if self.address is None else self.address)
         return found
 
-    @property
-    def languages(self) -> frozenset[str]:
-        """The client's preferred languages and their fallbacks (:func:`client_languages`)."""
-        if self._languages is None:
-            self._languages = client_languages(self.language_header) if self.language_header else frozenset()
-        return self._languages
+    def languages(self, offered: frozenset[str]) -> frozenset[str]:
+        """The client's language among ``offered`` (the languages the link's rules name), with its fallbacks
+        (:func:`negotiated`); worked out once per click."""
+        held = self._languages
+        if held is not None and held[0] is offered:
+            return held[1]
+        found = negotiated(self.language_header, offered) if self.language_header else frozenset()
+        self._languages = (offered, found)
+        return found
 
     @property
     def referrer_host(self) -> str:
@@ -186,6 +189,8 @@ class Rules:
     settled: int = 0
     # Its other kinds of condition, cheapest first: (the rules with such a condition, its test, the rules settled).
     tests: tuple[tuple[int, KindTest, int], ...] = ()
+    # The languages the rules name (lower case): what the client's Accept-Language is negotiated against.
+    languages: frozenset[str] = frozenset()
 
 
 # The kinds of condition in the order pick() tests them: cheapest first (what the click already has, then what
@@ -225,8 +230,9 @@ def _set_test(name: str, held: Sequence[tuple[int, Any]], without: int) -> KindT
     return lambda facts, running: get(fact(facts), without)
 
 
-def _languages_test(held: Sequence[tuple[int, Any]], without: int) -> KindTest:
-    """The rules naming one of the client's languages (or a fallback of one: both are in ``facts.languages``)."""
+def _languages_test(held: Sequence[tuple[int, Any]], without: int, offered: frozenset[str]) -> KindTest:
+    """The rules naming the client's language (or a fallback of it: both are in ``facts.languages``), as
+    negotiated against ``offered``."""
     table: dict[str, int] = {}
     for bit, value in held:
         for tag in value:
@@ -234,7 +240,7 @@ def _languages_test(held: Sequence[tuple[int, Any]], without: int) -> KindTest:
 
     def test(facts: Facts, running: int) -> int:
         found = without
-        for tag in facts.languages:
+        for tag in facts.languages(offered):
             found |= table.get(tag, 0)
         return found
 
@@ -351,7 +357,7 @@ def _time_test(held: Sequence[tuple[int, Any]], everyone: int) -> KindTest:
     return test
 
 
-def _plan(rules: Sequence[CompiledRule]
+def _plan(rules: Sequence[CompiledRule], offered: frozenset[str]
           ) -> tuple[int, tuple[Any, ...], bool, int, tuple[tuple[int, KindTest, int], ...]]:
     """What pick() runs (see :class:`Rules`): the rules it may choose, the set conditions it reads inline, and
     the tests of the other kinds."""
@@ -386,7 +392,7 @@ def _plan(rules: Sequence[CompiledRule]
         if name in SET_FACTS:
             test = _set_test(name, held[name], without)
         elif name == "languages":
-            test = _languages_test(held[name], without)
+            test = _languages_test(held[name], without, offered)
         elif name == "referrer_hosts":
             test = _referrer_test(held[name], without)
         elif name == "networks":
@@ -400,7 +406,7 @@ def _plan(rules: Sequence[CompiledRule]
     return candidates, tuple(sets), placed, settled_by_sets, tuple(tests)
 
 
-def _check(name: str, value: Any) -> Check:
+def _check(name: str, value: Any, offered: frozenset[str] = frozenset()) -> Check:
     if name == "countries":
         codes = frozenset(value)
         return lambda facts: facts.where().country in codes
@@ -424,7 +430,7 @@ def _check(name: str, value: Any) -> Check:
         return lambda facts: facts.device.bot is wanted
     if name == "languages":
         tags = frozenset(tag.lower() for tag in value)
-        return lambda facts: not tags.isdisjoint(facts.languages)
+        return lambda facts: not tags.isdisjoint(facts.languages(offered))
     if name == "networks":
         blocks = tuple(_block(text) for text in value)
         return lambda facts: _in_networks(facts.ip(), blocks)
@@ -517,16 +523,17 @@ def compile_rules(rules: Sequence[Mapping[str, Any]], targets: Mapping[str, Mapp
     rules lead to, by code (a code missing there makes its rule's target None: the rule is skipped)."""
     compiled = []
     needs: set[str] = set()
+    offered = frozenset(tag.lower() for rule in rules for tag in (rule.get("conditions") or {}).get("languages") or ())
     for rule in rules:
         conditions = rule.get("conditions") or {}
         present = [name for name in CONDITION_ORDER if conditions.get(name) is not None]
-        checks = tuple((name, _check(name, conditions[name])) for name in present)
+        checks = tuple((name, _check(name, conditions[name], offered)) for name in present)
         needs.update(NEEDS[name] for name in present if name in NEEDS)
         target = rule.get("target") or {}
         code = target.get("link")
         fields = targets.get(code) if code else {name: target.get(name) for name in TARGET_FIELDS}
         compiled.append(CompiledRule(str(rule.get("name", "")), checks, conditions, fields, code))
-    return Rules(tuple(compiled), frozenset(needs), *_plan(compiled))
+    return Rules(tuple(compiled), frozenset(needs), *_plan(compiled, offered), languages=offered)
 
 
 def target_codes(rules: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -588,14 +595,14 @@ class Verdict:
     why: str
 
 
-def _describe(name: str, value: Any, facts: Facts) -> str:
+def _describe(name: str, value: Any, facts: Facts, offered: frozenset[str]) -> str:
     if name in ("countries", "regions"):
         place = facts.where()
         seen = place.country if name == "countries" else place.region
         return f"{name} {', '.join(value)}: the client's is {seen or 'unknown'}"
     if name == "languages":
-        seen = ", ".join(sorted(facts.languages)) or "none"
-        return f"languages {', '.join(value)}: the client prefers {seen}"
+        seen = ", ".join(sorted(facts.languages(offered), key=len, reverse=True)) or "none"
+        return f"languages {', '.join(value)}: of the link's languages, the client prefers {seen}"
     if name == "platforms":
         return f"platforms {', '.join(value)}: the platform is {facts.device.platform}"
     if name == "browsers":
@@ -639,13 +646,14 @@ def explain(rules: Rules, facts: Facts) -> list[Verdict]:
         failed = next((name for name, check in rule.checks if not check(facts)), None)
         if failed is not None:
             verdicts.append(Verdict(rule.name, False, failed,
-                                    "does not hold: " + _describe(failed, rule.conditions[failed], facts)))
+                                    "does not hold: " + _describe(failed, rule.conditions[failed], facts,
+                                                                                 rules.languages)))
             continue
         if rule.target is None:
             verdicts.append(Verdict(rule.name, False, None,
                                     f"its conditions hold, but no link of the account has the code {rule.link!r}"))
             continue
         verdicts.append(Verdict(rule.name, True, None, "all conditions hold: " + "; ".join(
-            _describe(name, rule.conditions[name], facts) for name, _ in rule.checks)))
+            _describe(name, rule.conditions[name], facts, rules.languages) for name, _ in rule.checks)))
         break
     return verdicts

@@ -1,11 +1,15 @@
 """``Accept-Language`` as browsers send it (RFC 9110 12.5.4), and which languages a rule's condition takes.
 
-The client's language is its most preferred one: the tags of the highest quality (``q``, 1 when absent; ties
-all count), each with its fallbacks, the tag cut at each ``-`` from the right (``pt-BR`` falls back to ``pt``;
-``zh-Hant-TW`` to ``zh-Hant`` and ``zh``). A rule's ``languages`` holds when one of its tags is one of those,
-case aside: a rule ``pt`` takes ``pt-BR`` and ``pt-PT``, a rule ``pt-BR`` does not take ``pt-PT``. Languages
-the client accepts less (``en;q=0.8`` after ``de-DE``) do not count: a German reader who tolerates English
-gets the German rule, or none. ``*``, ``q=0`` and malformed entries are ignored; no header, no language.
+Each of the client's tags comes with its fallbacks, the tag cut at each ``-`` from the right (``pt-BR`` falls
+back to ``pt``; ``zh-Hant-TW`` to ``zh-Hant`` and ``zh``); a rule's tag takes a client's tag when it is one of
+those, case aside: a rule ``pt`` takes ``pt-BR`` and ``pt-PT``, a rule ``pt-BR`` does not take ``pt-PT``.
+
+The client's language is negotiated against the languages the link's rules name (:func:`negotiated`), as a
+server negotiates content: the client's tags are tried from the most preferred (highest ``q``, 1 when absent;
+among equal ones, the header's order), and the first one some rule's tag takes is the client's language, with
+its fallbacks. So a German reader who tolerates English (``de-DE,de;q=0.9,en;q=0.8``) gets the link's German
+rule when it has one, and its English rule when it has none; a language the client does not accept at all
+never counts. ``*``, ``q=0`` and malformed entries are ignored; no header, no language.
 """
 
 from __future__ import annotations
@@ -50,6 +54,22 @@ def client_languages(header: str) -> frozenset[str]:
     for tag, quality in ranked:
         if quality < best:
             break
-        parts = tag.split("-")
-        tags.update("-".join(parts[:end]) for end in range(len(parts), 0, -1))
+        tags.update(_fallbacks(tag))
     return frozenset(tags)
+
+
+def _fallbacks(tag: str) -> frozenset[str]:
+    parts = tag.split("-")
+    return frozenset("-".join(parts[:end]) for end in range(len(parts), 0, -1))
+
+
+@lru_cache(maxsize=4096)
+def negotiated(header: str, offered: frozenset[str]) -> frozenset[str]:
+    """The client's language among ``offered`` (lower-case tags: the languages a link's rules name): the first
+    of its tags, most preferred first, that an offered tag takes, with that tag's fallbacks; when none is
+    taken, its most preferred tags (:func:`client_languages`, which then match no rule)."""
+    for tag, _ in preferences(header):
+        fallbacks = _fallbacks(tag)
+        if not fallbacks.isdisjoint(offered):
+            return fallbacks
+    return client_languages(header)

@@ -167,8 +167,8 @@ def test_route_says_why_each_rule_before_did_not_hold(db: list[str]) -> None:
     assert "rule: 'japan' does not hold: countries JP: the client's is US" in lines
     assert ("rule: 'tokyo-evening' does not hold: time mon,tue,wed,thu,fri,sat,sun 18:00-23:00 in Asia/Tokyo: "
             "it is Mon 12:00 there") in lines
-    assert ("rule: 'portuguese' all conditions hold: platforms android: the platform is android; languages pt: the "
-            "client prefers pt, pt-br") in lines
+    assert ("rule: 'portuguese' all conditions hold: platforms android: the platform is android; languages pt: of the "
+            "link's languages, the client prefers pt-br, pt") in lines
     assert "rules: rule 'portuguese' picks the target (the link 'appaaaa')" in lines
     assert lines[1].startswith("Location: intent://menu?utm_source=linksvc&utm_medium=email&tracking_id=")
     answer = json.loads(linksvc("route", "ruleaaa", "--ip", "8.8.8.8", "--at", "2026-03-02T20:00:00+09:00",

@@ -95,13 +95,14 @@ def test_preferences_are_ranked_by_quality() -> None:
     (["pt-BR"], CHROME_PT_BR, True),
     (["pt-PT"], CHROME_PT_BR, False),
     (["en"], CHROME_EN_US, True),
-    (["en"], CHROME_DE, False),  # English is accepted, German preferred
+    (["en"], CHROME_DE, True),  # German preferred, but the link has no German: English is accepted
+    (["es"], CHROME_DE, False),  # not accepted at all
     (["de"], CHROME_DE, True),
     (["en-GB"], SAFARI_EN_GB, True),
     (["en-US"], SAFARI_EN_GB, False),
     (["fr"], SAFARI_FR, True),
     (["FR"], FIREFOX_FR, True),
-    (["fr-FR"], FIREFOX_FR, False),  # Firefox's first choice is plain fr
+    (["fr-FR"], FIREFOX_FR, True),  # Firefox's first choice is plain fr, then fr-FR at 0.8
     (["en"], FIREFOX_EN_US, True),
     (["zh"], FIREFOX_ZH_TW, True),
     (["zh-TW"], FIREFOX_ZH_TW, True),
@@ -110,6 +111,38 @@ def test_preferences_are_ranked_by_quality() -> None:
 ])
 def test_languages(rule: list[str], header: str, matches: bool) -> None:
     assert holds({"languages": rule}, facts(language=header)) is matches
+
+
+def _language_rules(*tags: str) -> Any:
+    return compile_rules([{"name": tag, "conditions": {"languages": [tag]},
+                           "target": {"destination_url": f"https://{tag.lower()}.example"}} for tag in tags], {})
+
+
+@pytest.mark.parametrize(("tags", "header", "picked"), [
+    # Negotiated as a server negotiates content: the client's most preferred language the link offers wins,
+    # whatever the order of the rules.
+    (("en", "de"), CHROME_DE, "de"),
+    (("de", "en"), CHROME_DE, "de"),
+    (("en", "fr"), CHROME_DE, "en"),  # no German: the English it accepts at 0.7
+    (("en-US", "en"), SAFARI_EN_GB, "en"),  # British English: the rule "en" takes it, "en-US" does not
+    (("en", "en-GB"), SAFARI_EN_GB, "en"),  # both take it: the first rule in order
+    (("fr-FR", "en"), FIREFOX_FR, "fr-FR"),  # Firefox's plain fr first, then fr-FR at 0.8: offered
+    (("pt-PT", "es"), CHROME_PT_BR, None),  # neither pt-BR nor pt (nor en) is offered
+    (("en", "de"), "de, en", "de"),  # equal quality: the header's order
+    (("en", "de"), "", None),
+])
+def test_the_clients_language_is_negotiated_against_the_links(tags: tuple[str, ...], header: str,
+                                                             picked: str | None) -> None:
+    rule = pick(_language_rules(*tags), facts(language=header))
+    assert (rule.name if rule else None) == picked
+
+
+def test_a_language_rule_explained_names_the_negotiated_language() -> None:
+    rules = _language_rules("en", "de")
+    [first, second] = explain(rules, facts(language=CHROME_DE))
+    assert not first.matched and first.why == ("does not hold: languages en: of the link's languages, the client "
+                                               "prefers de-de, de")
+    assert second.matched
 
 
 @pytest.mark.parametrize(("address", "country"), KNOWN)
