@@ -124,6 +124,8 @@ class Endpoint:
         account_id = request.match_info.get("account_id", "")
         if not account_id and self.path == "/accounts":
             account_id = object_id
+        elif not account_id and isinstance(body, dict) and isinstance(body.get("account_id"), str):
+            account_id = body["account_id"]  # a person made a member, a personal token: the account's change
         return audit.entry_of(auth.actor(request), account_id, self.tag, object_id, self.audit_action(), body,
                               auth.client_ip(request))
 
