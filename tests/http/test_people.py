@@ -124,7 +124,8 @@ async def test_a_personal_token_is_scoped_to_its_account_and_role(seeded: TestCl
     assert status == 201 and body["data"]["token"].startswith("lpt_") and body["data"]["status"] == "active"
     token = as_bearer(body["data"]["token"])
     assert (await seeded.get(LINK_A, headers=token)).status == 200
-    assert (await seeded.patch(LINK_A, headers=token, json={"destination_url": "https://shop.example/ci"})).status == 200
+    edited = await seeded.patch(LINK_A, headers=token, json={"destination_url": "https://shop.example/ci"})
+    assert edited.status == 200
     missing = await seeded.get(LINK_B, headers=token)
     assert missing.status == 404 and (await missing.json())["error"] == "Account not found"
     assert (await seeded.get(f"{ADMIN}/accounts/{A}/api-keys", headers=token)).status == 200
@@ -309,7 +310,8 @@ async def test_every_change_is_in_the_audit_log_with_secrets_masked(seeded: Test
     assert made_token["object"]["kind"] == "personal-tokens" and made_token["actor"]["id"] == person["id"]
     assert link["actor"] == {"kind": "person", "id": person["id"], "person_id": person["id"]}
     assert link["object"] == {"kind": "links", "id": ids(A)["links"]} and link["action"] == "update"
-    assert link["fields"] == {"password": "********", "destination_url": "https://shop.example/x"} and link["client"] == "127.0.0.1"
+    assert link["fields"] == {"password": "********", "destination_url": "https://shop.example/x"}
+    assert link["client"] == "127.0.0.1"
     assert key["actor"]["kind"] == "operator" and key["action"] == "create" and key["fields"] == {"kind": "CLIENT"}
     assert newest["actor"] == {"kind": "token", "id": token["id"], "person_id": person["id"]}
     assert newest["object"] == {"kind": "api-keys", "id": key_id} and newest["action"] == "delete"
