@@ -307,7 +307,8 @@ async def test_every_change_is_in_the_audit_log_with_secrets_masked(seeded: Test
     log = await audit(seeded, session)
     assert log["count"] == 5
     newest, made_token, key, link, _ = log["data"]
-    assert made_token["object"]["kind"] == "personal-tokens" and made_token["actor"]["id"] == person["id"]
+    assert made_token["object"]["kind"] == "personal-tokens" and made_token["action"] == "create"
+    assert made_token["actor"]["id"] == person["id"]
     assert link["actor"] == {"kind": "person", "id": person["id"], "person_id": person["id"]}
     assert link["object"] == {"kind": "links", "id": ids(A)["links"]} and link["action"] == "update"
     assert link["fields"] == {"password": "********", "destination_url": "https://shop.example/x"}
