@@ -11,7 +11,7 @@ not at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from storage.audit_context import PENDING, Pending, pending
@@ -40,8 +40,8 @@ class AuditRecord:
 def pending_entry(record: AuditRecord) -> Pending:
     """The entry a request is to write with its change (set it as :data:`storage.audit_context.PENDING`)."""
 
-    async def write(tx: Tx) -> None:
-        await insert(tx, record)
+    async def write(tx: Tx, made: str | None) -> None:
+        await insert(tx, replace(record, object_id=made) if made and not record.object_id else record)
 
     return Pending(record, write)
 

@@ -133,12 +133,13 @@ async def invite(db: Store, actor: Actor, account_id: str, email: str, role: str
     record = OneTimeLinkRecord(str(uuid.uuid4()), "invitation", _digest(token), account_id, None, email, role,
                                actor.id, iso(now), iso(now + timedelta(days=INVITATION_DAYS)), None)
 
-    async def unit(tx: Tx) -> None:
+    async def unit(tx: Tx) -> OneTimeLinkRecord:
         await accounts.get_account(tx, account_id)
         person = await repo.person_by_email(tx, email)
         if person is not None and await repo.role_in(tx, person.id, account_id) is not None:
             raise Conflict("Already a member", f"{email} is a member of this account")
         await repo.insert_link(tx, record)
+        return record
 
     await in_one_unit(db, unit)
     url = mail.deliver(mail.OneTimeLink("invitation", email, mail.link_url(public_url, "invitation", token),

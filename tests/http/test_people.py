@@ -319,7 +319,8 @@ async def test_every_change_is_in_the_audit_log_with_secrets_masked(seeded: Test
     assert log["count"] == 5
     newest, made_token, key, link, _ = log["data"]
     assert made_token["object"]["kind"] == "personal-tokens" and made_token["action"] == "create"
-    assert made_token["actor"]["id"] == person["id"]
+    assert made_token["actor"]["id"] == person["id"] and made_token["object"]["id"] == token["id"]
+    assert key["object"]["id"] == key_id
     assert link["actor"] == {"kind": "person", "id": person["id"], "person_id": person["id"]}
     assert link["object"] == {"kind": "links", "id": ids(A)["links"]} and link["action"] == "update"
     assert link["fields"] == {"password": "********", "destination_url": "https://shop.example/x"}
@@ -358,4 +359,6 @@ async def test_changes_of_every_kind_are_entries_named_by_their_action(seeded: T
         ("brands", "create"), ("brands", "delete"), ("domains", "create"), ("connections", "rotate-secret"),
         ("accounts", "update")]
     assert log[-2]["object"]["id"] == brand_id and log[1]["object"]["id"] == ids(A)["connections"]
+    assert log[-1]["object"]["id"] == brand_id  # a creation names the id the service made
+    assert log[2]["object"]["id"] == (await domain.json())["data"]["id"]
     assert (await rotated.json())["data"]["secret"] not in str(log)  # a secret the service made is not a field
