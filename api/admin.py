@@ -1,7 +1,8 @@
 """The admin API, ``/api/admin/v1``, behind the admin token: the endpoints of each domain put together in one
 document. Accounts and keys (``api.accounts.admin``), the link and campaign pages the dashboard needs
 (``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``), events
-with their lineage and customers' paths (``api.loyalty.admin``).
+with their lineage and customers' paths (``api.loyalty.admin``), people, members, personal tokens and the audit
+log (``api.people.admin``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from api.links.fdl import ENDPOINTS as FDL_ENDPOINTS
 from api.links.previews import ENDPOINTS as LINK_PREVIEW_ENDPOINTS
 from api.loyalty.admin import ENDPOINTS as EVENT_ENDPOINTS
 from api.openapi import openapi_document
+from api.people.admin import ENDPOINTS as PEOPLE_ENDPOINTS
 from api.reports import ENDPOINTS as REPORT_ENDPOINTS
 from api.resources import resource_endpoints
 from api.routing import Endpoint, add_endpoints, json_response
@@ -46,10 +48,14 @@ ENDPOINTS = [
     *FORWARDING_ENDPOINTS,
     *REPORT_ENDPOINTS,
     *EVENT_ENDPOINTS,
+    *PEOPLE_ENDPOINTS,
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
 
 
 def add_admin_routes(app: web.Application) -> None:
+    undeclared = [f"{e.method} {e.path}" for e in ENDPOINTS if e.security == "admin" and not e.permission]
+    if undeclared:  # every admin route declares what it needs (linksvc.people.roles)
+        raise RuntimeError(f"admin routes without a permission: {', '.join(undeclared)}")
     add_endpoints(app, PREFIX, ENDPOINTS)
     app[OPENAPI] = openapi_document("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS)

@@ -1,4 +1,5 @@
-"""Who is calling: bearer tokens on the storefront API, the admin token on the admin API.
+"""Who is calling: bearer tokens on the storefront API; on the admin API the operator token, a personal access
+token or a dashboard session (:class:`linksvc.people.access.Actor`), then the route's permission (:func:`require`).
 
 401 for a missing, malformed, unknown, expired or revoked credential; 403 when ``x-account-id`` names
 another account than the token's, or when the key kind may not do what is asked (:func:`require_server`).
@@ -9,8 +10,9 @@ cookie alone (already ``SameSite=Strict``) never authorises anything. The cookie
 id, never the admin token; :mod:`linksvc.accounts.sessions` checks it against the store on every request,
 so it stops working at sign-out, at expiry and when the admin token changes.
 
-Admin-token attempts (a bearer token) are throttled per client address (:mod:`api.accounts.throttle`, kind
-``admin``). Session cookies are not counted: their ids are 32 random bytes, checked against the store.
+Admin-token and personal-token attempts (a bearer token) are throttled per client address
+(:mod:`api.accounts.throttle`, kind ``admin``). Session cookies are not counted: their ids are 32 random bytes,
+checked against the store.
 Storefront bearer tokens are not either: 32 random bytes cannot be guessed, counting them would add a read
 to every storefront request, and the expired tokens of an app on many phones behind one carrier address
 would lock that address out.
@@ -21,12 +23,15 @@ from __future__ import annotations
 from aiohttp import web
 
 from api.accounts.throttle import attempt
-from api.appkeys import DB, SETTINGS
+from api.appkeys import AUTH_THROTTLE, DB, SETTINGS
 from linksvc.accounts.service import Principal, principal_for
-from linksvc.accounts.sessions import is_admin_token, is_signed_in
+from linksvc.client_address import client_address
 from linksvc.errors import Forbidden, Unauthorized
+from linksvc.people.access import Actor, authorize
+from linksvc.people.credentials import admin_actor
 
 PRINCIPAL: web.RequestKey[Principal] = web.RequestKey("principal", Principal)
+ACTOR: web.RequestKey[Actor] = web.RequestKey("actor", Actor)
 
 SESSION_COOKIE = "linksvc_admin"
 DASHBOARD_HEADER = "X-Requested-With"
@@ -67,20 +72,35 @@ async def authenticate(request: web.Request, security: str | None) -> None:
 
 
 async def _admin(request: web.Request) -> None:
-    """The admin token as a bearer token, or else a dashboard session cookie with the dashboard's header."""
-    expected = request.app[SETTINGS].admin_token
+    """The admin token or a personal access token as a bearer token, or else a dashboard session cookie with the
+    dashboard's header: the request's :class:`Actor`."""
     cookie = request.cookies.get(SESSION_COOKIE)
+    bearer = None
     if cookie is None or "Authorization" in request.headers:
-        token = _bearer_token(request)
-        if not is_admin_token(token, expected):
-            raise Unauthorized("Invalid admin token", "the bearer token is not the admin token")
-        return
-    if request.headers.get(DASHBOARD_HEADER) != DASHBOARD_HEADER_VALUE:
+        bearer = _bearer_token(request)
+    elif request.headers.get(DASHBOARD_HEADER) != DASHBOARD_HEADER_VALUE:
         raise Unauthorized("Missing dashboard header",
                            f"the session cookie is accepted only with the header {DASHBOARD_HEADER}: "
                            f"{DASHBOARD_HEADER_VALUE}; other clients send Authorization: Bearer <admin token>")
-    if not await is_signed_in(request.app[DB], expected, cookie):
-        raise Unauthorized("Invalid session", "the dashboard session has expired or is not valid; sign in again")
+    request[ACTOR] = await admin_actor(request.app[DB], request.app[SETTINGS].admin_token, bearer, cookie)
+
+
+async def require(request: web.Request, permission: str) -> None:
+    """The one check of the admin API (:func:`linksvc.people.access.authorize`) for the route's permission and
+    the account its path names."""
+    await authorize(request.app[DB], request[ACTOR], permission, request.match_info.get("account_id"))
+
+
+def actor(request: web.Request) -> Actor:
+    found: Actor = request[ACTOR]
+    return found
+
+
+def client_ip(request: web.Request) -> str:
+    """The client's address, as the throttle finds it (``X-Forwarded-For`` only from trusted proxies)."""
+    trusted = request.app[AUTH_THROTTLE].trusted_proxies
+    forwarded = ",".join(request.headers.getall("X-Forwarded-For", ())) if trusted else ""
+    return client_address(request.remote, forwarded, trusted)
 
 
 def principal(request: web.Request) -> Principal:

@@ -82,23 +82,24 @@ async def verify_domain(request: web.Request) -> web.Response:
 _DOMAIN = "/accounts/{account_id}/domains/{domain_id}"
 ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/domains", list_domains, "List the account's custom domains", "domains",
-             response=Envelope[list[DomainView]], security="admin", errors=(401, 404)),
+             response=Envelope[list[DomainView]], security="admin", permission="domains:read", errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/domains", create_domain,
              "Add a custom domain (pending until verified); the answer names the token it must serve", "domains",
-             body=DomainCreate, response=Envelope[DomainView], status=201, security="admin",
+             body=DomainCreate, response=Envelope[DomainView], status=201, security="admin", permission="domains:write",
              errors=(400, 401, 404, 409)),
     Endpoint("GET", _DOMAIN, get_domain, "Read a custom domain", "domains", response=Envelope[DomainView],
-             security="admin", errors=(401, 404)),
+             security="admin", permission="domains:read", errors=(401, 404)),
     Endpoint("PATCH", _DOMAIN, update_domain,
              "Replace the allow-list of the domain's long Dynamic Links (url_patterns); a pattern that is not a "
              "valid RE2 expression or does not name its host is 400 naming it (url_patterns[2])", "domains",
-             body=DomainUpdate, response=Envelope[DomainView], security="admin", errors=(400, 401, 404)),
+             body=DomainUpdate, response=Envelope[DomainView], security="admin",
+             permission="domains:write", errors=(400, 401, 404)),
     Endpoint("DELETE", _DOMAIN, delete_domain, "Delete a custom domain that no link names", "domains", status=204,
-             security="admin", errors=(401, 404, 409)),
+             security="admin", permission="domains:write", errors=(401, 404, 409)),
     Endpoint("POST", f"{_DOMAIN}/verify", verify_domain,
              "Fetch the token from the domain: live when it answers it, else 422 (not_served or wrong_body)",
              "domains",
-             response=Envelope[DomainView], security="admin", errors=(401, 404, 422)),
+             response=Envelope[DomainView], security="admin", permission="domains:write", errors=(401, 404, 422)),
 ]
 
 

@@ -97,6 +97,8 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             errors.add(413)
         if endpoint.security in ("admin", "api_key"):
             errors.add(429)  # too many failed credential attempts from the client's address
+        if endpoint.security == "admin":
+            errors.add(403)  # the route's permission is not granted (the role, or a personal token's role)
         for status in sorted(errors):
             op["responses"][str(status)] = {
                 "description": _STATUS_TEXT.get(status, "Error"),
@@ -104,6 +106,13 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             }
         if endpoint.security is not None:
             op["security"] = [{endpoint.security: []}]
+        if endpoint.security == "admin":
+            # The permission the route needs (docs/decisions.md, "People and roles"): "operator", "self", or
+            # "<area>:read|write" of the account its path names; the route-and-role test reads it from here.
+            op["x-permission"] = endpoint.permission
+            op["description"] = f"Needs the permission `{endpoint.permission}`."
+        if endpoint.description:
+            op["description"] = (endpoint.description + " " + op.get("description", "")).strip()
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = op
     used = {e.security for e in endpoints if e.security}
     return {

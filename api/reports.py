@@ -177,10 +177,12 @@ ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/reports/conversions", conversions,
              "Conversion report: clicks, visitors, routes, attributed events, purchases, revenue, conversion rate "
              "and time to purchase per group, for a range of days", "reports", query=ConversionQuery,
-             response=Envelope[ConversionReport], media_types=("text/csv",), security="admin", errors=(401, 404)),
+             response=Envelope[ConversionReport], media_types=("text/csv",), security="admin",
+             permission="reports:read", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/links/{id}/variants", link_variants,
              "The variant report of a link's A/B split: per variant, clicks, visitors, purchases, revenue, conversion "
              "rate, and a two-proportion z-test against the first variant (the control) with its p-value, sample "
              "sizes and a verdict in plain words; for the split's whole life, or the days from to to", "reports",
-             query=VariantQuery, response=Envelope[VariantReport], security="admin", errors=(401, 404)),
+             query=VariantQuery, response=Envelope[VariantReport], security="admin", permission="reports:read",
+             errors=(401, 404)),
 ]

@@ -53,6 +53,12 @@ def wrapped(view: type[BaseModel]) -> tuple[type[BaseModel], type[BaseModel]]:
     return Envelope[view], Page[view]  # type: ignore[valid-type]
 
 
+# The area of ``linksvc.people.roles`` each kind of resource belongs to: its routes' permissions.
+AREAS = {"brands": "campaigns", "tiers": "campaigns", "rewards": "campaigns", "campaigns": "campaigns",
+         "custom_event_types": "campaigns", "contacts": "customers", "customers": "customers",
+         "connections": "connections", "links": "links"}
+
+
 def resource_endpoints(kind: Kind) -> list[Endpoint]:
     segment = kind.name.replace("_", "-")
     collection = f"/accounts/{{account_id}}/{segment}"
@@ -90,17 +96,18 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
         return web.Response(status=204)
 
     label = kind.label
+    area = AREAS[kind.name]
     return [
         Endpoint("GET", collection, list_items, f"List {label}s", segment, query=Paging,
-                 response=page, security="admin", errors=ERRORS),
+                 response=page, security="admin", permission=f"{area}:read", errors=ERRORS),
         Endpoint("POST", collection, create_item, f"Create a {label}", segment, body=kind.model,
-                 response=one, status=201, security="admin", errors=ERRORS, raw_body=True),
+                 response=one, status=201, security="admin", permission=f"{area}:write", errors=ERRORS, raw_body=True),
         Endpoint("GET", item, get_item, f"Read a {label}", segment, response=one,
-                 security="admin", errors=ERRORS),
+                 security="admin", permission=f"{area}:read", errors=ERRORS),
         Endpoint("PUT", item, replace_item, f"Replace a {label}", segment, body=kind.model,
-                 response=one, security="admin", errors=ERRORS, raw_body=True),
+                 response=one, security="admin", permission=f"{area}:write", errors=ERRORS, raw_body=True),
         Endpoint("PATCH", item, patch_item, f"Change some fields of a {label}", segment, body=patch_model,
-                 response=one, security="admin", errors=ERRORS, raw_body=True),
+                 response=one, security="admin", permission=f"{area}:write", errors=ERRORS, raw_body=True),
         Endpoint("DELETE", item, delete_item, f"Delete a {label}", segment, status=204,
-                 security="admin", errors=ERRORS),
+                 security="admin", permission=f"{area}:write", errors=ERRORS),
     ]

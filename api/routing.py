@@ -21,10 +21,13 @@ from api import auth
 from api.appkeys import SETTINGS
 from linksvc.errors import BadRequest, InvalidField, Issues, PayloadTooLarge, ServiceError, UnsupportedEncoding
 from linksvc.jsoncodec import JSONDecodeError, dumpb, loads
+from linksvc.people import audit
 from linksvc.resources.validation import validate
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
+RAW_BODY: web.RequestKey[Any] = web.RequestKey("raw_body", object)
+CHANGES = {"POST": "create", "PUT": "replace", "PATCH": "update", "DELETE": "delete"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,12 @@ class Endpoint:
     max_depth: int | None = MAX_JSON_DEPTH  # None: the handler bounds the depth of each part (bulk)
     # How an invalid query or body is answered when the specification fixes the shape (GET /contacts).
     on_invalid: Callable[[InvalidField], ServiceError] | None = None
+    # What an admin route needs (``linksvc.people.roles``): "operator", "self", or "<area>:read|write" of the
+    # account its path names. Every admin route declares one; the admin API refuses to start without.
+    permission: str | None = None
+    description: str = ""  # the operation's description in the OpenAPI document
+    # The audit log's action of a change (POST, PUT, PATCH, DELETE of an admin route); derived when None.
+    action: str | None = None
 
     def handler(self) -> Handler:
         endpoint = self
@@ -74,6 +83,8 @@ class Endpoint:
 
     async def run(self, request: web.Request) -> web.StreamResponse:
         await auth.authenticate(request, self.security)
+        if self.security == "admin":
+            await auth.require(request, self.permission or "")
         if self.require_kind == "SERVER":
             auth.require_server(request, f"{self.method} {self.path}")
         for header in self.headers:
@@ -87,7 +98,38 @@ class Endpoint:
             if self.on_invalid is None:
                 raise
             raise self.on_invalid(exc) from None
+        if self.security == "admin" and self.method in CHANGES:
+            with audit.recording(self.audit_entry(request)):
+                return await self.func(request, **kwargs)
         return await self.func(request, **kwargs)
+
+    def audit_action(self) -> str:
+        """The action the audit log names: ``create``, ``replace``, ``update``, ``delete``, or the route's own
+        verb (``rotate-secret``, ``verify``, ``transfer-ownership``, ...) for a POST to an object."""
+        if self.action is not None:
+            return self.action
+        segments = self.path.strip("/").split("/")
+        last, before = segments[-1], segments[-2] if len(segments) > 1 else ""
+        base = CHANGES[self.method]
+        if last.startswith("{") or before in ("", "{account_id}"):
+            return base  # an object, or a collection of the account (a POST to it creates)
+        if self.method == "POST":
+            return last if before.startswith("{") else base  # an object's verb, or a nested collection
+        return f"{base}-{last}"  # a part of an object (PATCH .../utm)
+
+    def audit_entry(self, request: web.Request) -> Any:
+        body = request.get(RAW_BODY)
+        params = {k: v for k, v in request.match_info.items() if k != "account_id"}
+        object_id = list(params.values())[-1] if params else ""
+        if not object_id and isinstance(body, dict) and isinstance(body.get("id"), str):
+            object_id = body["id"]
+        account_id = request.match_info.get("account_id", "")
+        if not account_id and self.path == "/accounts":
+            account_id = object_id
+        elif not account_id and isinstance(body, dict) and isinstance(body.get("account_id"), str):
+            account_id = body["account_id"]  # a person made a member, a personal token: the account's change
+        return audit.entry_of(auth.actor(request), account_id, self.tag, object_id, self.audit_action(), body,
+                              auth.client_ip(request))
 
     async def parse(self, request: web.Request) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
@@ -96,6 +138,7 @@ class Endpoint:
         if self.body is not None:
             limit = getattr(request.app[SETTINGS], self.max_body)
             raw = await read_json(request, limit, self.max_depth)
+            request[RAW_BODY] = raw
             kwargs["body"] = raw if self.raw_body else validate(self.body, raw)
         return kwargs
 

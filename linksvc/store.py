@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar
 
 from linksvc.settings import Settings
+from storage.audit_context import note_result
 from storage.db import Conn, Database, StoreConstraintError, StoreError, StoreOperationalError, Tx, open_store
 from storage.postgres import PostgresDatabase
 
@@ -79,7 +80,9 @@ async def in_one_unit(db: Store, unit: Callable[[Tx], Coroutine[Any, Any, T]], s
     if isinstance(db, PostgresDatabase):
         return await db.write(unit, serial_key)
     async with db.transaction() as tx:
-        return await unit(tx)
+        result = await unit(tx)
+        note_result(result)  # a creation's new id, for the request's audit entry written at the commit
+        return result
 
 
 def store_of(settings: Settings) -> Database | PostgresDatabase:

@@ -19,25 +19,29 @@ class SessionRecord:
     token_fingerprint: str
     created_at: str
     expires_at: str
+    person_id: str | None = None  # the person signed in; None: a session opened with the admin token
 
 
 async def insert(tx: Tx, record: SessionRecord) -> None:
     await execute(
         tx,
-        "INSERT INTO dashboard_sessions (id_hash, token_fingerprint, created_at, expires_at) VALUES (?, ?, ?, ?)",
-        (record.id_hash, record.token_fingerprint, record.created_at, record.expires_at),
+        "INSERT INTO dashboard_sessions (id_hash, token_fingerprint, created_at, expires_at, person_id) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (record.id_hash, record.token_fingerprint, record.created_at, record.expires_at, record.person_id),
     )
 
 
 async def get(conn: Conn, id_hash: str) -> SessionRecord | None:
     row = await fetch_one(
         conn,
-        "SELECT id_hash, token_fingerprint, created_at, expires_at FROM dashboard_sessions WHERE id_hash = ?",
+        "SELECT id_hash, token_fingerprint, created_at, expires_at, person_id FROM dashboard_sessions "
+        "WHERE id_hash = ?",
         (id_hash,),
     )
     if row is None:
         return None
-    return SessionRecord(row["id_hash"], row["token_fingerprint"], row["created_at"], row["expires_at"])
+    return SessionRecord(row["id_hash"], row["token_fingerprint"], row["created_at"], row["expires_at"],
+                         row["person_id"])
 
 
 async def delete(tx: Tx, id_hash: str) -> bool:
@@ -45,12 +49,18 @@ async def delete(tx: Tx, id_hash: str) -> bool:
 
 
 async def delete_void(tx: Tx, token_fingerprint: str, now: str) -> int:
-    """Deletes the sessions that expired by ``now`` or were opened under another admin token."""
+    """Deletes the sessions that expired by ``now`` or were opened under another admin token (a person's
+    session is not opened under the admin token: it lasts until it expires or the person's password changes)."""
     return await execute(
         tx,
-        "DELETE FROM dashboard_sessions WHERE expires_at <= ? OR token_fingerprint != ?",
+        "DELETE FROM dashboard_sessions WHERE expires_at <= ? OR (person_id IS NULL AND token_fingerprint != ?)",
         (now, token_fingerprint),
     )
+
+
+async def delete_of_person(tx: Tx, person_id: str) -> int:
+    """Ends every session of the person (a new password, a removed person)."""
+    return await execute(tx, "DELETE FROM dashboard_sessions WHERE person_id = ?", (person_id,))
 
 
 async def count(conn: Conn) -> int:

@@ -44,6 +44,7 @@ from typing import Any, Protocol, TypeVar
 import aiosqlite
 import asyncpg
 
+from storage import audit_context
 from storage.errors import StoreUnavailable
 from storage.generations import MODELS, Generations
 from storage.postgres import PgConnection, PostgresDatabase, is_postgres_url
@@ -262,8 +263,11 @@ class Database:
     async def transaction(self) -> AsyncIterator[WriterSession]:
         """One interactive write unit of work, a turn of the write queue: committed on success, rolled back on
         any exception."""
+        entry = audit_context.pending()
         async with self.writer.session() as tx:
             yield tx
+            if entry is not None:  # the request's audit entry, in the transaction of its change
+                await audit_context.claim(entry, tx)
 
     async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]], serial_key: str | None = None) -> T:
         """Runs ``unit`` on the writer's thread in the next group commit; returns its result once committed.
@@ -272,7 +276,8 @@ class Database:
         ``unit`` is async service code whose repository calls, on the writer's plain sqlite3 connection, never
         suspend; it must wait for nothing else. Raising, it is rolled back alone; a failure of the store fails
         its whole group."""
-        return await self.writer.run(unit)
+        entry = audit_context.pending()
+        return await self.writer.run(audit_context.carried(unit, entry))
 
     async def ping(self) -> bool:
         return (await fetch_one(self.reader, "SELECT 1")) is not None

@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
+from storage import audit_context
 from storage.errors import StoreUnavailable
 from storage.generations import MODELS
 
@@ -450,11 +451,14 @@ class PostgresDatabase:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[PgConnection]:
         """One interactive serializable transaction: committed on success, rolled back on any exception."""
+        entry = audit_context.pending()
         async with self.pool.acquire() as conn:
             transaction = conn.transaction(isolation="serializable")
             await transaction.start()
             try:
                 yield PgConnection(conn)
+                if entry is not None:  # the request's audit entry, in the transaction of its change
+                    await audit_context.claim(entry, PgConnection(conn))
                 noted = await conn.fetchval("SELECT current_setting('linksvc.changed', true)")
             except BaseException:
                 await transaction.rollback()
@@ -474,6 +478,8 @@ class PostgresDatabase:
         would be refused as soon as it touched what the holder changed, again and again while the holder's
         node keeps writing (docs/decisions.md, "Contention")."""
         isolation = "serializable" if serial_key is None else "read_committed"
+        entry = audit_context.pending()
+        unit = audit_context.carried(unit, entry)
         for attempt in range(RETRIES + 1):
             try:
                 async with self.pool.acquire() as conn, conn.transaction(isolation=isolation):
@@ -482,6 +488,8 @@ class PostgresDatabase:
                     result = await unit(PgConnection(conn))
                     noted = await conn.fetchval("SELECT current_setting('linksvc.changed', true)")
             except RETRYABLE:
+                if entry is not None:
+                    entry.written = False  # rolled back with the unit: the next try writes it again
                 if attempt == RETRIES:
                     raise
                 self.counters.retries += 1

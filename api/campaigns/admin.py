@@ -43,5 +43,6 @@ def overview_endpoints() -> list[Endpoint]:
     return [
         Endpoint("GET", "/accounts/{account_id}/campaigns/overview", campaigns_overview,
                  "Campaigns filtered by type, status and brand, with their status now", "campaigns",
-                 query=CampaignOverviewQuery, response=Page[CampaignSummary], security="admin", errors=ERRORS),
+                 query=CampaignOverviewQuery, response=Page[CampaignSummary], security="admin",
+                 permission="campaigns:read", errors=ERRORS),
     ]

@@ -1,7 +1,8 @@
 """The back-office dashboard at ``/dashboard``: a static single-page front end over the admin API.
 
 This module serves the page and its assets and keeps the sign-in: ``POST /dashboard/session`` opens a
-server-side session when the body holds the admin token (:mod:`linksvc.accounts.sessions`) and sets the
+server-side session when the body holds the admin token (:mod:`linksvc.accounts.sessions`), or a person's email
+and password, and their one-time code when they enrolled a second factor (:mod:`linksvc.people.service`), and sets the
 ``linksvc_admin`` cookie to its random id (HttpOnly, ``SameSite=Strict``, ``Path=/``, and ``Secure`` when
 the request came over https or ``LINKSVC_PUBLIC_URL`` is https); ``DELETE`` ends the session in the store
 and clears the cookie; ``GET`` says whether the browser is signed in (so the page never has to provoke a 401
@@ -14,8 +15,9 @@ The assets are the files of ``static/``, read once at start-up, answered with an
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
 
 Sign-in attempts are throttled per client address (:mod:`api.accounts.throttle`, kind ``sign_in``): a wrong
-token posted counts. A session cookie that is not valid does not: its id is 32 random bytes looked up in
-the store, so it tells nothing about the admin token, and an expired one is what a returning browser holds.
+token, password or code posted counts. A session cookie that is not valid does not: its id is 32 random bytes
+looked up in the store, so it tells nothing about the admin token, and an expired one is what a returning browser
+holds.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from api.appkeys import DB, SETTINGS
 from api.auth import SESSION_COOKIE
 from api.routing import json_response, read_json
 from linksvc.accounts import sessions as dashboard_sessions
+from linksvc.people import service as people
 from linksvc.resources.validation import validate
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -92,8 +95,20 @@ async def static(request: web.Request) -> web.StreamResponse:
 
 
 class SessionIn(BaseModel):
+    """The operator's sign-in: the admin token."""
+
     model_config = ConfigDict(extra="forbid")
     token: str = Field(min_length=1, max_length=1000, description="the admin token (LINKSVC_ADMIN_TOKEN)")
+
+
+class PersonSessionIn(BaseModel):
+    """A person's sign-in (a body with ``email``): their email and password, and their authenticator's code
+    once they enrolled a second factor."""
+
+    model_config = ConfigDict(extra="forbid")
+    email: str = Field(min_length=1, max_length=320)
+    password: str = Field(min_length=1, max_length=1000)
+    code: str | None = Field(default=None, min_length=1, max_length=10, description="the authenticator's code")
 
 
 def _secure_cookie(request: web.Request) -> bool:
@@ -102,16 +117,23 @@ def _secure_cookie(request: web.Request) -> bool:
 
 
 async def session_state(request: web.Request) -> web.Response:
-    signed_in = await dashboard_sessions.is_signed_in(request.app[DB], request.app[SETTINGS].admin_token,
-                                                      request.cookies.get(SESSION_COOKIE))
-    return json_response({"data": {"signed_in": signed_in}}, headers=NO_STORE)
+    signed = await dashboard_sessions.session_of(request.app[DB], request.app[SETTINGS].admin_token,
+                                                 request.cookies.get(SESSION_COOKIE))
+    state: dict[str, object] = {"signed_in": signed is not None}
+    if signed is not None and signed.person_id is not None:
+        state["person_id"] = signed.person_id
+    return json_response({"data": state}, headers=NO_STORE)
 
 
 async def sign_in(request: web.Request) -> web.Response:
-    body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
+    raw = await read_json(request, SESSION_BODY_BYTES)
+    person = isinstance(raw, dict) and "email" in raw
+    body = validate(PersonSessionIn, raw) if person else validate(SessionIn, raw)
+    token, email, password, code = ((None, body.email, body.password, body.code) if isinstance(body, PersonSessionIn)
+                                    else (body.token, None, None, None))
     async with attempt(request, "sign_in"):
-        session = await dashboard_sessions.sign_in(request.app[DB], request.app[SETTINGS].admin_token, body.token,
-                                                   replacing=request.cookies.get(SESSION_COOKIE))
+        session = await people.sign_in_any(request.app[DB], request.app[SETTINGS].admin_token, token, email,
+                                           password, code, replacing=request.cookies.get(SESSION_COOKIE))
     response = json_response({"data": {"signed_in": True}}, headers=NO_STORE)
     response.set_cookie(SESSION_COOKIE, session.session_id, max_age=session.max_age, path="/",
                         httponly=True, samesite="Strict", secure=_secure_cookie(request))

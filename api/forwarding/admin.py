@@ -149,31 +149,35 @@ async def list_dead_letters(request: web.Request, query: Paging) -> web.Response
 ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/events/{event_id}/deliveries", event_deliveries,
              "Deliveries of an event (and of its reversal) to every connection", "deliveries",
-             response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+             response=Envelope[list[DeliveryView]], security="admin", permission="deliveries:read", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries", connection_deliveries,
              "Deliveries to a connection, newest first, optionally of one state", "deliveries",
-             query=DeliveriesQuery, response=Envelope[list[DeliveryView]], security="admin", errors=(401, 404)),
+             query=DeliveriesQuery, response=Envelope[list[DeliveryView]], security="admin",
+             permission="deliveries:read", errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/connections/{id}/rotate-secret", rotate_secret,
              "Give a webhook connection a new signing secret, shown once; for 24 hours every delivery is "
              "signed with the new and the old secret", "connections", response=Envelope[SecretRotated],
-             security="admin", errors=(400, 401, 404)),
+             security="admin", permission="connections:write", errors=(400, 401, 404)),
     Endpoint("GET", "/accounts/{account_id}/connections/{id}/deliveries/counts", connection_delivery_counts,
              "How many deliveries to a connection are in each state, and its filtered and skipped ones by reason "
              "(whether the connection now lets each filtered reason through): the limit most frequent reasons, "
              "the rest summed in other", "deliveries", query=CountsQuery, response=Envelope[DeliveryCounts],
-             security="admin", errors=(401, 404)),
+             security="admin", permission="deliveries:read", errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/connections/{id}/deliveries/retry-filtered", retry_filtered,
              "Send again the connection's filtered deliveries that its rules now let through (a type added to "
              "event_types, forwarding switched on); consent is checked again before sending", "deliveries",
-             response=Envelope[FilteredRetried], security="admin", errors=(401, 404)),
+             response=Envelope[FilteredRetried], security="admin", permission="deliveries:write", errors=(401, 404),
+             action="retry-filtered"),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again, or a filtered one the connection's rules now let through "
              "(409 naming the reason while they do not)", "deliveries", response=Envelope[DeliveryView],
-             security="admin", errors=(401, 404, 409)),
+             security="admin", permission="deliveries:write", errors=(401, 404, 409)),
     Endpoint("POST", "/accounts/{account_id}/connections/{id}/test", test_connection,
              "Send one synthetic event the vendor's own way of testing (nothing is counted) and answer what the "
-             "vendor said", "deliveries", response=Envelope[ConnectionTest], security="admin", errors=(401, 404)),
+             "vendor said", "deliveries", response=Envelope[ConnectionTest], security="admin",
+             permission="deliveries:write", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/dead-letters", list_dead_letters,
              "Writes set aside because they failed alone (a click that could not be stored), newest first",
-             "dead-letters", query=Paging, response=Page[DeadLetterView], security="admin", errors=(401, 404)),
+             "dead-letters", query=Paging, response=Page[DeadLetterView], security="admin",
+             permission="deliveries:read", errors=(401, 404)),
 ]

@@ -129,10 +129,12 @@ def overview_endpoints() -> list[Endpoint]:
     return [
         Endpoint("GET", "/accounts/{account_id}/links/overview", links_overview,
                  "Links newest first with their human clicks of the last 7 days; q searches code and destination",
-                 "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin", errors=ERRORS),
+                 "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin",
+                 permission="links:read", errors=ERRORS),
         Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
                  "Where a link would send desktop, Android and iOS clicks, with UTM changes applied; saves nothing",
-                 "links", body=LinkPreviewIn, response=Envelope[LinkPreview], security="admin", errors=ERRORS),
+                 "links", body=LinkPreviewIn, response=Envelope[LinkPreview], security="admin",
+                 permission="links:read", errors=ERRORS),
     ]
 
 
@@ -258,18 +260,23 @@ def link_endpoints() -> list[Endpoint]:
         Endpoint("PATCH", "/accounts/{account_id}/links/{id}/utm", edit_link_utm,
                  "Edit the UTM of a link's destination: other parameters, their order and the fragment stay",
                  "links", body=UtmEdit, response=wrapped(resource_view(KINDS["links"]))[0], security="admin",
+                 permission="links:write",
                  errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/qr", link_qr,
                  "The QR code of a link's short URL, as SVG or PNG", "links", query=QrQuery,
-                 media_types=tuple(QR_CONTENT_TYPES.values()), security="admin", errors=(401, 404)),
+                 media_types=tuple(QR_CONTENT_TYPES.values()), security="admin",
+                 permission="links:read", errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
                  "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
-                 query=ClicksQuery, response=Envelope[LinkClicks], security="admin", errors=(401, 404)),
+                 query=ClicksQuery, response=Envelope[LinkClicks], security="admin",
+                 permission="links:read", errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/lifecycle", link_lifecycle,
                  "Where a link stands now: open, or not yet valid, expired, at its click limit or disabled (what a "
                  "click gets then), with its clicks by people so far and how many max_clicks leaves",
-                 "links", response=Envelope[LinkLifecycle], security="admin", errors=(401, 404)),
+                 "links", response=Envelope[LinkLifecycle], security="admin", permission="links:read",
+                 errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/installs", link_installs,
                  "Installs claimed from a link's clicks (deferred deep links), by day, platform and source",
-                 "links", query=InstallsQuery, response=Envelope[LinkInstalls], security="admin", errors=(401, 404)),
+                 "links", query=InstallsQuery, response=Envelope[LinkInstalls], security="admin",
+                 permission="links:read", errors=(401, 404)),
     ]

@@ -58,6 +58,6 @@ ENDPOINTS = [
              "the short link's path on the account's domain. Every row is checked first, then the valid ones are "
              "written together (all or none); bad rows fail alone, named by their line. Sending the same file again "
              "converges: rows already imported are unchanged", "links",
-             response=Envelope[ImportResult], security="admin", errors=(400, 401, 404, 413),
-             max_body="max_import_body_bytes"),
+             response=Envelope[ImportResult], security="admin", permission="links:write", errors=(400, 401, 404, 413),
+             max_body="max_import_body_bytes", action="fdl-import"),
 ]

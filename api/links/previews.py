@@ -33,9 +33,10 @@ async def put_link_preview(request: web.Request, body: AccountPreviewDefaults) -
 ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/link-preview", get_link_preview,
              "The account's link-preview defaults (title, description, image_url, site_name; null when unset)",
-             "links", response=Envelope[AccountPreviewDefaultsView], security="admin", errors=(401, 404)),
+             "links", response=Envelope[AccountPreviewDefaultsView], security="admin",
+             permission="links:read", errors=(401, 404)),
     Endpoint("PUT", "/accounts/{account_id}/link-preview", put_link_preview,
              "Replace the account's link-preview defaults: the preview page shows a link's own preview fields, "
              "else these", "links", body=AccountPreviewDefaults, response=Envelope[AccountPreviewDefaultsView],
-             security="admin", errors=(401, 404)),
+             security="admin", permission="links:write", errors=(401, 404)),
 ]

@@ -76,9 +76,10 @@ async def customer_path(request: web.Request, query: PathQuery) -> web.Response:
 ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/events/{event_id}", event_detail,
              "An event with its attribution lineage: where each field came from and the click behind it",
-             "events", response=Envelope[EventDetail], security="admin", errors=(401, 404)),
+             "events", response=Envelope[EventDetail], security="admin", permission="events:read", errors=(401, 404)),
     Endpoint("GET", "/accounts/{account_id}/customers/{customer_id}/path", customer_path,
              "A customer's events, newest first, each with the click that led to it; paged (count: all the "
              "customer's events)", "events", query=PathQuery, response=Page[PathStep], security="admin",
+             permission="events:read",
              errors=(400, 401, 404)),
 ]

@@ -1,4 +1,5 @@
-"""Dashboard sessions: signing in with the admin token, checking a session cookie, signing out.
+"""Dashboard sessions: signing in with the admin token (or as a person: :mod:`linksvc.people.service`), checking
+a session cookie, signing out.
 
 A session is a row in the store (:mod:`storage.dashboard_sessions`), so ending it is deleting the row: a
 cookie replayed after sign-out is refused at once, by every worker process sharing the database, and after
@@ -11,7 +12,9 @@ a restart. The rules:
   hash (PBKDF2) so that a copy of the database does not make a weak admin token cheap to guess. Starting
   with another ``LINKSVC_ADMIN_TOKEN`` voids every session opened under the old one;
 - checking a session is one indexed read and no write; void rows (expired, or under another token) are
-  deleted at start-up and at each sign-in.
+  deleted at start-up and at each sign-in;
+- a person's session (``person_id`` set) is not tied to the admin token: it ends at sign-out, at expiry, and
+  when the person's password changes.
 """
 
 from __future__ import annotations
@@ -83,17 +86,50 @@ async def sign_in(db: Store, admin_token: str, given: str, replacing: str | None
     return NewSession(session_id, expires_at, SESSION_SECONDS)
 
 
-async def is_signed_in(db: Store, admin_token: str, session_id: str | None, now: datetime | None = None) -> bool:
-    """Whether the cookie's ``session_id`` names a live session opened under the current admin token.
+async def open_person_session(tx: Tx, person_id: str, replacing: str | None, now: datetime) -> NewSession:
+    """Opens a session for a person who proved who they are (``linksvc.people.service.sign_in``), in the
+    caller's transaction; ``replacing`` (the cookie the browser still holds) is ended."""
+    session_id = secrets.token_urlsafe(SESSION_ID_BYTES)
+    expires_at = now + timedelta(seconds=SESSION_SECONDS)
+    if replacing is not None and _SESSION_ID.match(replacing):
+        await repo.delete(tx, _id_hash(replacing))
+    await repo.insert(tx, repo.SessionRecord(_id_hash(session_id), "", iso(now), iso(expires_at), person_id))
+    return NewSession(session_id, expires_at, SESSION_SECONDS)
+
+
+async def end_person_sessions(tx: Tx, person_id: str) -> None:
+    """Ends every session of the person (a new password), in the caller's transaction."""
+    await repo.delete_of_person(tx, person_id)
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """Who a live session is of: the person, or None for a session opened with the admin token."""
+
+    person_id: str | None
+
+
+async def session_of(db: Store, admin_token: str, session_id: str | None, now: datetime | None = None
+                     ) -> SignedIn | None:
+    """Who the cookie's ``session_id`` is signed in as: a live person's session, or a live session opened under
+    the current admin token; None for anything else.
 
     Reads the store every time (no write, no cache): a sign-out on another worker counts at once."""
-    if not session_id or not admin_token or not _SESSION_ID.match(session_id):
-        return False
+    if not session_id or not _SESSION_ID.match(session_id):
+        return None
     record = await repo.get(db.reader, _id_hash(session_id))
-    if record is None:
-        return False
-    current = hmac.compare_digest(record.token_fingerprint, token_fingerprint(admin_token))
-    return current and iso(now or utcnow()) < record.expires_at
+    if record is None or iso(now or utcnow()) >= record.expires_at:
+        return None
+    if record.person_id is not None:
+        return SignedIn(record.person_id)
+    if admin_token and hmac.compare_digest(record.token_fingerprint, token_fingerprint(admin_token)):
+        return SignedIn(None)
+    return None
+
+
+async def is_signed_in(db: Store, admin_token: str, session_id: str | None, now: datetime | None = None) -> bool:
+    """Whether the cookie's ``session_id`` names a live session (:func:`session_of`)."""
+    return await session_of(db, admin_token, session_id, now) is not None
 
 
 async def sign_out(db: Store, session_id: str | None) -> None:
@@ -109,8 +145,9 @@ async def sign_out(db: Store, session_id: str | None) -> None:
 
 
 async def delete_void_sessions(db: Store, admin_token: str, now: datetime | None = None) -> int:
-    """Deletes expired sessions and those opened under another admin token (all of them when no admin
-    token is set); run at start-up, so rotating the token leaves no stale row behind."""
+    """Deletes expired sessions and those opened under another admin token (every operator session when no
+    admin token is set; a person's session is not opened under it); run at start-up, so rotating the token
+    leaves no stale row behind."""
     fingerprint = token_fingerprint(admin_token) if admin_token else ""
     async with db.transaction() as tx:
         return await repo.delete_void(tx, fingerprint, iso(now or utcnow()))

@@ -89,11 +89,12 @@ async def add_domain(db: Store, settings: Settings, shared: SharedHosts, account
     record = DomainRecord(str(uuid.uuid4()), account_id, host, PENDING, secrets.token_urlsafe(32),
                           iso(utcnow()), None, allowed)
 
-    async def unit(tx: Tx) -> None:
+    async def unit(tx: Tx) -> DomainRecord:  # the record: the audit log names the new domain's id
         await get_account(tx, account_id)
         if await repo.by_host(tx, host) is not None:
             raise Conflict("Domain taken", {"field": "host", "message": f"{host} is already a domain"})
         await repo.insert(tx, record)
+        return record
 
     await in_one_unit(db, unit)
     return domain_view(record, settings.domain_verify_scheme)

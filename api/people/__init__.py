@@ -1,0 +1,1 @@
+"""People, members, personal access tokens, the audit log."""
