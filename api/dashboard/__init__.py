@@ -11,6 +11,9 @@ there with the dashboard's header), so the dashboard can do nothing the API does
 only on the service's own hosts (:mod:`api.hosts`): never on a tenant's domain, whose DNS the tenant controls.
 Every page path (``/dashboard/...``) answers the same ``index.html``; the script reads the path.
 
+``GET /dashboard/roles`` answers the role → permissions table of :mod:`linksvc.people.roles`, the one the admin
+API decides by; the page shows a person only the controls their role in the account allows.
+
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
 
@@ -35,6 +38,7 @@ from api.appkeys import DB, SETTINGS
 from api.auth import SESSION_COOKIE
 from api.routing import json_response, read_json
 from linksvc.accounts import sessions as dashboard_sessions
+from linksvc.people import roles
 from linksvc.people import service as people
 from linksvc.resources.validation import validate
 
@@ -119,6 +123,12 @@ async def session_state(request: web.Request) -> web.Response:
     return json_response({"data": state}, headers=NO_STORE)
 
 
+async def role_grants(request: web.Request) -> web.Response:
+    """Each role's permissions (``links:write``, ``members:read``...): the same table the admin API checks."""
+    table = {role: sorted(roles.GRANTS[role]) for role in roles.ROLES}
+    return json_response({"data": table}, headers={"Cache-Control": "no-cache"})
+
+
 async def sign_in(request: web.Request) -> web.Response:
     body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
     async with attempt(request, "sign_in"):
@@ -145,5 +155,6 @@ def add_dashboard_routes(app: web.Application) -> None:
     app.router.add_get("/dashboard/session", session_state)
     app.router.add_post("/dashboard/session", sign_in)
     app.router.add_delete("/dashboard/session", sign_out)
+    app.router.add_get("/dashboard/roles", role_grants)
     app.router.add_get("/dashboard", page)
     app.router.add_get("/dashboard/{tail:.*}", page)
