@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import DEMO_CAMPAIGN, DEMO_META, DEMO_WEBHOOK, DESKTOP, PHONE, Scene, open_page, sign_in
-from tests.browser.servers import ADMIN_TOKEN, ROOT, call
+from tests.browser.servers import ROOT, call
 
 DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
 
@@ -48,9 +48,8 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
 
     try:
         page.goto(f"{scene.base}/dashboard")
-        page.get_by_label("Admin token").fill(ADMIN_TOKEN)
+        page.get_by_label("Email").fill("ana@example.com")
         shot("sign-in")
-        page.get_by_label("Admin token").fill("")
         sign_in(watched, scene)
         page.locator("tbody tr").first.wait_for()
         shot("links")

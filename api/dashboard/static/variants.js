@@ -4,6 +4,7 @@
 // the split's editor: each variant's name, weight and destination (none: the link's own), saved with one PATCH
 // of the link's `variants`; a variant whose target is another link, or has more than a destination, keeps it.
 
+import { can } from './access.js';
 import { admin, inAccount } from './api.js';
 import { clearErrors, field, h, showErrors, toast } from './dom.js';
 
@@ -139,5 +140,5 @@ export async function variantSection(ctx, link, onSaved = () => {}) {
       + 'Conversion is purchases per visitor; each variant is tested against the control '
       + '(two-proportion z-test). A purchase counts for the variant its tracking_id\'s click went to.'),
     report ? sortable(report.variants) : h('p', { class: 'muted' }, 'No split: add two variants to test a change.'),
-    splitEditor(ctx, link, onSaved));
+    can(ctx.account, 'links:write') ? splitEditor(ctx, link, onSaved) : null);
 }
