@@ -109,11 +109,13 @@ class Endpoint:
         if self.action is not None:
             return self.action
         segments = self.path.strip("/").split("/")
-        last = segments[-1]
+        last, before = segments[-1], segments[-2] if len(segments) > 1 else ""
         base = CHANGES[self.method]
-        if last.startswith("{") or len(segments) < 2 or segments[-2].startswith("{account_id") or len(segments) == 1:
-            return base
-        return last if self.method == "POST" else f"{base}-{last}"
+        if last.startswith("{") or before in ("", "{account_id}"):
+            return base  # an object, or a collection of the account (a POST to it creates)
+        if self.method == "POST":
+            return last if before.startswith("{") else base  # an object's verb, or a nested collection
+        return f"{base}-{last}"  # a part of an object (PATCH .../utm)
 
     def audit_entry(self, request: web.Request) -> Any:
         body = request.get(RAW_BODY)

@@ -1,11 +1,12 @@
-"""The command line: ``linksvc serve``, ``linksvc seed FILE``, ``linksvc export``, ``linksvc route CODE``
-(also ``python -m linksvc``)."""
+"""The command line: ``linksvc serve``, ``linksvc seed FILE``, ``linksvc export``, ``linksvc route CODE``,
+``linksvc person create`` (also ``python -m linksvc``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import errno
+import getpass
 import json
 import logging
 import re
@@ -22,6 +23,8 @@ from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import export_target_of, run_export
 from linksvc.links.overview import ClickAt, route_of_code
 from linksvc.logs import configure_logging
+from linksvc.people import service as people
+from linksvc.people.roles import ROLES
 from linksvc.progress import Progress, shown
 from linksvc.redaction import mask_url_credentials
 from linksvc.rules.geo import Geo, parse_address
@@ -82,6 +85,17 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument("--from", dest="source", required=True, help="sqlite:///path/to/linksvc.db")
     copy.add_argument("--to", dest="target", required=True, help="postgresql://user@host:port/database (empty)")
     route.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
+    person = commands.add_parser("person", help="people who sign in to the back office")
+    person_actions = person.add_subparsers(dest="action", required=True)
+    create = person_actions.add_parser("create", help="create a person, a member of an account with a role")
+    create.add_argument("--email", required=True, help="the email they sign in with (unique, any case)")
+    create.add_argument("--name", required=True, help="their name")
+    create.add_argument("--account", required=True, help="the id of the account they join")
+    create.add_argument("--role", required=True, choices=ROLES, help="their role there (owner: every right)")
+    create.add_argument("--password-stdin", action="store_true",
+                        help="read the password from the first line of standard input instead of a prompt")
+    create.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    create.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     return parser
 
 
@@ -281,6 +295,43 @@ async def _seed(settings: Settings, path: str) -> int:
     return 0
 
 
+def _password(from_stdin: bool) -> str | None:
+    """The new person's password: the first line of standard input, or typed twice at a prompt."""
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != first:
+        print("error: the two passwords differ", file=sys.stderr)
+        return None
+    return first
+
+
+def _person_create(settings: Settings, args: argparse.Namespace) -> int:
+    password = _password(args.password_stdin)
+    if password is None:
+        return 1
+
+    async def create() -> dict[str, Any]:
+        db = store_of(settings)
+        await db.open()
+        try:
+            return await people.create_person(db, args.email, args.name, password, args.account, args.role)
+        finally:
+            await db.close()
+
+    try:
+        person = asyncio.run(create())
+    except InvalidField as exc:
+        for issue in exc.issues:
+            print(f"error: {issue.path}: {issue.message}", file=sys.stderr)
+        return 1
+    except ServiceError as exc:
+        print(f"error: {exc.error}: {exc.details}", file=sys.stderr)
+        return 1
+    print(json.dumps({"created": person}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -314,6 +365,8 @@ def _command(settings: Settings, args: argparse.Namespace) -> int:
         return asyncio.run(_route(settings, args))
     if args.command == "db":
         return asyncio.run(_copy(settings, args.source, args.target))
+    if args.command == "person":
+        return _person_create(settings, args)
     return asyncio.run(_seed(settings, args.file))
 
 

@@ -39,7 +39,20 @@ def carried(unit: Callable[[Any], Coroutine[Any, Any, T]], entry: Pending | None
 
     async def with_entry(tx: Any) -> T:
         result = await unit(tx)
-        await entry.write(tx)
+        await claim(entry, tx)
         return result
 
     return with_entry
+
+
+async def claim(entry: Pending, tx: Any) -> None:
+    """Writes ``entry`` in ``tx`` unless another unit of the request claimed it already (units of one request
+    at once); a failed write leaves it to the next."""
+    if entry.written:
+        return
+    entry.written = True
+    try:
+        await entry.write(tx)
+    except BaseException:
+        entry.written = False
+        raise

@@ -267,9 +267,7 @@ class Database:
         async with self.writer.session() as tx:
             yield tx
             if entry is not None:  # the request's audit entry, in the transaction of its change
-                await entry.write(tx)
-        if entry is not None:
-            entry.written = True
+                await audit_context.claim(entry, tx)
 
     async def write(self, unit: Callable[[Tx], Coroutine[Any, Any, T]], serial_key: str | None = None) -> T:
         """Runs ``unit`` on the writer's thread in the next group commit; returns its result once committed.
@@ -279,10 +277,7 @@ class Database:
         suspend; it must wait for nothing else. Raising, it is rolled back alone; a failure of the store fails
         its whole group."""
         entry = audit_context.pending()
-        result = await self.writer.run(audit_context.carried(unit, entry))
-        if entry is not None:
-            entry.written = True
-        return result
+        return await self.writer.run(audit_context.carried(unit, entry))
 
     async def ping(self) -> bool:
         return (await fetch_one(self.reader, "SELECT 1")) is not None

@@ -458,14 +458,12 @@ class PostgresDatabase:
             try:
                 yield PgConnection(conn)
                 if entry is not None:  # the request's audit entry, in the transaction of its change
-                    await entry.write(PgConnection(conn))
+                    await audit_context.claim(entry, PgConnection(conn))
                 noted = await conn.fetchval("SELECT current_setting('linksvc.changed', true)")
             except BaseException:
                 await transaction.rollback()
                 raise
             await transaction.commit()
-            if entry is not None:
-                entry.written = True
             self.counters.sessions += 1
             self._changed(noted)
 
@@ -490,6 +488,8 @@ class PostgresDatabase:
                     result = await unit(PgConnection(conn))
                     noted = await conn.fetchval("SELECT current_setting('linksvc.changed', true)")
             except RETRYABLE:
+                if entry is not None:
+                    entry.written = False  # rolled back with the unit: the next try writes it again
                 if attempt == RETRIES:
                     raise
                 self.counters.retries += 1
@@ -500,8 +500,6 @@ class PostgresDatabase:
             self.counters.units += 1
             self.counters.groups += 1
             self._changed(noted)
-            if entry is not None:
-                entry.written = True
             return result
         raise AssertionError("unreachable")
 

@@ -166,7 +166,8 @@ ENDPOINTS = [
     Endpoint("POST", "/accounts/{account_id}/connections/{id}/deliveries/retry-filtered", retry_filtered,
              "Send again the connection's filtered deliveries that its rules now let through (a type added to "
              "event_types, forwarding switched on); consent is checked again before sending", "deliveries",
-             response=Envelope[FilteredRetried], security="admin", permission="deliveries:write", errors=(401, 404)),
+             response=Envelope[FilteredRetried], security="admin", permission="deliveries:write", errors=(401, 404),
+             action="retry-filtered"),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again, or a filtered one the connection's rules now let through "
              "(409 naming the reason while they do not)", "deliveries", response=Envelope[DeliveryView],

@@ -59,5 +59,5 @@ ENDPOINTS = [
              "written together (all or none); bad rows fail alone, named by their line. Sending the same file again "
              "converges: rows already imported are unchanged", "links",
              response=Envelope[ImportResult], security="admin", permission="links:write", errors=(400, 401, 404, 413),
-             max_body="max_import_body_bytes"),
+             max_body="max_import_body_bytes", action="fdl-import"),
 ]

@@ -307,7 +307,8 @@ async def test_every_change_is_in_the_audit_log_with_secrets_masked(seeded: Test
     log = await audit(seeded, session)
     assert log["count"] == 5
     newest, made_token, key, link, _ = log["data"]
-    assert made_token["object"]["kind"] == "personal-tokens" and made_token["actor"]["id"] == person["id"]
+    assert made_token["object"]["kind"] == "personal-tokens" and made_token["action"] == "create"
+    assert made_token["actor"]["id"] == person["id"]
     assert link["actor"] == {"kind": "person", "id": person["id"], "person_id": person["id"]}
     assert link["object"] == {"kind": "links", "id": ids(A)["links"]} and link["action"] == "update"
     assert link["fields"] == {"password": "********", "destination_url": "https://shop.example/x"}
@@ -328,3 +329,22 @@ async def test_every_change_is_in_the_audit_log_with_secrets_masked(seeded: Test
     assert analyst and (await seeded.get(log_url, headers=await session_of(seeded, "pb@example.com"))).status == 403
     in_b = await seeded.patch(LINK_B, headers=OPERATOR, json={"destination_url": "https://shop.example/b"})
     assert in_b.status == 200 and (await audit(seeded, OPERATOR))["count"] == 6  # + pb made; B's change is B's
+
+
+async def test_changes_of_every_kind_are_entries_named_by_their_action(seeded: TestClient) -> None:
+    base = f"{ADMIN}/accounts/{A}"
+    brand = await seeded.post(f"{base}/brands", headers=OPERATOR, json={"name": "New brand"})
+    assert brand.status == 201
+    brand_id = (await brand.json())["data"]["id"]
+    assert (await seeded.delete(f"{base}/brands/{brand_id}", headers=OPERATOR)).status == 204
+    domain = await seeded.post(f"{base}/domains", headers=OPERATOR, json={"host": "go.brand.example"})
+    assert domain.status == 201
+    rotated = await seeded.post(f"{base}/connections/{ids(A)['connections']}/rotate-secret", headers=OPERATOR)
+    assert rotated.status == 200, await rotated.text()
+    assert (await seeded.patch(base, headers=OPERATOR, json={"name": "Renamed"})).status == 200
+    log = (await audit(seeded, OPERATOR))["data"]
+    assert [(e["object"]["kind"], e["action"]) for e in reversed(log)] == [
+        ("brands", "create"), ("brands", "delete"), ("domains", "create"), ("connections", "rotate-secret"),
+        ("accounts", "update")]
+    assert log[-2]["object"]["id"] == brand_id and log[1]["object"]["id"] == ids(A)["connections"]
+    assert (await rotated.json())["data"]["secret"] not in str(log)  # a secret the service made is not a field
