@@ -1,5 +1,5 @@
 """The audit log: one row per change made through the admin API, append-only (no statement here updates or
-deletes a row; a trigger of the table refuses an UPDATE).
+deletes a row; ``tests/unit/test_audit_log.py`` holds every module to that).
 
 A row is written in the transaction of the change it records. The admin API names the change it is about to
 make as the *pending* entry of the request (:data:`storage.audit_context.PENDING`, a context variable: it

@@ -94,10 +94,16 @@ def _link(row: Row) -> OneTimeLinkRecord:
 
 # People.
 
+def email_key(email: str) -> str:
+    """What makes an email unique: its lower case (``Ana@Example.com`` is ``ana@example.com``)."""
+    return email.lower()
+
+
 async def insert_person(tx: Tx, person: PersonRecord) -> None:
-    await execute(tx, f"INSERT INTO people ({_PERSON}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    await execute(tx, f"INSERT INTO people ({_PERSON}, email_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   (person.id, person.email, person.name, person.password_hash, person.totp_secret,
-                   person.totp_pending, person.totp_last_step, person.created_at, person.updated_at))
+                   person.totp_pending, person.totp_last_step, person.created_at, person.updated_at,
+                   email_key(person.email)))
 
 
 async def get_person(conn: Conn, person_id: str) -> PersonRecord | None:
@@ -105,7 +111,7 @@ async def get_person(conn: Conn, person_id: str) -> PersonRecord | None:
 
 
 async def person_by_email(conn: Conn, email: str) -> PersonRecord | None:
-    return _person(await fetch_one(conn, f"SELECT {_PERSON} FROM people WHERE lower(email) = lower(?)", (email,)))
+    return _person(await fetch_one(conn, f"SELECT {_PERSON} FROM people WHERE email_key = ?", (email_key(email),)))
 
 
 async def list_people(conn: Conn, limit: int, offset: int) -> list[PersonRecord]:
@@ -120,8 +126,8 @@ async def count_people(conn: Conn) -> int:
 
 
 async def update_profile(tx: Tx, person_id: str, email: str, name: str, now: str) -> bool:
-    return await execute(tx, "UPDATE people SET email = ?, name = ?, updated_at = ? WHERE id = ?",
-                         (email, name, now, person_id)) > 0
+    return await execute(tx, "UPDATE people SET email = ?, email_key = ?, name = ?, updated_at = ? WHERE id = ?",
+                         (email, email_key(email), name, now, person_id)) > 0
 
 
 async def set_password(tx: Tx, person_id: str, password_hash: str, now: str) -> bool:

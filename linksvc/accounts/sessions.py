@@ -145,8 +145,9 @@ async def sign_out(db: Store, session_id: str | None) -> None:
 
 
 async def delete_void_sessions(db: Store, admin_token: str, now: datetime | None = None) -> int:
-    """Deletes expired sessions and those opened under another admin token (all of them when no admin
-    token is set); run at start-up, so rotating the token leaves no stale row behind."""
+    """Deletes expired sessions and those opened under another admin token (every operator session when no
+    admin token is set; a person's session is not opened under it); run at start-up, so rotating the token
+    leaves no stale row behind."""
     fingerprint = token_fingerprint(admin_token) if admin_token else ""
     async with db.transaction() as tx:
         return await repo.delete_void(tx, fingerprint, iso(now or utcnow()))

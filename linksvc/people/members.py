@@ -25,8 +25,8 @@ from typing import Any
 from linksvc.accounts import service as accounts
 from linksvc.accounts import sessions
 from linksvc.clock import iso, utcnow
-from linksvc.errors import Conflict, InvalidField, NotFound
-from linksvc.links.passwords import hashed
+from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
+from linksvc.links.passwords import hashed, matches
 from linksvc.people import mail, roles
 from linksvc.people.access import Actor
 from linksvc.people.service import add_person, check_password, get_person, normal_email, put_member
@@ -177,9 +177,15 @@ async def _take(tx: Tx, purpose: str, token: str) -> OneTimeLinkRecord:
 
 async def accept_invitation(db: Store, token: str, name: str | None, password: str | None) -> dict[str, Any]:
     """Joins the invited person to the account: a new person with ``name`` and ``password``, or the person who
-    has the invited email already (their name and password stay)."""
+    has the invited email already, who proves it with their password (their name and password stay)."""
     password_hash = None
-    if password is not None:
+    link = await repo.link_by_hash(db.reader, "invitation", _digest(token))
+    existing = None if link is None else await repo.person_by_email(db.reader, link.email)
+    if existing is not None:
+        if password is None or not await matches(existing.password_hash, password):
+            raise Unauthorized("Wrong password", {"field": "password", "message": f"{existing.email} has an "
+                                                  "account here: send its password to join"})
+    elif password is not None:
         check_password(password)
         password_hash = await hashed(password)
 

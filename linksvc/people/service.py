@@ -96,6 +96,8 @@ async def create_person(db: Store, email: str, name: str, password: str, account
     """A new person (the operator's), and their membership of ``account_id`` with ``role`` when given."""
     email = normal_email(email)
     check_password(password)
+    if (account_id is None) != (role is None):
+        raise InvalidField("role", "account_id and role go together", "Invalid body", rule="required")
     password_hash = await hashed(password)
 
     async def unit(tx: Tx) -> tuple[PersonRecord, list[repo.MembershipRecord]]:

@@ -6,6 +6,7 @@
 CREATE TABLE people (
     id             TEXT PRIMARY KEY,
     email          TEXT NOT NULL,
+    email_key      TEXT NOT NULL UNIQUE, -- the email in lower case: one person per email, whatever its case
     name           TEXT NOT NULL,
     password_hash  TEXT NOT NULL,
     totp_secret    TEXT,
@@ -14,7 +15,6 @@ CREATE TABLE people (
     created_at     TEXT NOT NULL,
     updated_at     TEXT NOT NULL
 );
-CREATE UNIQUE INDEX people_email ON people(lower(email));
 
 CREATE TABLE memberships (
     person_id  TEXT NOT NULL REFERENCES people(id) ON DELETE CASCADE,

