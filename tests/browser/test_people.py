@@ -334,3 +334,28 @@ def test_the_audit_log_shows_the_changes_made_here(watched: Watched, scene: Scen
     filters.get_by_label("Object kind").fill("domains")
     filters.get_by_role("button", name="Filter").click()
     page.get_by_text("No entry matches.").wait_for()
+
+
+def test_a_person_of_another_account_joins_with_their_own_password(watched: Watched, scene: Scene) -> None:
+    """Invited to a second account, a person who signs in here already gives their own password (a wrong one is
+    said beside the field); the switcher then holds both accounts, with the role of each."""
+    page = watched.page
+    first, second = _account(scene, "First shop"), _account(scene, "Second shop")
+    person = _person(scene, first, "marketer", "twice", "Tom Twice")
+    status, body = call(f"{_api(scene, second)}/invitations", "POST", {"email": person["email"], "role": "analyst"})
+    assert status == 201, body
+    link = body["data"]["link"]
+    page.goto(link.replace(link.split("/dashboard/")[0], scene.base))
+    page.get_by_role("heading", name="Accept an invitation").wait_for()
+    watched.expect("401")
+    page.get_by_label("Choose a password").fill("not my password at all")
+    page.get_by_role("button", name="Accept and sign in").click()
+    page.get_by_text("has an account here: send its password to join").wait_for()
+    page.get_by_label("Choose a password").fill(PASSWORD)
+    page.get_by_role("button", name="Accept and sign in").click()
+    page.get_by_role("heading", name="Links", exact=True).wait_for()
+    assert page.locator("#account option").all_inner_texts() == ["First shop (sandbox)", "Second shop (sandbox)"]
+    assert page.locator("#account").input_value() == second
+    assert page.get_by_role("link", name="New link").count() == 0  # an analyst there
+    page.locator("#account").select_option(first)
+    page.get_by_role("link", name="New link").wait_for()  # a marketer here

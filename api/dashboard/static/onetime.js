@@ -1,6 +1,7 @@
 // The pages an emailed (or passed on) one-time link opens, signed in or not: accept an invitation (a new person
-// sets a name and a password) and set a new password from a reset link. The link carries its token in the
-// fragment (#token=...), which no request sends; the page posts it, then signs the person in.
+// sets a name and a password; one who has an account here gives their own password) and set a new password from a
+// reset link. The link carries its token in the fragment (#token=...), which no request sends; the page posts it,
+// then signs the person in.
 
 import { anonymous, session } from './api.js';
 import { clearErrors, field, h, showErrors, toast } from './dom.js';
@@ -38,8 +39,9 @@ export function acceptInvitationView(ctx) {
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', minlength: 10 });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Accept and sign in');
   const form = h('form', { class: 'card narrow', novalidate: true, 'aria-label': 'Invitation' },
-    field('Your name', name), field('Choose a password', password, { hint: 'At least 10 characters. Already have '
-      + 'a password here? Leave both empty and sign in as usual after accepting.' }),
+    field('Your name', name, { hint: 'Already signing in here? Leave it empty.' }),
+    field('Choose a password', password, { hint: 'At least 10 characters. Already signing in here with this '
+      + 'email? Your own password.' }),
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }),
     h('div', { class: 'actions' }, submit));
   form.addEventListener('submit', async (event) => {
@@ -53,8 +55,7 @@ export function acceptInvitationView(ctx) {
       const accepted = (await anonymous('/invitations/accept', { method: 'POST', body })).data;
       history.replaceState(null, '', location.pathname);  // the used token leaves the address bar
       toast(`Welcome: you are ${accepted.role} of the account.`);
-      if (body.password) await signInAndGo(ctx, accepted.email, body.password, accepted.account_id);
-      else ctx.navigate(`${ctx.base}/`, { replace: true });
+      await signInAndGo(ctx, accepted.email, body.password, accepted.account_id);
     } catch (error) {
       showErrors(form, error);
     } finally {
