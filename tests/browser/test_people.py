@@ -60,6 +60,8 @@ def test_email_sign_in_and_a_second_factor_enrolled_on_the_profile(watched: Watc
     page.get_by_role("button", name="Set up a second factor").click()
     secret = page.locator('input[name="totp-secret"]').input_value()
     assert page.locator('input[name="otpauth-uri"]').input_value().startswith("otpauth://totp/")
+    qr = page.get_by_role("img", name="QR code of the authenticator URI")
+    wait_for("the QR code to be drawn", lambda: qr.evaluate("(img) => img.complete && img.naturalWidth > 100"))
     page.get_by_label("Code from the app").fill(pyotp.TOTP(secret).now())
     page.get_by_role("button", name="Confirm").click()
     page.get_by_text("On: sign-in asks for the code").wait_for()

@@ -82,6 +82,7 @@ export function query(params) {
 export const session = {
   state: () => call('/dashboard/session'),
   roles: () => call('/dashboard/roles'),  // each role's permissions: the table the admin API decides by
+  totpQr: (uri) => call('/dashboard/totp-qr', { method: 'POST', body: { uri }, as: 'blob' }),  // an SVG
   // { token } (the operator token) or { email, password, code? } (a person)
   signIn: (body) => call('/dashboard/session', { method: 'POST', body }),
   signOut: () => call('/dashboard/session', { method: 'DELETE' }),

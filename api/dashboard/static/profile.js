@@ -1,8 +1,9 @@
 // Your profile (GET /people/me): name and email, a new password (every session of yours ends with it: sign in
 // again), and the second factor: enrol (the secret and its otpauth:// URI to enter in an authenticator app),
-// confirm with a code, or turn off with a code.
+// confirm with a code, or turn off with a code. The URI is drawn as a QR code by the service (POST
+// /dashboard/totp-qr), for the app to scan; the secret and the URI stay as text to type or paste.
 
-import { admin } from './api.js';
+import { admin, session } from './api.js';
 import { clearErrors, field, h, showErrors, shownOnce, toast } from './dom.js';
 
 function handled(form, submit, work) {
@@ -71,10 +72,13 @@ export async function profileView(ctx) {
     const enrol = h('button', { type: 'button', class: 'primary' }, 'Set up a second factor');
     enrol.addEventListener('click', async () => {
       const answer = (await admin('/people/me/totp', { method: 'POST' })).data;
+      const qr = h('img', { class: 'totp-qr', width: 200, height: 200, alt: 'QR code of the authenticator URI',
+        src: URL.createObjectURL(await session.totpQr(answer.otpauth_uri)) });
       const confirm = h('button', { type: 'submit', class: 'primary' }, 'Confirm');
       factor.replaceChildren(h('h2', { id: 'factor-title' }, 'Second factor'),
-        h('p', {}, 'Add this to your authenticator app (most scan or take the URI; some take the secret), then '
+        h('p', {}, 'Scan the QR code with your authenticator app (or enter the secret, or paste the URI), then '
           + 'enter the code it shows.'),
+        qr,
         shownOnce('Secret', answer.secret, { name: 'totp-secret' }),
         shownOnce('Authenticator URI', answer.otpauth_uri, { name: 'otpauth-uri' }),
         handled(h('form', { novalidate: true, 'aria-label': 'Confirm the second factor' },
