@@ -66,8 +66,9 @@ async function loadAccess() {
   if (answer.person_id) {
     const [me, grants] = await Promise.all([admin('/people/me'), session.roles()]);
     setAccess({ person: me.data, grants: grants.data });
+  } else {
+    setAccess({ operator: true });
   }
-  else setAccess({ operator: true });
   return true;
 }
 
@@ -123,7 +124,7 @@ async function home() {
       document.getElementById('top').hidden = true;
       return h('section', {}, h('h1', { tabindex: -1 }, 'No accounts yet'),
         h('p', {}, 'You are not a member of any account. Ask an account\'s owner for an invitation.'),
-        h('p', {}, h('button', { type: 'button', class: 'quiet', onclick: signOut }, 'Sign out')));
+        h('p', {}, h('button', { type: 'button', class: 'quiet', onclick: () => signOut() }, 'Sign out')));
     }
     return h('section', {}, h('h1', { tabindex: -1 }, 'No accounts yet'),
       h('p', {}, 'Create an account with the admin API (POST /api/admin/v1/accounts), then come back.'));
