@@ -28,8 +28,13 @@ from storage.audit_log import AuditFilter, AuditRecord
 def entry_of(actor: Actor, account_id: str, object_kind: str, object_id: str, action: str, fields: Any,
              client: str) -> AuditRecord:
     masked = mask_config(fields) if isinstance(fields, dict | list) else {}
-    return AuditRecord(str(uuid.uuid4()), account_id, actor.kind, actor.id, actor.person_id, object_kind,
-                       object_id, action, dumps(masked), client, iso(utcnow()))
+    return AuditRecord(str(uuid.uuid4()), _text(account_id), actor.kind, actor.id, actor.person_id, object_kind,
+                       _text(object_id), action, dumps(masked), client, iso(utcnow()))
+
+
+def _text(value: str) -> str:
+    """A path's value as the store can hold it (PostgreSQL's text holds no U+0000)."""
+    return value.replace("\x00", "\\u0000")
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
 from linksvc.links.passwords import hashed, matches
 from linksvc.people import mail, roles
 from linksvc.people.access import Actor
-from linksvc.people.service import add_person, check_password, get_person, normal_email, put_member
+from linksvc.people.service import add_person, check_password, get_person, normal_email, printable, put_member
 from linksvc.store import Store, in_one_unit
 from storage import people as repo
 from storage.db import Tx
@@ -197,6 +197,7 @@ async def accept_invitation(db: Store, token: str, name: str | None, password: s
             if not name or password_hash is None:
                 raise InvalidField("password", "a new person sets a name and a password", "Invalid body",
                                    rule="required")
+            printable("name", name)
             person = await add_person(tx, link.email, name, password_hash)
         await put_member(tx, link.account_id, person.id, link.role)
         return {"person_id": person.id, "email": person.email, "account_id": link.account_id, "role": link.role}
