@@ -164,6 +164,14 @@ def _lapsed(purpose: str) -> NotFound:
     return NotFound("Link not valid", f"this {what} is unknown, used already or expired")
 
 
+async def _live(db: Store, purpose: str, token: str) -> OneTimeLinkRecord:
+    """The live link of ``token`` as the reader sees it (its use is checked again in the unit that uses it)."""
+    link = await repo.link_by_hash(db.reader, purpose, _digest(token))
+    if link is None or link.used_at is not None or link.expires_at <= iso(utcnow()):
+        raise _lapsed(purpose)
+    return link
+
+
 async def _take(tx: Tx, purpose: str, token: str) -> OneTimeLinkRecord:
     """The live link of ``token``, marked used in the caller's transaction."""
     link = await repo.link_by_hash(tx, purpose, _digest(token))
@@ -179,8 +187,8 @@ async def accept_invitation(db: Store, token: str, name: str | None, password: s
     """Joins the invited person to the account: a new person with ``name`` and ``password``, or the person who
     has the invited email already, who proves it with their password (their name and password stay)."""
     password_hash = None
-    link = await repo.link_by_hash(db.reader, "invitation", _digest(token))
-    existing = None if link is None else await repo.person_by_email(db.reader, link.email)
+    link = await _live(db, "invitation", token)  # before any hash: a wrong token costs one read
+    existing = await repo.person_by_email(db.reader, link.email)
     if existing is not None:
         if password is None or not await matches(existing.password_hash, password):
             raise Unauthorized("Wrong password", {"field": "password", "message": f"{existing.email} has an "
@@ -232,6 +240,7 @@ async def start_password_reset(db: Store, actor: Actor, account_id: str | None, 
 async def finish_password_reset(db: Store, token: str, password: str) -> None:
     """Sets the new password of the link's person; every session of theirs ends."""
     check_password(password)
+    await _live(db, "password_reset", token)  # before the hash: a wrong token costs one read
     password_hash = await hashed(password)
 
     async def unit(tx: Tx) -> None:
