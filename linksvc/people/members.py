@@ -9,7 +9,7 @@ The rules:
   how an account gets its first one;
 - an invitation names an email and a role other than owner; its link carries a random token (only its SHA-256
   is kept) and lapses after :data:`INVITATION_DAYS` days or at its first use. Accepting it as a new person sets
-  their name and password; a person who exists already just joins the account;
+  their name and password; a person who exists already joins with their own password;
 - a password reset link lapses after :data:`RESET_HOURS` hours or at its first use; using it sets a new password
   and ends every session of the person.
 """
