@@ -407,7 +407,9 @@ ENDPOINTS = [
                          "client's address. Append-only: no route changes or deletes an entry."),
     Endpoint("POST", "/invitations/accept", accept_invitation, "Accept an invitation with its one-time token",
              "members", body=InvitationAccept, response=Envelope[Accepted], status=201, security=None,
-             errors=(404,), description="A new person sets a name and a password; a person who exists joins."),
+             errors=(401, 404),
+             description="A new person sets a name and a password; a person who has the invited email already "
+                         "joins with their own password."),
     Endpoint("POST", "/password-resets/accept", finish_reset, "Set a new password with a reset link's token",
              "people", body=ResetFinish, status=204, security=None, errors=(404,),
              description="Every session of the person ends."),

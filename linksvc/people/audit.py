@@ -17,6 +17,7 @@ from typing import Any
 
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
+from linksvc.errors import InvalidField
 from linksvc.jsoncodec import dumps, loads
 from linksvc.people.access import Actor
 from linksvc.redaction import mask_config
@@ -28,8 +29,13 @@ from storage.audit_log import AuditFilter, AuditRecord
 def entry_of(actor: Actor, account_id: str, object_kind: str, object_id: str, action: str, fields: Any,
              client: str) -> AuditRecord:
     masked = mask_config(fields) if isinstance(fields, dict | list) else {}
-    return AuditRecord(str(uuid.uuid4()), account_id, actor.kind, actor.id, actor.person_id, object_kind,
-                       object_id, action, dumps(masked), client, iso(utcnow()))
+    return AuditRecord(str(uuid.uuid4()), _text(account_id), actor.kind, actor.id, actor.person_id, object_kind,
+                       _text(object_id), action, dumps(masked), client, iso(utcnow()))
+
+
+def _text(value: str) -> str:
+    """A path's value as the store can hold it (PostgreSQL's text holds no U+0000)."""
+    return value.replace("\x00", "\\u0000")
 
 
 @contextmanager
@@ -60,7 +66,10 @@ async def read_log(db: Store, account_id: str, limit: int, offset: int, actor: s
     """A page of the account's log, the newest first, and how many entries match. ``actor`` is "operator", a
     person's id (their sessions' and tokens' entries) or a token's id; ``since`` and ``until`` bound ``at``."""
     await get_account(db.reader, account_id)
-    f = AuditFilter(account_id, actor, object_kind, object_id, action, None if since is None else iso(since),
-                    None if until is None else iso(until))
+    try:
+        bounds = [None if moment is None else iso(moment) for moment in (since, until)]
+    except (OverflowError, ValueError):  # a time at the calendar's edge in another zone
+        raise InvalidField("since", "is not a time the log can hold", "Invalid query", rule="range") from None
+    f = AuditFilter(account_id, actor, object_kind, object_id, action, bounds[0], bounds[1])
     rows, total = await repo.page(db.reader, f, limit, offset)
     return [entry_view(r) for r in rows], total

@@ -9,7 +9,7 @@ The rules:
   how an account gets its first one;
 - an invitation names an email and a role other than owner; its link carries a random token (only its SHA-256
   is kept) and lapses after :data:`INVITATION_DAYS` days or at its first use. Accepting it as a new person sets
-  their name and password; a person who exists already just joins the account;
+  their name and password; a person who exists already joins with their own password;
 - a password reset link lapses after :data:`RESET_HOURS` hours or at its first use; using it sets a new password
   and ends every session of the person.
 """
@@ -29,7 +29,7 @@ from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
 from linksvc.links.passwords import hashed, matches
 from linksvc.people import mail, roles
 from linksvc.people.access import Actor
-from linksvc.people.service import add_person, check_password, get_person, normal_email, put_member
+from linksvc.people.service import add_person, check_password, get_person, normal_email, printable, put_member
 from linksvc.store import Store, in_one_unit
 from storage import people as repo
 from storage.db import Tx
@@ -164,6 +164,14 @@ def _lapsed(purpose: str) -> NotFound:
     return NotFound("Link not valid", f"this {what} is unknown, used already or expired")
 
 
+async def _live(db: Store, purpose: str, token: str) -> OneTimeLinkRecord:
+    """The live link of ``token`` as the reader sees it (its use is checked again in the unit that uses it)."""
+    link = await repo.link_by_hash(db.reader, purpose, _digest(token))
+    if link is None or link.used_at is not None or link.expires_at <= iso(utcnow()):
+        raise _lapsed(purpose)
+    return link
+
+
 async def _take(tx: Tx, purpose: str, token: str) -> OneTimeLinkRecord:
     """The live link of ``token``, marked used in the caller's transaction."""
     link = await repo.link_by_hash(tx, purpose, _digest(token))
@@ -179,8 +187,8 @@ async def accept_invitation(db: Store, token: str, name: str | None, password: s
     """Joins the invited person to the account: a new person with ``name`` and ``password``, or the person who
     has the invited email already, who proves it with their password (their name and password stay)."""
     password_hash = None
-    link = await repo.link_by_hash(db.reader, "invitation", _digest(token))
-    existing = None if link is None else await repo.person_by_email(db.reader, link.email)
+    link = await _live(db, "invitation", token)  # before any hash: a wrong token costs one read
+    existing = await repo.person_by_email(db.reader, link.email)
     if existing is not None:
         if password is None or not await matches(existing.password_hash, password):
             raise Unauthorized("Wrong password", {"field": "password", "message": f"{existing.email} has an "
@@ -197,6 +205,7 @@ async def accept_invitation(db: Store, token: str, name: str | None, password: s
             if not name or password_hash is None:
                 raise InvalidField("password", "a new person sets a name and a password", "Invalid body",
                                    rule="required")
+            printable("name", name)
             person = await add_person(tx, link.email, name, password_hash)
         await put_member(tx, link.account_id, person.id, link.role)
         return {"person_id": person.id, "email": person.email, "account_id": link.account_id, "role": link.role}
@@ -231,6 +240,7 @@ async def start_password_reset(db: Store, actor: Actor, account_id: str | None, 
 async def finish_password_reset(db: Store, token: str, password: str) -> None:
     """Sets the new password of the link's person; every session of theirs ends."""
     check_password(password)
+    await _live(db, "password_reset", token)  # before the hash: a wrong token costs one read
     password_hash = await hashed(password)
 
     async def unit(tx: Tx) -> None:

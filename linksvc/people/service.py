@@ -50,8 +50,16 @@ def person_view(person: PersonRecord, memberships: list[repo.MembershipRecord] |
     return view
 
 
+def printable(field: str, value: str) -> str:
+    """``value`` when it holds no control character (PostgreSQL's text cannot hold U+0000, and none belongs in
+    a name); a 400 naming ``field`` otherwise."""
+    if not value.isprintable():
+        raise InvalidField(field, "may not contain control characters", "Invalid body", rule="format")
+    return value
+
+
 def normal_email(email: str) -> str:
-    email = email.strip()
+    email = printable("email", email.strip())
     local, at, domain = email.rpartition("@")
     if not at or not local or "." not in domain or any(c.isspace() for c in email):
         raise InvalidField("email", "is not an email address", "Invalid body", rule="format")
@@ -95,6 +103,7 @@ async def create_person(db: Store, email: str, name: str, password: str, account
                         role: str | None = None) -> dict[str, Any]:
     """A new person (the operator's), and their membership of ``account_id`` with ``role`` when given."""
     email = normal_email(email)
+    printable("name", name)
     check_password(password)
     if (account_id is None) != (role is None):
         raise InvalidField("role", "account_id and role go together", "Invalid body", rule="required")
@@ -122,6 +131,8 @@ async def list_people(db: Store, limit: int, offset: int) -> tuple[list[dict[str
 
 async def update_person(db: Store, person_id: str, email: str | None, name: str | None) -> dict[str, Any]:
     new_email = normal_email(email) if email is not None else None
+    if name is not None:
+        printable("name", name)
 
     async def unit(tx: Tx) -> PersonRecord:
         person = await get_person(tx, person_id)

@@ -62,6 +62,8 @@ async def create_token(db: Store, person_id: str, account_id: str, role: str, na
     """A new token of the person for ``account_id`` with ``role``; the token itself is in this answer only."""
     if role not in roles.ROLES:
         raise InvalidField("role", f"is one of {', '.join(roles.ROLES)}", "Invalid body", rule="enum")
+    if not name.isprintable():
+        raise InvalidField("name", "may not contain control characters", "Invalid body", rule="format")
     if not 1 <= expires_in_days <= MAX_DAYS:
         raise InvalidField("expires_in_days", f"is between 1 and {MAX_DAYS}", "Invalid body", rule="range")
     secret = PREFIX + secrets.token_urlsafe(32)

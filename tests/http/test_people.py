@@ -51,6 +51,9 @@ async def test_a_wrong_password_or_unknown_email_is_401_and_the_email_is_unique(
     for email, password in (("bo@example.com", "not the password"), ("nobody@example.com", PASSWORD)):
         status, body, cookie = await sign_in(seeded, email, password)
         assert status == 401 and body["error"] == "Invalid email or password" and cookie is None
+    nul = await seeded.post(f"{ADMIN}/people", headers=OPERATOR,
+                            json={"email": "nul@example.com", "name": "N\u0000", "password": PASSWORD})
+    assert nul.status == 400 and (await nul.json())["details"]["field"] == "name"
     again = await seeded.post(f"{ADMIN}/people", headers=OPERATOR,
                               json={"email": "BO@example.com", "name": "Bo", "password": PASSWORD})
     assert again.status == 409
