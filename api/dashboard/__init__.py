@@ -103,13 +103,19 @@ async def static(request: web.Request) -> web.StreamResponse:
 
 
 class SessionIn(BaseModel):
-    """Either the admin token, or a person's email and password (and code, with a second factor)."""
+    """The operator's sign-in: the admin token."""
 
     model_config = ConfigDict(extra="forbid")
-    token: str | None = Field(default=None, min_length=1, max_length=1000,
-                              description="the admin token (LINKSVC_ADMIN_TOKEN)")
-    email: str | None = Field(default=None, min_length=1, max_length=320)
-    password: str | None = Field(default=None, min_length=1, max_length=1000)
+    token: str = Field(min_length=1, max_length=1000, description="the admin token (LINKSVC_ADMIN_TOKEN)")
+
+
+class PersonSessionIn(BaseModel):
+    """A person's sign-in (a body with ``email``): their email and password, and their authenticator's code
+    once they enrolled a second factor."""
+
+    model_config = ConfigDict(extra="forbid")
+    email: str = Field(min_length=1, max_length=320)
+    password: str = Field(min_length=1, max_length=1000)
     code: str | None = Field(default=None, min_length=1, max_length=10, description="the authenticator's code")
 
 
@@ -150,11 +156,14 @@ async def totp_qr(request: web.Request) -> web.Response:
 
 
 async def sign_in(request: web.Request) -> web.Response:
-    body = validate(SessionIn, await read_json(request, SESSION_BODY_BYTES))
+    raw = await read_json(request, SESSION_BODY_BYTES)
+    person = isinstance(raw, dict) and "email" in raw
+    body = validate(PersonSessionIn, raw) if person else validate(SessionIn, raw)
+    token, email, password, code = ((None, body.email, body.password, body.code) if isinstance(body, PersonSessionIn)
+                                    else (body.token, None, None, None))
     async with attempt(request, "sign_in"):
-        session = await people.sign_in_any(request.app[DB], request.app[SETTINGS].admin_token, body.token,
-                                           body.email, body.password, body.code,
-                                           replacing=request.cookies.get(SESSION_COOKIE))
+        session = await people.sign_in_any(request.app[DB], request.app[SETTINGS].admin_token, token, email,
+                                           password, code, replacing=request.cookies.get(SESSION_COOKIE))
     response = json_response({"data": {"signed_in": True}}, headers=NO_STORE)
     response.set_cookie(SESSION_COOKIE, session.session_id, max_age=session.max_age, path="/",
                         httponly=True, samesite="Strict", secure=_secure_cookie(request))
