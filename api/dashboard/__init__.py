@@ -11,6 +11,11 @@ there with the dashboard's header), so the dashboard can do nothing the API does
 only on the service's own hosts (:mod:`api.hosts`): never on a tenant's domain, whose DNS the tenant controls.
 Every page path (``/dashboard/...``) answers the same ``index.html``; the script reads the path.
 
+``GET /dashboard/roles`` answers the role → permissions table of :mod:`linksvc.people.roles`, the one the admin
+API decides by; the page shows a person only the controls their role in the account allows. ``POST
+/dashboard/totp-qr`` draws the ``otpauth://`` URI of a second factor being enrolled as a QR code (SVG, segno) for a
+signed-in browser, so that an authenticator app can scan it: the URI came from this service a moment before.
+
 The assets are the files of ``static/``, read once at start-up, answered with an ``ETag`` and a
 Content-Security-Policy that allows nothing but this origin: no CDN, no inline script.
 
@@ -35,6 +40,9 @@ from api.appkeys import DB, SETTINGS
 from api.auth import SESSION_COOKIE
 from api.routing import json_response, read_json
 from linksvc.accounts import sessions as dashboard_sessions
+from linksvc.errors import Unauthorized
+from linksvc.links.qr import qr_image
+from linksvc.people import roles
 from linksvc.people import service as people
 from linksvc.resources.validation import validate
 
@@ -125,6 +133,28 @@ async def session_state(request: web.Request) -> web.Response:
     return json_response({"data": state}, headers=NO_STORE)
 
 
+async def role_grants(request: web.Request) -> web.Response:
+    """Each role's permissions (``links:write``, ``members:read``...): the same table the admin API checks."""
+    table = {role: sorted(roles.GRANTS[role]) for role in roles.ROLES}
+    return json_response({"data": table}, headers={"Cache-Control": "no-cache"})
+
+
+class QrIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    uri: str = Field(min_length=10, max_length=1000, pattern=r"^otpauth://totp/",
+                     description="the otpauth:// URI of POST /people/me/totp")
+
+
+async def totp_qr(request: web.Request) -> web.Response:
+    body = validate(QrIn, await read_json(request, SESSION_BODY_BYTES))
+    signed = await dashboard_sessions.session_of(request.app[DB], request.app[SETTINGS].admin_token,
+                                                 request.cookies.get(SESSION_COOKIE))
+    if signed is None or signed.person_id is None:
+        raise Unauthorized("Sign in first", "a person signed in to the dashboard enrols a second factor")
+    image, content_type = qr_image(body.uri, "svg", 6)
+    return web.Response(body=image, content_type=content_type, charset="utf-8", headers=NO_STORE)
+
+
 async def sign_in(request: web.Request) -> web.Response:
     raw = await read_json(request, SESSION_BODY_BYTES)
     person = isinstance(raw, dict) and "email" in raw
@@ -154,5 +184,7 @@ def add_dashboard_routes(app: web.Application) -> None:
     app.router.add_get("/dashboard/session", session_state)
     app.router.add_post("/dashboard/session", sign_in)
     app.router.add_delete("/dashboard/session", sign_out)
+    app.router.add_get("/dashboard/roles", role_grants)
+    app.router.add_post("/dashboard/totp-qr", totp_qr)
     app.router.add_get("/dashboard", page)
     app.router.add_get("/dashboard/{tail:.*}", page)

@@ -225,6 +225,21 @@ def watched(browser: Any, scene: Scene) -> Iterator[Watched]:
 def sign_in(watched: Watched, scene: Scene) -> None:
     page = watched.page
     page.goto(f"{scene.base}/dashboard")
-    page.get_by_label("Admin token").fill(ADMIN_TOKEN)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in with the operator token").click()
+    page.get_by_label("Operator token").fill(ADMIN_TOKEN)
+    page.get_by_role("button", name="Sign in with the token").click()
+    page.get_by_role("heading", name="Links", exact=True).wait_for()
+
+
+def sign_in_as(watched: Watched, scene: Scene, email: str, password: str, code: str | None = None) -> None:
+    """A person's sign-in with their email and password (and their authenticator's code, when asked)."""
+    page = watched.page
+    page.goto(f"{scene.base}/dashboard")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    if code is not None:
+        watched.expect("401")  # the sign-in's first answer: a code is required
+        page.get_by_label("One-time code").fill(code)
+        page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("heading", name="Links", exact=True).wait_for()

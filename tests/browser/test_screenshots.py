@@ -14,8 +14,19 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import DEMO_CAMPAIGN, DEMO_META, DEMO_WEBHOOK, DESKTOP, PHONE, Scene, open_page, sign_in
-from tests.browser.servers import ADMIN_TOKEN, ROOT, call
+from tests.browser.conftest import (
+    DEMO,
+    DEMO_CAMPAIGN,
+    DEMO_META,
+    DEMO_WEBHOOK,
+    DESKTOP,
+    PHONE,
+    Scene,
+    open_page,
+    sign_in,
+    sign_in_as,
+)
+from tests.browser.servers import ROOT, call
 
 DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
 
@@ -48,9 +59,8 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
 
     try:
         page.goto(f"{scene.base}/dashboard")
-        page.get_by_label("Admin token").fill(ADMIN_TOKEN)
+        page.get_by_label("Email").fill("ana@example.com")
         shot("sign-in")
-        page.get_by_label("Admin token").fill("")
         sign_in(watched, scene)
         page.locator("tbody tr").first.wait_for()
         shot("links")
@@ -103,6 +113,60 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.goto(scene.dashboard(f"/events/{step['event']['id']}"))
         page.locator('.field-path[data-field="utm_source"]').wait_for()
         shot("event-lineage")
+    finally:
+        context.close()
+    assert not watched.unexpected(), watched.unexpected()
+
+
+@pytest.mark.parametrize(("width", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
+def test_screenshots_of_the_people_pages(browser: Any, scene: Scene, width: str, viewport: dict[str, int],
+                                         tmp_path: Path) -> None:
+    """An owner's Members, Tokens, Audit log and Profile pages, and the page an invitation's link opens; none is
+    wider than the screen."""
+    SCREENSHOTS = DOCS_SCREENSHOTS if os.environ.get("LINKSVC_SCREENSHOTS") == "1" else tmp_path  # noqa: N806
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    email = f"owner-{width}@democoffee.example"
+    status, body = call(f"{scene.base}/api/admin/v1/people", "POST", {
+        "email": email, "name": "Olive Owner", "password": "a long passphrase", "account_id": DEMO, "role": "owner"})
+    assert status == 201, body
+    context, watched = open_page(browser, scene, viewport)
+    page = watched.page
+
+    def shot(name: str) -> None:
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), name
+        path: Path = SCREENSHOTS / f"{name}-{width}.png"
+        page.screenshot(path=str(path), full_page=True, animations="disabled")
+        assert path.stat().st_size > 5000
+
+    try:
+        sign_in_as(watched, scene, email, "a long passphrase")
+        page.goto(scene.dashboard("/members"))
+        form = page.get_by_role("form", name="Invite a person")
+        form.get_by_label("Email").fill(f"ben-{width}@democoffee.example")
+        form.get_by_role("button", name="Invite").click()
+        invitation = page.locator('input[name="one-time-link"]')
+        invitation.wait_for()
+        link = invitation.input_value()
+        shot("members")
+        page.goto(scene.dashboard("/tokens"))
+        token_form = page.get_by_role("form", name="Create a personal access token")
+        token_form.get_by_label("Name").fill("nightly report")
+        token_form.get_by_label("Role").select_option("analyst")
+        token_form.get_by_role("button", name="Create token").click()
+        page.locator('input[name="new-token"]').wait_for()
+        shot("tokens")
+        page.goto(scene.dashboard("/audit-log"))
+        page.locator("tbody tr").first.wait_for()
+        shot("audit-log")
+        page.goto(scene.dashboard("/profile"))
+        page.get_by_role("button", name="Set up a second factor").click()
+        page.locator('input[name="otpauth-uri"]').wait_for()
+        shot("profile")
+        page.get_by_role("button", name="Sign out").click()
+        page.get_by_role("heading", name="Sign in").wait_for()
+        page.goto(link.replace(link.split("/dashboard/")[0], scene.base))
+        page.get_by_role("heading", name="Accept an invitation").wait_for()
+        shot("accept-invitation")
     finally:
         context.close()
     assert not watched.unexpected(), watched.unexpected()

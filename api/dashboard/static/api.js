@@ -55,6 +55,17 @@ async function call(url, { method = 'GET', body, as = 'json' } = {}) {
 
 export const admin = (path, options) => call(`/api/admin/v1${path}`, options);
 
+// The pages an emailed one-time link opens call the admin API without being signed in: a 401 there is the
+// API's answer to show, not an ended session.
+export async function anonymous(path, options) {
+  try {
+    return await admin(path, options);
+  } catch (error) {
+    if (error instanceof AuthError) throw new ApiError(error.status, error.body);
+    throw error;
+  }
+}
+
 export function inAccount(account, path) {
   return `/accounts/${encodeURIComponent(account)}${path}`;
 }
@@ -70,6 +81,9 @@ export function query(params) {
 
 export const session = {
   state: () => call('/dashboard/session'),
-  signIn: (token) => call('/dashboard/session', { method: 'POST', body: { token } }),
+  roles: () => call('/dashboard/roles'),  // each role's permissions: the table the admin API decides by
+  totpQr: (uri) => call('/dashboard/totp-qr', { method: 'POST', body: { uri }, as: 'blob' }),  // an SVG
+  // { token } (the operator token) or { email, password, code? } (a person)
+  signIn: (body) => call('/dashboard/session', { method: 'POST', body }),
   signOut: () => call('/dashboard/session', { method: 'DELETE' }),
 };

@@ -1,7 +1,10 @@
 // The dashboard's shell: the sign-in, the account choice, the section links and the router. Each page
-// path under /dashboard names what to show; the views build it from the admin API.
+// path under /dashboard names what to show; the views build it from the admin API. Who is signed in (the
+// operator, or a person and their roles) is kept in access.js, which every page asks what to show.
 
-import { admin, ApiError, AuthError, query, session } from './api.js';
+import { can, isOperator, setAccess, signedPerson } from './access.js';
+import { admin, ApiError, AuthError, inAccount, query, session } from './api.js';
+import { auditView } from './audit.js';
 import { campaignsView, campaignView } from './campaigns.js';
 import { clicksView } from './clicks.js';
 import { deliveriesView } from './deliveries.js';
@@ -10,16 +13,20 @@ import { h, toast } from './dom.js';
 import { customerView, eventView } from './events.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
+import { membersView } from './members.js';
+import { acceptInvitationView, resetPasswordView } from './onetime.js';
 import { linkPreviewSettingsView } from './previews.js';
+import { profileView } from './profile.js';
 import { reportsView } from './reports.js';
 import { signInView } from './signin.js';
+import { tokensView } from './tokens.js';
 
 const BASE = '/dashboard';
 const ACCOUNT_KEY = 'linksvc.dashboard.account';
 const SEG = '([^/]+)';
 const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/links$`), linksView],
-  [new RegExp(`^${BASE}/${SEG}/links/new$`), newLinkView],
+  [new RegExp(`^${BASE}/${SEG}/links/new$`), newLinkView, 'links:write'],
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}$`), linkView],
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}/clicks$`), clicksView],
   [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],
@@ -30,7 +37,15 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
   [new RegExp(`^${BASE}/${SEG}/customers/${SEG}$`), customerView],
   [new RegExp(`^${BASE}/${SEG}/link-preview$`), linkPreviewSettingsView],
+  [new RegExp(`^${BASE}/${SEG}/members$`), membersView, 'members:read'],
+  [new RegExp(`^${BASE}/${SEG}/audit-log$`), auditView, 'audit:read'],
+  [new RegExp(`^${BASE}/${SEG}/tokens$`), tokensView, 'self'],
+  [new RegExp(`^${BASE}/${SEG}/profile$`), profileView, 'self'],
 ];
+// The pages an emailed one-time link opens: shown signed in or not (the link's token is the credential).
+const PUBLIC = { [`${BASE}/accept-invitation`]: acceptInvitationView, [`${BASE}/reset-password`]: resetPasswordView };
+const SECTIONS = ['links', 'campaigns', 'reports', 'deliveries', 'domains', 'link-preview', 'members', 'audit-log',
+  'tokens', 'profile'];
 
 const state = { signedIn: null, accounts: null, sequence: 0 };
 const main = document.getElementById('main');
@@ -41,9 +56,41 @@ export function navigate(path, { replace = false } = {}) {
   render();
 }
 
+// Who the session is of: the operator (every account) or a person (their accounts, with their roles there).
+async function loadAccess() {
+  const answer = (await session.state()).data;
+  if (!answer.signed_in) {
+    setAccess();
+    return false;
+  }
+  if (answer.person_id) {
+    const [me, grants] = await Promise.all([admin('/people/me'), session.roles()]);
+    setAccess({ person: me.data, grants: grants.data });
+  } else {
+    setAccess({ operator: true });
+  }
+  return true;
+}
+
+// The account switcher's choices: all of them for the operator, the person's own for a person.
 async function loadAccounts() {
-  if (!state.accounts) state.accounts = (await admin(`/accounts${query({ limit: 500 })}`)).data;
+  if (state.accounts) return state.accounts;
+  if (isOperator()) {
+    state.accounts = (await admin(`/accounts${query({ limit: 500 })}`)).data;
+  } else {
+    const found = await Promise.all((signedPerson()?.accounts || []).map((m) =>
+      admin(inAccount(m.account_id, '')).then((answer) => answer.data, (error) => {
+        if (error instanceof AuthError) throw error;
+        return null;  // left since the page loaded: not shown
+      })));
+    state.accounts = found.filter(Boolean).sort((a, b) => a.name.localeCompare(b.name));
+  }
   return state.accounts;
+}
+
+export async function refreshAccess() {
+  state.accounts = null;
+  state.signedIn = await loadAccess();
 }
 
 function showShell(account, section) {
@@ -52,8 +99,9 @@ function showShell(account, section) {
   const select = document.getElementById('account');
   select.replaceChildren(...state.accounts.map((a) =>
     h('option', { value: a.id, selected: a.id === account }, `${a.name} (${a.environment})`)));
-  for (const link of top.querySelectorAll('nav a')) {
+  for (const link of top.querySelectorAll('a[data-section]')) {
     link.href = `${BASE}/${account}/${link.dataset.section}`;
+    link.closest('li, .top-link').hidden = Boolean(link.dataset.needs) && !can(account, link.dataset.needs);
     if (link.dataset.section === section) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
@@ -63,7 +111,7 @@ function signInPage() {
   document.getElementById('top').hidden = true;
   const next = location.pathname.startsWith(`${BASE}/sign-in`) ? null : location.pathname + location.search;
   const view = signInView(async () => {
-    state.signedIn = true;
+    await refreshAccess();
     navigate(next && next !== `${BASE}/` && next !== BASE ? next : `${BASE}/`, { replace: true });
   });
   return view;
@@ -72,6 +120,12 @@ function signInPage() {
 async function home() {
   const accounts = await loadAccounts();
   if (!accounts.length) {
+    if (!isOperator()) {
+      document.getElementById('top').hidden = true;
+      return h('section', {}, h('h1', { tabindex: -1 }, 'No accounts yet'),
+        h('p', {}, 'You are not a member of any account. Ask an account\'s owner for an invitation.'),
+        h('p', {}, h('button', { type: 'button', class: 'quiet', onclick: () => signOut() }, 'Sign out')));
+    }
     return h('section', {}, h('h1', { tabindex: -1 }, 'No accounts yet'),
       h('p', {}, 'Create an account with the admin API (POST /api/admin/v1/accounts), then come back.'));
   }
@@ -87,8 +141,13 @@ async function render() {
   main.setAttribute('aria-busy', 'true');
   let view = null;
   try {
-    if (state.signedIn === null) state.signedIn = (await session.state()).data.signed_in;
-    if (!state.signedIn) {
+    if (PUBLIC[path]) {
+      document.getElementById('top').hidden = true;
+      view = PUBLIC[path]({ navigate, refreshAccess, base: BASE });
+    } else if (state.signedIn === null) state.signedIn = await loadAccess();
+    if (view) {
+      // a one-time link's page
+    } else if (!state.signedIn) {
       view = signInPage();
     } else if (path === BASE || path === `${BASE}/sign-in`) {
       view = await home();
@@ -99,6 +158,7 @@ async function render() {
     if (error instanceof AuthError) {
       state.signedIn = false;
       state.accounts = null;
+      setAccess();
       toast('Your session has ended. Sign in again.');
       view = signInPage();
     } else {
@@ -117,7 +177,7 @@ async function render() {
 }
 
 async function routeView(path) {
-  for (const [pattern, view] of ROUTES) {
+  for (const [pattern, view, needs] of ROUTES) {
     const match = pattern.exec(path);
     if (!match) continue;
     const [account, ...params] = match.slice(1).map(decodeURIComponent);
@@ -125,7 +185,14 @@ async function routeView(path) {
     if (!accounts.some((a) => a.id === account)) break;
     localStorage.setItem(ACCOUNT_KEY, account);
     showShell(account, path.split('/')[3]);
-    const ctx = { account, params, search: new URLSearchParams(location.search), navigate, base: `${BASE}/${account}` };
+    const ctx = { account, params, search: new URLSearchParams(location.search), navigate, base: `${BASE}/${account}`,
+      can: (permission) => can(account, permission), refreshAccess, signOut, accounts };
+    if (needs && !can(account, needs)) {
+      return h('section', {}, h('h1', { tabindex: -1 }, 'Not for your role'),
+        h('p', {}, isOperator() ? 'This page is a person\'s own: sign in with your email to see it.'
+          : 'Your role in this account does not allow this page.'),
+        h('p', {}, h('a', { href: `${BASE}/${account}/links` }, 'Go to the links.')));
+    }
     return view(ctx);
   }
   return h('section', {}, h('h1', { tabindex: -1 }, 'Page not found'),
@@ -155,6 +222,7 @@ window.addEventListener('unhandledrejection', (event) => {
   if (event.reason instanceof AuthError) {
     state.signedIn = false;
     state.accounts = null;
+    setAccess();
     toast('Your session has ended. Sign in again.');
     navigate(`${BASE}/sign-in`);
   } else {
@@ -164,16 +232,21 @@ window.addEventListener('unhandledrejection', (event) => {
 
 document.getElementById('account').addEventListener('change', (event) => {
   const section = location.pathname.split('/')[3] || 'links';
-  navigate(`${BASE}/${event.target.value}/${['links', 'campaigns', 'reports', 'deliveries', 'domains'].includes(section) ? section : 'links'}`);
+  const needs = document.querySelector(`#top a[data-section="${CSS.escape(section)}"]`)?.dataset.needs;
+  const kept = SECTIONS.includes(section) && (!needs || can(event.target.value, needs));
+  navigate(`${BASE}/${event.target.value}/${kept ? section : 'links'}`);
 });
 
-document.getElementById('sign-out').addEventListener('click', async () => {
+async function signOut(message = 'Signed out.') {
   await session.signOut();
   state.signedIn = false;
   state.accounts = null;
-  toast('Signed out.');
+  setAccess();
+  if (message) toast(message);
   navigate(`${BASE}/sign-in`);
-});
+}
+
+document.getElementById('sign-out').addEventListener('click', () => signOut());
 
 state.focusHeading = false;
 render();

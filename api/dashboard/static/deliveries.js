@@ -49,7 +49,7 @@ async function summary(ctx, chosen, onRetried) {
     h('dt', {}, 'Forwards'), h('dd', { 'data-fact': 'event-types' }, forwardedTypes(chosen)),
     h('dt', {}, 'Deliveries'), h('dd', { 'data-fact': 'states' }, states || 'none yet'),
     ...(counts.filtered.length ? [h('dt', {}, 'Filtered, by reason'), h('dd', { 'data-fact': 'filtered' },
-      reasons(counts.filtered, true, other.filtered), sendable ? resend : null)] : []),
+      reasons(counts.filtered, true, other.filtered), sendable && ctx.can('deliveries:write') ? resend : null)] : []),
     ...(counts.skipped.length ? [h('dt', {}, 'Skipped, by reason'), h('dd', { 'data-fact': 'skipped' },
       reasons(counts.skipped, false, other.skipped))] : []));
 }
@@ -92,6 +92,7 @@ export async function deliveriesView(ctx) {
 
   function retryButton(delivery) {
     if (!['failed', 'dead'].includes(delivery.state)) return null;  // filtered ones: from the summary
+    if (!ctx.can('deliveries:write')) return null;
     const button = h('button', { type: 'button', class: 'small', 'aria-label': `Retry delivery ${delivery.id}` }, 'Retry');
     button.addEventListener('click', async () => {
       button.disabled = true;
@@ -130,5 +131,6 @@ export async function deliveriesView(ctx) {
   return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
     h('p', { class: 'muted' }, 'Events forwarded to each connection: delivered, filtered (with the reason), failed '
       + '(refused by the destination), dead (retries exhausted) or pending.'),
-    form, await summary(ctx, chosen, reload), h('div', { class: 'toolbar' }, testButton, testResult), results);
+    form, await summary(ctx, chosen, reload),
+    ctx.can('deliveries:write') ? h('div', { class: 'toolbar' }, testButton, testResult) : null, results);
 }

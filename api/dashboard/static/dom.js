@@ -185,3 +185,15 @@ export function saveBlob(blob, name) {
   anchor.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
+
+// A secret or a one-time link shown once: a read-only field to select, a button that copies it, and a note.
+export function shownOnce(label, value, { note, name = 'shown-once' } = {}) {
+  const input = h('input', { type: 'text', name, value, readonly: true, spellcheck: 'false', class: 'mono' });
+  const copy = h('button', { type: 'button', class: 'quiet', 'aria-label': `Copy the ${label.toLowerCase()}` },
+    'Copy');
+  copy.addEventListener('click', async () => {
+    toast(await copyText(value, input) ? 'Copied.' : 'Select the text and copy it.');
+  });
+  return h('div', { class: 'card shown-once', role: 'region', 'aria-label': label },
+    field(label, input, { aside: copy, hint: note, wide: true }));
+}

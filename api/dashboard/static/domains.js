@@ -4,6 +4,7 @@
 // edited in place and saved with the PATCH, which replaces the list; the API's refusal of a pattern is shown
 // beside it, in the API's words, after the pattern's label.
 
+import { editableIf } from './access.js';
 import { admin, ApiError, inAccount } from './api.js';
 import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
 
@@ -32,6 +33,7 @@ export async function domainsView(ctx) {
   const patterns = h('div', { class: 'pattern-forms' });
   const editors = new Map();  // domain id → its form, kept across repaints so unsaved edits stay
   let domains = [];
+  const editable = ctx.can('domains:write');
 
   // One domain's URL patterns: a labelled input each with Remove beside it, Add a pattern, Save patterns.
   function patternsForm(domain) {
@@ -147,10 +149,13 @@ export async function domainsView(ctx) {
       { label: 'Serve this to prove the domain is yours', class: 'wrap', cell: (d) => proof(d) },
       { label: 'Added', cell: (d) => when(d.created_at) },
       { label: 'Verified', cell: (d) => (d.verified_at ? when(d.verified_at) : '—') },
-      { label: 'Action', cell: (d) => h('div', { class: 'actions' }, verifyButton(d), deleteButton(d)) },
+      ...(editable ? [{ label: 'Action', cell: (d) => h('div', { class: 'actions' }, verifyButton(d), deleteButton(d)) }]
+        : []),
     ], domains.map((item) => ({ item, attrs: { 'data-domain': item.host, 'data-status': item.status } })),
     { empty: 'No custom domains yet: the account\'s links resolve on the shared host.' }));
-    for (const domain of domains) if (!editors.has(domain.id)) editors.set(domain.id, patternsForm(domain));
+    for (const domain of domains) {
+      if (!editors.has(domain.id)) editors.set(domain.id, editableIf(ctx.account, 'domains:write', patternsForm(domain)));
+    }
     patterns.replaceChildren(...domains.map((domain) => editors.get(domain.id)));
     patternsSection.hidden = domains.length === 0;
   }
@@ -201,5 +206,5 @@ export async function domainsView(ctx) {
     h('p', { class: 'muted' }, 'Publish the account\'s links under its own host. A new domain is pending: point its '
       + 'DNS at the service\'s proxy, which then serves the token below at the path below on that host, and press '
       + 'Verify. Once live, the account\'s links resolve there and its app association files list only its apps.'),
-    form, status, results, patternsSection);
+    editable ? form : null, status, results, patternsSection);
 }

@@ -4,6 +4,7 @@
 // shown in the browser's own time zone and stored in UTC. Saving sends one PATCH of the fields that changed;
 // the API's refusals are shown beside their fields (the controls are named by the API's fields).
 
+import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
 import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
 
@@ -147,5 +148,5 @@ export async function lifecycleSection(ctx, link, onSaved = () => {}) {
     h('h2', { id: 'lifecycle-title' }, 'Lifecycle and access'),
     h('p', { class: 'hint' }, `When the link opens and closes, how many people may follow it, and its password. `
       + `Times are in ${zone}.`),
-    state, form);
+    state, editableIf(ctx.account, 'links:write', form));
 }

@@ -3,6 +3,7 @@
 // Saving the UTM changes only the utm_* parameters of the destination (PATCH .../utm): its other parameters,
 // their order and its #fragment stay.
 
+import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
 import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
 import { kindLabel } from './links.js';
@@ -136,11 +137,12 @@ export async function linkView(ctx) {
     h('div', { class: 'title-row start' }, h('h1', { tabindex: -1 }, link.code), status),
     h('div', { class: 'short-link' }, field('Short link', shortInput, { aside: copy })),
     h('div', { class: 'actions' },
-      h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'), toggle),
+      h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'),
+      ctx.can('links:write') ? toggle : null),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
     await lifecycleSection(ctx, link, (saved) => { link = saved; paint(); }),
     await variantSection(ctx, link, (saved) => { link = saved; paint(); }),
-    h('h2', {}, 'Edit UTM'), form,
+    h('h2', {}, ctx.can('links:write') ? 'Edit UTM' : 'UTM'), editableIf(ctx.account, 'links:write', form),
     rulesSection(ctx, link, () => previewBody(link, {}), (saved) => { link = saved; paint(); }),
     await linkPreviewSection(ctx, link, (saved) => { link = saved; paint(); }));
 }

@@ -42,7 +42,7 @@ export async function linksView(ctx) {
   return h('section', {},
     h('div', { class: 'title-row' },
       h('h1', { tabindex: -1 }, 'Links'),
-      h('a', { class: 'button primary', href: `${ctx.base}/links/new` }, 'New link')),
+      ctx.can('links:write') ? h('a', { class: 'button primary', href: `${ctx.base}/links/new` }, 'New link') : null),
     form, results);
 }
 

@@ -5,6 +5,7 @@
 // itself is not loaded: the dashboard's Content-Security-Policy allows images of its own origin only, and an
 // address typed in should not make the browser call another site; the mock shows where the image comes from.
 
+import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
 import { clearErrors, field, h, showErrors, toast } from './dom.js';
 
@@ -102,7 +103,7 @@ export async function linkPreviewSection(ctx, link, onSaved) {
   return h('section', { class: 'link-preview', 'aria-labelledby': 'link-preview-title' },
     h('h2', { id: 'link-preview-title' }, 'Link preview'),
     h('p', { class: 'hint' }, 'What Facebook, WhatsApp, Slack, X and other apps show when this link is pasted.'),
-    form);
+    editableIf(ctx.account, 'links:write', form));
 }
 
 // /dashboard/{account}/link-preview: the account's defaults (PUT replaces them all).
@@ -139,5 +140,5 @@ export async function linkPreviewSettingsView(ctx) {
     h('p', {}, 'The card chat apps and social networks show for this account\u2019s links: a link\u2019s own ' +
       'preview fields win, field by field; these fill the rest. Search engines and people still go straight ' +
       'to the destination.'),
-    form);
+    editableIf(ctx.account, 'links:write', form));
 }

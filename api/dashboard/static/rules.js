@@ -4,6 +4,7 @@
 // preview: for a visitor (country, language, referrer, query) the service says, per device, which rule
 // matches and where the click goes, with the rules as edited, before they are saved.
 
+import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
 import { clearErrors, debounce, field, h, showErrors, toast } from './dom.js';
 
@@ -232,5 +233,5 @@ export function rulesSection(ctx, link, previewBody, onSaved) {
     h('h2', { id: 'rules-title' }, 'Routing rules'),
     h('p', {}, 'The first rule whose conditions all hold sends the click to its target; when none holds, the click ',
       'goes where the link says. Conditions left empty do not count.'),
-    form, preview.element);
+    editableIf(ctx.account, 'links:write', form), preview.element);
 }

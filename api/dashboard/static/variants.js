@@ -5,6 +5,7 @@
 // of the link's `variants`; a variant whose target is another link, or has more than a destination, keeps it.
 // A period picker above the report: the split's whole life (the default), a preset, or any from/to (UTC days).
 
+import { can } from './access.js';
 import { admin, inAccount, query } from './api.js';
 import { clearErrors, day, field, h, showErrors, toast } from './dom.js';
 import { presetRange } from './reports.js';
@@ -195,5 +196,5 @@ export async function variantSection(ctx, link, onSaved = () => {}) {
       + 'Conversion is purchases per visitor; each variant is tested against the control '
       + '(two-proportion z-test). A purchase counts for the variant its tracking_id\'s click went to.'),
     report || h('p', { class: 'muted' }, 'No split: add two variants to test a change.'),
-    splitEditor(ctx, link, onSaved));
+    can(ctx.account, 'links:write') ? splitEditor(ctx, link, onSaved) : null);
 }
