@@ -19,14 +19,13 @@ workers read and hold stay exact.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 
 from linksvc.links.decide import Unavailable, unavailable
+from linksvc.periodic import Periodic
 from storage import clicks as repo
 from storage.db import AnyDatabase, StoreError
 
@@ -145,37 +144,15 @@ async def compact_counts(db: AnyDatabase, links: int = COMPACT_LINKS) -> repo.Co
             return repo.CompactedCounts(done, removed)
 
 
-class CountCompaction:
-    """:func:`compact_counts` in the background, every ``interval`` seconds, from start to stop."""
+class CountCompaction(Periodic):
+    """:func:`compact_counts` in the background, every ``interval`` seconds, from start to stop (a failed turn
+    leaves the rows as they are, still exact, until the next)."""
+
+    what = "compacting the click counts of links"
 
     def __init__(self, db: AnyDatabase, interval: float = COMPACT_SECONDS) -> None:
+        super().__init__(interval, log)
         self.db = db
-        self.interval = interval
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
 
-    async def _run(self) -> None:
-        while not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.interval)
-            if self._stopping.is_set():
-                return
-            try:
-                await compact_counts(self.db)
-            except StoreError as exc:  # busy or full: the rows stay as they are (still exact) until the next turn
-                log.warning("compacting the click counts of links failed; will retry: %s", exc)
-            except Exception:
-                log.exception("compacting the click counts of links failed; will retry")
-
-    def start(self) -> None:
-        self._stopping.clear()
-        self._task = asyncio.create_task(self._run())
-
-    async def stop(self) -> None:
-        """Lets a compaction under way finish (its transaction commits or is rolled back whole)."""
-        if self._task is None:
-            return
-        self._stopping.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    async def turn(self) -> None:
+        await compact_counts(self.db)

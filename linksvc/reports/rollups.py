@@ -15,13 +15,12 @@ stored before it.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from datetime import timedelta
 from functools import partial
 
 from linksvc.clock import iso, utcnow
+from linksvc.periodic import Periodic
 from linksvc.store import Store, StoreError
 from storage import conversions as repo
 
@@ -58,17 +57,18 @@ async def count_before_reading(db: Store) -> None:
         log.warning("reading the conversion rollups without the clicks stored since the last pass: %s", exc)
 
 
-class ClickRollups:
+class ClickRollups(Periodic):
     """The pass in the background. Every ``interval`` seconds it looks (a read) at the first click waiting after
     the mark, and counts what waits once that click is ``interval`` seconds old: each pass spans about
-    ``interval`` seconds of clicks whatever the number of workers and nodes looking."""
+    ``interval`` seconds of clicks whatever the number of workers and nodes looking. A pass the store refuses
+    (busy, full, a click transaction held open) is counted by the next turn."""
+
+    what = "counting the stored clicks into the conversion rollups"
 
     def __init__(self, db: Store, interval: float = 1.0) -> None:
+        super().__init__(interval, log)
         self.db = db
-        self.interval = interval
         self.counted = 0
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
 
     async def run_once(self) -> int:
         """A pass when the first click waiting is old enough; how many clicks it counted."""
@@ -79,28 +79,5 @@ class ClickRollups:
         self.counted += counted
         return counted
 
-    async def _run(self) -> None:
-        while not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.interval)
-            if self._stopping.is_set():
-                return
-            try:
-                await self.run_once()
-            except StoreError as exc:  # busy, full, or a click transaction held open: the next turn counts them
-                log.warning("counting the stored clicks into the conversion rollups failed; will retry: %s", exc)
-            except Exception:
-                log.exception("counting the stored clicks into the conversion rollups failed; will retry")
-
-    def start(self) -> None:
-        self._stopping.clear()
-        self._task = asyncio.create_task(self._run())
-
-    async def stop(self) -> None:
-        """Lets a pass under way finish (what it has not counted, the next start's first pass counts)."""
-        if self._task is None:
-            return
-        self._stopping.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    async def turn(self) -> None:
+        await self.run_once()
