@@ -131,7 +131,7 @@ async def send(server: Server | None, sender: str, letter: Letter) -> Outcome:
     """Sends ``letter``; never raises for the server's sake (an unreachable server, a refusal, a bad certificate):
     the :class:`Outcome` says what happened, as does the log."""
     if server is None:
-        return Outcome(False, "no mail server is configured (LINKSVC_SMTP_URL): pass the link on yourself")
+        return Outcome(False, "no mail server is configured (LINKSVC_SMTP_URL)")
     message = message_of(letter, sender)
     try:
         errors, reply = await aiosmtplib.send(

@@ -16,6 +16,7 @@ from api.auth import actor
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging
 from linksvc.people import audit, members, service, tokens
+from linksvc.people.mail import Post
 
 Role = Literal["owner", "admin", "marketer", "analyst", "developer"]
 InvitedRole = Literal["admin", "marketer", "analyst", "developer"]
@@ -129,9 +130,16 @@ class InvitationView(BaseModel):
     status: Literal["pending", "accepted", "expired"]
 
 
+class Letter(BaseModel):
+    sent: bool = Field(description="whether the SMTP server of LINKSVC_SMTP_URL accepted the letter with the link")
+    detail: str = Field(description="the server's reply, or why no letter left (no server configured, a refusal, "
+                                    "the server unreachable)", examples=["accepted by mail.example.com:587: 2.0.0 OK"])
+
+
 class InvitationCreated(InvitationView):
     token: str = Field(description="the one-time token: shown only in this response")
     link: str = Field(description="the dashboard page that accepts it; pass it on to the person invited")
+    letter: Letter = Field(description="the letter that carries the link to the person invited")
 
 
 class InvitationAccept(Strict):
@@ -155,6 +163,7 @@ class ResetCreated(BaseModel):
     expires_at: str
     token: str = Field(description="the one-time token: shown only in this response")
     link: str = Field(description="the dashboard page that takes it; pass it on to the person")
+    letter: Letter = Field(description="the letter that carries the link to the person")
 
 
 class ResetFinish(Strict):
@@ -223,7 +232,7 @@ async def get_person(request: web.Request) -> web.Response:
 async def reset_any(request: web.Request) -> web.Response:
     return data(await members.start_password_reset(request.app[DB], actor(request), None,
                                                    request.match_info["person_id"],
-                                                   request.app[SETTINGS].public_url), status=201)
+                                                   Post.of(request.app[SETTINGS])), status=201)
 
 
 # The signed-in person's.
@@ -290,7 +299,7 @@ async def remove_member(request: web.Request) -> web.Response:
 async def reset_member(request: web.Request) -> web.Response:
     return data(await members.start_password_reset(request.app[DB], actor(request), _account(request),
                                                    request.match_info["person_id"],
-                                                   request.app[SETTINGS].public_url), status=201)
+                                                   Post.of(request.app[SETTINGS])), status=201)
 
 
 async def transfer(request: web.Request, body: Transfer) -> web.Response:
@@ -303,7 +312,7 @@ async def list_invitations(request: web.Request) -> web.Response:
 
 async def invite(request: web.Request, body: InvitationCreate) -> web.Response:
     return data(await members.invite(request.app[DB], actor(request), _account(request), body.email, body.role,
-                                     request.app[SETTINGS].public_url), status=201)
+                                     Post.of(request.app[SETTINGS])), status=201)
 
 
 async def cancel_invitation(request: web.Request) -> web.Response:

@@ -121,9 +121,10 @@ async def transfer_ownership(db: Store, account_id: str, person_id: str) -> list
     return [member_view(m) for m in await in_one_unit(db, unit)]
 
 
-async def invite(db: Store, actor: Actor, account_id: str, email: str, role: str, public_url: str
+async def invite(db: Store, actor: Actor, account_id: str, email: str, role: str, post: mail.Post
                  ) -> dict[str, Any]:
-    """A pending invitation and its one-time link (in this answer only)."""
+    """A pending invitation and its one-time link (in this answer only), sent by letter when ``post`` has a
+    server (``letter``: whether it left, and what the server said)."""
     email = normal_email(email)
     if role not in roles.ROLES or role == "owner":
         raise InvalidField("role", "is one of admin, marketer, analyst, developer (owner is given by a transfer)",
@@ -133,18 +134,29 @@ async def invite(db: Store, actor: Actor, account_id: str, email: str, role: str
     record = OneTimeLinkRecord(str(uuid.uuid4()), "invitation", _digest(token), account_id, None, email, role,
                                actor.id, iso(now), iso(now + timedelta(days=INVITATION_DAYS)), None)
 
-    async def unit(tx: Tx) -> OneTimeLinkRecord:
-        await accounts.get_account(tx, account_id)
+    async def unit(tx: Tx) -> tuple[str, str]:
+        account = await accounts.get_account(tx, account_id)
         person = await repo.person_by_email(tx, email)
         if person is not None and await repo.role_in(tx, person.id, account_id) is not None:
             raise Conflict("Already a member", f"{email} is a member of this account")
         await repo.insert_link(tx, record)
-        return record
+        return account.name, await _inviter(tx, actor)
 
-    await in_one_unit(db, unit)
-    url = mail.deliver(mail.OneTimeLink("invitation", email, mail.link_url(public_url, "invitation", token),
-                                        record.expires_at))
-    return {**invitation_view(record), "token": token, "link": url}
+    account_name, inviter = await in_one_unit(db, unit)
+    link = mail.OneTimeLink("invitation", email, mail.link_url(post.public_url, "invitation", token),
+                            record.expires_at)
+    sent = await mail.deliver(post, link, mail.invitation_letter(link, account_name, role, inviter, post.public_url))
+    return {**invitation_view(record), "token": token, "link": link.url, "letter": sent.view()}
+
+
+async def _inviter(tx: Tx, actor: Actor) -> str:
+    """Who the letter says invited: the person (themselves or through their token), else the operator."""
+    if actor.person_id is not None:
+        try:
+            return (await get_person(tx, actor.person_id)).name
+        except NotFound:
+            pass
+    return "The operator of the service"
 
 
 async def list_invitations(db: Store, account_id: str) -> list[dict[str, Any]]:
@@ -214,7 +226,7 @@ async def accept_invitation(db: Store, token: str, name: str | None, password: s
     return await in_one_unit(db, unit)
 
 
-async def start_password_reset(db: Store, actor: Actor, account_id: str | None, person_id: str, public_url: str
+async def start_password_reset(db: Store, actor: Actor, account_id: str | None, person_id: str, post: mail.Post
                                ) -> dict[str, Any]:
     """A one-time link with which the person sets a new password (in this answer only): a member of
     ``account_id`` (an owner's), or anyone (the operator's, ``account_id`` None)."""
@@ -232,10 +244,11 @@ async def start_password_reset(db: Store, actor: Actor, account_id: str | None, 
         return record
 
     record = await in_one_unit(db, unit)
-    url = mail.deliver(mail.OneTimeLink("password_reset", record.email,
-                                        mail.link_url(public_url, "password_reset", token), record.expires_at))
+    link = mail.OneTimeLink("password_reset", record.email, mail.link_url(post.public_url, "password_reset", token),
+                            record.expires_at)
+    sent = await mail.deliver(post, link, mail.reset_letter(link, post.public_url))
     return {"id": record.id, "person_id": person_id, "email": record.email, "expires_at": record.expires_at,
-            "token": token, "link": url}
+            "token": token, "link": link.url, "letter": sent.view()}
 
 
 async def finish_password_reset(db: Store, token: str, password: str) -> None:

@@ -33,9 +33,10 @@ export async function membersView(ctx) {
   };
 
   const show = (label, answer, what) => {
-    const letter = answer.sent === true || answer.emailed === true
+    const letter = answer.letter && answer.letter.sent
       ? `A letter with the link was sent to ${answer.email}.`
-      : `No letter was sent: pass the link on to ${answer.email} yourself.`;
+      : `No letter was sent: ${answer.letter ? answer.letter.detail : 'no mail server is configured'}. Pass the `
+        + `link on to ${answer.email} yourself.`;
     shown.replaceChildren(shownOnce(label, answer.link, { name: 'one-time-link',
       note: `${what} It is shown only now and lapses on ${when(answer.expires_at)}. ${letter}` }));
     shown.querySelector('input').focus();
