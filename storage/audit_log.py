@@ -62,7 +62,7 @@ def _record(row: Row) -> AuditRecord:
 
 @dataclass(frozen=True, slots=True)
 class AuditFilter:
-    account_id: str
+    account_id: str | None  # None: every account's entries and those of no account (a person's own changes)
     actor: str | None = None  # an actor id: "operator", a person's id (their tokens' rows too) or a token's id
     object_kind: str | None = None
     object_id: str | None = None
@@ -72,7 +72,7 @@ class AuditFilter:
 
 
 def _where(f: AuditFilter) -> tuple[str, list[Any]]:
-    clauses, params = ["account_id = ?"], [f.account_id]
+    clauses, params = (["account_id = ?"], [f.account_id]) if f.account_id is not None else (["1 = 1"], [])
     if f.actor is not None:
         clauses.append("(actor_id = ? OR person_id = ?)")
         params += [f.actor, f.actor]

@@ -12,7 +12,7 @@ from aiohttp import web
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from api.appkeys import DB, SETTINGS
-from api.auth import actor
+from api.auth import actor, client_ip
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging
 from linksvc.people import audit, members, service, tokens
@@ -198,6 +198,8 @@ class AuditEntry(BaseModel):
     at: str
     actor: AuditActor
     object: AuditObject
+    account_id: str | None = Field(description="the account changed; null for a person's own profile, password, "
+                                               "second factor or tokens")
     action: str
     fields: Any = Field(description="the fields the request sent, secrets masked")
     client: str
@@ -320,6 +322,18 @@ async def cancel_invitation(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+async def read_whole_audit_log(request: web.Request, query: AuditQuery) -> web.Response:
+    entries, total = await audit.read_log(request.app[DB], None, query.limit, query.offset, query.actor,
+                                          query.object_kind, query.object_id, query.action, query.since, query.until)
+    return json_response({"data": entries, "count": total, "limit": query.limit, "offset": query.offset})
+
+
+async def read_my_audit_log(request: web.Request, query: AuditQuery) -> web.Response:
+    entries, total = await audit.read_log(request.app[DB], None, query.limit, query.offset, _person(request),
+                                          query.object_kind, query.object_id, query.action, query.since, query.until)
+    return json_response({"data": entries, "count": total, "limit": query.limit, "offset": query.offset})
+
+
 async def read_audit_log(request: web.Request, query: AuditQuery) -> web.Response:
     entries, total = await audit.read_log(request.app[DB], _account(request), query.limit, query.offset,
                                           query.actor, query.object_kind, query.object_id, query.action,
@@ -330,11 +344,12 @@ async def read_audit_log(request: web.Request, query: AuditQuery) -> web.Respons
 # The one-time links' pages: the token is the credential.
 
 async def accept_invitation(request: web.Request, body: InvitationAccept) -> web.Response:
-    return data(await members.accept_invitation(request.app[DB], body.token, body.name, body.password), status=201)
+    return data(await members.accept_invitation(request.app[DB], body.token, body.name, body.password,
+                                                client_ip(request)), status=201)
 
 
 async def finish_reset(request: web.Request, body: ResetFinish) -> web.Response:
-    await members.finish_password_reset(request.app[DB], body.token, body.password)
+    await members.finish_password_reset(request.app[DB], body.token, body.password, client_ip(request))
     return web.Response(status=204)
 
 
@@ -371,6 +386,12 @@ ENDPOINTS = [
                                    "than yours there; accepted by the admin API as Authorization: Bearer."),
     Endpoint("DELETE", "/people/me/tokens/{token_id}", revoke_token, "Revoke a personal access token at once",
              "personal-tokens", response=Envelope[TokenView], permission="self", **_ADMIN),
+    Endpoint("GET", "/audit-log", read_whole_audit_log, "Who changed what, in every account and outside any (a "
+             "person's own profile, password, second factor and tokens)", "audit-log", query=AuditQuery,
+             response=Page[AuditEntry], permission="operator", security="admin", errors=(400, 401)),
+    Endpoint("GET", "/people/me/audit-log", read_my_audit_log, "What you changed, in every account and in your "
+             "own profile (the actor filter is you)", "audit-log", query=AuditQuery, response=Page[AuditEntry],
+             permission="self", security="admin", errors=(400, 401)),
     Endpoint("GET", "/people", list_people, "List people", "people", query=Paging, response=Page[PersonView],
              permission="operator", security="admin", errors=(401,)),
     Endpoint("POST", "/people", create_person, "Create a person (and their first membership)", "people",

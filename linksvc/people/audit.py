@@ -54,18 +54,21 @@ def entry_view(record: AuditRecord) -> dict[str, Any]:
         "at": record.at,
         "actor": {"kind": record.actor_kind, "id": record.actor_id, "person_id": record.person_id},
         "object": {"kind": record.object_kind, "id": record.object_id},
+        "account_id": record.account_id or None,
         "action": record.action,
         "fields": loads(record.fields),
         "client": record.client,
     }
 
 
-async def read_log(db: Store, account_id: str, limit: int, offset: int, actor: str | None = None,
+async def read_log(db: Store, account_id: str | None, limit: int, offset: int, actor: str | None = None,
                    object_kind: str | None = None, object_id: str | None = None, action: str | None = None,
                    since: datetime | None = None, until: datetime | None = None) -> tuple[list[dict[str, Any]], int]:
-    """A page of the account's log, the newest first, and how many entries match. ``actor`` is "operator", a
-    person's id (their sessions' and tokens' entries) or a token's id; ``since`` and ``until`` bound ``at``."""
-    await get_account(db.reader, account_id)
+    """A page of the account's log (``account_id`` None: of every account and of none, the operator's and a
+    person's own view), the newest first, and how many entries match. ``actor`` is "operator", a person's id
+    (their sessions' and tokens' entries) or a token's id; ``since`` and ``until`` bound ``at``."""
+    if account_id is not None:
+        await get_account(db.reader, account_id)
     try:
         bounds = [None if moment is None else iso(moment) for moment in (since, until)]
     except (OverflowError, ValueError):  # a time at the calendar's edge in another zone

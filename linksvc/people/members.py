@@ -27,10 +27,11 @@ from linksvc.accounts import sessions
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, InvalidField, NotFound, Unauthorized
 from linksvc.links.passwords import hashed, matches
-from linksvc.people import mail, roles
+from linksvc.people import audit, mail, roles
 from linksvc.people.access import Actor
 from linksvc.people.service import add_person, check_password, get_person, normal_email, printable, put_member
 from linksvc.store import Store, in_one_unit
+from storage import audit_log as audit_repo
 from storage import people as repo
 from storage.db import Tx
 from storage.people import MembershipRecord, OneTimeLinkRecord
@@ -196,9 +197,11 @@ async def _take(tx: Tx, purpose: str, token: str) -> OneTimeLinkRecord:
     return link
 
 
-async def accept_invitation(db: Store, token: str, name: str | None, password: str | None) -> dict[str, Any]:
+async def accept_invitation(db: Store, token: str, name: str | None, password: str | None, client: str = ""
+                            ) -> dict[str, Any]:
     """Joins the invited person to the account: a new person with ``name`` and ``password``, or the person who
-    has the invited email already, who proves it with their password (their name and password stay)."""
+    has the invited email already, who proves it with their password (their name and password stay). The
+    account's audit log has the person accept the invitation, from ``client``, in the same transaction."""
     password_hash = None
     link = await _live(db, "invitation", token)  # before any hash: a wrong token costs one read
     existing = await repo.person_by_email(db.reader, link.email)
@@ -221,6 +224,9 @@ async def accept_invitation(db: Store, token: str, name: str | None, password: s
             printable("name", name)
             person = await add_person(tx, link.email, name, password_hash)
         await put_member(tx, link.account_id, person.id, link.role)
+        await audit_repo.insert(tx, audit.entry_of(Actor("person", person_id=person.id), link.account_id,
+                                                   "invitations", link.id, "accept",
+                                                   {"email": person.email, "role": link.role}, client))
         return {"person_id": person.id, "email": person.email, "account_id": link.account_id, "role": link.role}
 
     return await in_one_unit(db, unit)
@@ -251,8 +257,9 @@ async def start_password_reset(db: Store, actor: Actor, account_id: str | None, 
             "token": token, "link": link.url, "letter": sent.view()}
 
 
-async def finish_password_reset(db: Store, token: str, password: str) -> None:
-    """Sets the new password of the link's person; every session of theirs ends."""
+async def finish_password_reset(db: Store, token: str, password: str, client: str = "") -> None:
+    """Sets the new password of the link's person; every session of theirs ends. The audit log has the person
+    set it (in the account of the owner who made the link; of none, the operator's), from ``client``."""
     check_password(password)
     await _live(db, "password_reset", token)  # before the hash: a wrong token costs one read
     password_hash = await hashed(password)
@@ -262,5 +269,8 @@ async def finish_password_reset(db: Store, token: str, password: str) -> None:
         assert link.person_id is not None
         await repo.set_password(tx, link.person_id, password_hash, iso(utcnow()))
         await sessions.end_person_sessions(tx, link.person_id)
+        await audit_repo.insert(tx, audit.entry_of(Actor("person", person_id=link.person_id), link.account_id or "",
+                                                   "password-resets", link.id, "accept", {"password": password},
+                                                   client))
 
     await in_one_unit(db, unit)

@@ -362,3 +362,34 @@ async def test_changes_of_every_kind_are_entries_named_by_their_action(seeded: T
     assert log[-1]["object"]["id"] == brand_id  # a creation names the id the service made
     assert log[2]["object"]["id"] == (await domain.json())["data"]["id"]
     assert (await rotated.json())["data"]["secret"] not in str(log)  # a secret the service made is not a field
+
+
+async def test_what_happens_outside_an_account_and_through_one_time_links_is_in_the_log(seeded: TestClient) -> None:
+    """A person's own changes (profile, password, tokens) belong to no account: the operator reads them in the
+    whole log, the person in their own; accepting an invitation and setting a password from a reset link are
+    the person's entries, in the account of the link."""
+    await make_person(seeded, "ow@example.com", A, "owner")
+    owner = await session_of(seeded, "ow@example.com")
+    assert (await seeded.patch(f"{ADMIN}/people/me", headers=owner, json={"name": "Owen"})).status == 200
+    invitation = (await (await seeded.post(f"{ADMIN}/accounts/{A}/invitations", headers=owner,
+                                           json={"email": "jo@example.com", "role": "analyst"})).json())["data"]
+    accepted = await seeded.post(f"{ADMIN}/invitations/accept", json={
+        "token": invitation["token"], "name": "Jo", "password": "jo's long password"})
+    jo = (await accepted.json())["data"]["person_id"]
+    reset = (await (await seeded.post(f"{ADMIN}/people/{jo}/password-reset", headers=OPERATOR)).json())["data"]
+    assert (await seeded.post(f"{ADMIN}/password-resets/accept", json={
+        "token": reset["token"], "password": "jo's newer password"})).status == 204
+
+    whole = await seeded.get(f"{ADMIN}/audit-log", headers=OPERATOR, params={"actor": jo})
+    entries = (await whole.json())["data"]
+    assert [(e["object"]["kind"], e["action"], e["account_id"]) for e in entries] == [
+        ("password-resets", "accept", None), ("invitations", "accept", A)]
+    assert entries[0]["fields"] == {"password": "********"} and entries[1]["actor"]["kind"] == "person"
+    assert "jo's newer password" not in await whole.text()
+    account_log = await audit(seeded, OPERATOR, action="accept")
+    assert [(e["object"]["id"], e["actor"]["person_id"]) for e in account_log["data"]] == [(invitation["id"], jo)]
+    mine = await (await seeded.get(f"{ADMIN}/people/me/audit-log", headers=owner)).json()
+    assert {(e["object"]["kind"], e["action"], e["account_id"]) for e in mine["data"]} >= {
+        ("people", "update", None), ("members", "create", A)}
+    assert all(e["actor"]["person_id"] not in (None, jo) for e in mine["data"])
+    assert (await seeded.get(f"{ADMIN}/audit-log", headers=owner)).status == 403

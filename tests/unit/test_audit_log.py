@@ -21,4 +21,5 @@ def test_no_statement_changes_the_audit_log() -> None:
 
 def test_the_audit_log_is_only_read_through_the_api() -> None:
     routes = {(e.method, e.path) for e in ENDPOINTS if "audit-log" in e.path}
-    assert routes == {("GET", "/accounts/{account_id}/audit-log")}
+    assert routes == {("GET", "/accounts/{account_id}/audit-log"), ("GET", "/audit-log"),
+                      ("GET", "/people/me/audit-log")}
