@@ -363,3 +363,74 @@ def test_a_person_of_another_account_joins_with_their_own_password(watched: Watc
     assert page.get_by_role("link", name="New link").count() == 0  # an analyst there
     page.locator("#account").select_option(first)
     page.get_by_role("link", name="New link").wait_for()  # a marketer here
+
+
+# What each role may do, as issue 35 words it (not read from the code): links (their UTM, rules, split, preview)
+# for owner, admin and marketer; domains for owner and admin; members for the owner; the audit log for owner and
+# admin; a personal token for everyone.
+ROLES = {
+    "owner": {"links": True, "domains": True, "members": True, "audit": True},
+    "admin": {"links": True, "domains": True, "members": False, "audit": True},
+    "marketer": {"links": True, "domains": False, "members": False, "audit": False},
+    "analyst": {"links": False, "domains": False, "members": False, "audit": False},
+    "developer": {"links": False, "domains": False, "members": False, "audit": False},
+}
+
+
+def test_each_role_signs_in_and_works_as_its_role(browser: Any, scene: Scene) -> None:
+    """Invited by the owner, each role accepts, signs in, and finds the controls its role allows; where the role
+    may change a link it saves one (the change is stored and in the audit log under its name), and every role
+    makes itself a personal token."""
+    account = _account(scene, "Every role")
+    owner = _person(scene, account, "owner", "owner", "Olive Owner")
+    status, body = call(f"{_api(scene, account)}/links", "POST", {"code": f"each-{uuid.uuid4().hex[:6]}",
+                                                                    "kind": "external",
+                                                                    "destination_url": "https://shop.example/each"})
+    assert status == 201, body
+    link = body["data"]
+    stored = f"{_api(scene, account)}/links/{link['id']}"
+    for role, may in ROLES.items():
+        who = owner if role == "owner" else None
+        context, watched = open_page(browser, scene, DESKTOP)
+        try:
+            page = watched.page
+            if who is None:  # the owner invites through the API as the dashboard does; the person accepts
+                email = _email(role)
+                status, body = call(f"{_api(scene, account)}/invitations", "POST", {"email": email, "role": role})
+                assert status == 201, body
+                page.goto(body["data"]["link"].replace(body["data"]["link"].split("/dashboard/")[0], scene.base))
+                page.get_by_label("Your name").fill(f"{role.title()} Person")
+                page.get_by_label("Choose a password").fill(PASSWORD)
+                page.get_by_role("button", name="Accept and sign in").click()
+                page.get_by_role("navigation", name="Sections").wait_for()
+            else:
+                sign_in_as(watched, scene, owner["email"], PASSWORD)
+            nav = page.get_by_role("navigation", name="Sections")
+            assert nav.get_by_role("link", name="Audit log").is_visible() is may["audit"], role
+            page.goto(f"{scene.base}/dashboard/{account}/links/{link['id']}")
+            page.get_by_role("heading", name="Routing rules").wait_for()
+            assert (page.get_by_role("button", name="Save UTM").count() == 1) is may["links"], role
+            if may["links"]:
+                page.get_by_label("utm_campaign").fill(f"by-{role}")
+                page.get_by_role("button", name="Save UTM").click()
+                wait_for(f"the {role}'s UTM stored",
+                         lambda r=role: f"utm_campaign=by-{r}" in call(stored)[1]["data"]["destination_url"])
+            page.goto(f"{scene.base}/dashboard/{account}/domains")
+            page.get_by_role("heading", name="Domains").wait_for()
+            assert (page.get_by_role("button", name="Add domain").count() == 1) is may["domains"], role
+            page.goto(f"{scene.base}/dashboard/{account}/members")
+            page.locator(f'tr[data-email="{owner["email"]}"]').wait_for()
+            assert (page.get_by_role("button", name="Invite").count() == 1) is may["members"], role
+            page.goto(f"{scene.base}/dashboard/{account}/tokens")
+            page.get_by_role("heading", name="Personal tokens").wait_for()
+            form = page.get_by_role("form", name="Create a personal access token")
+            form.get_by_label("Name").fill(f"{role} script")
+            form.get_by_role("button", name="Create token").click()
+            page.locator('input[name="new-token"]').wait_for()
+            _labelled(watched)
+            assert watched.unexpected() == [], role
+        finally:
+            context.close()
+    status, body = call(f"{_api(scene, account)}/audit-log?action=update-utm")
+    assert status == 200, body
+    assert sorted(e["fields"].get("utm_campaign", "") for e in body["data"]) == ["by-admin", "by-marketer", "by-owner"]
