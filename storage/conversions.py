@@ -342,7 +342,7 @@ async def first_waiting_click(conn: Conn) -> str | None:
 async def roll_up_clicks(tx: Tx, upto: int, limit: int) -> tuple[int, bool]:
     """Counts into the rollups the stored clicks after the mark, up to id ``upto`` (a :func:`click_horizon`)
     and at most ``limit`` of them, and moves the mark past them in the same transaction: (how many were
-    counted, whether clicks up to ``upto`` are left for another unit). The store sums them, in three
+    counted, whether clicks up to ``upto`` are left for another unit). The store sums them, in five
     statements whatever their number (:func:`_pass_statements`): no click's row comes into Python, so the pass
     holds no interpreter lock the event loop waits for (docs/decisions.md, "Rollups behind a mark"). Passes
     must take turns (``Store.write`` with one ``serial_key``: an advisory lock on PostgreSQL, where it then
