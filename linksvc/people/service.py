@@ -234,6 +234,13 @@ async def enrol_totp(db: Store, person_id: str) -> dict[str, Any]:
     return {"secret": secret, "otpauth_uri": uri}
 
 
+async def _spend_code(tx: Tx, person_id: str, secret: str, code: str, moment: float, of: str = "") -> None:
+    """``code`` is a current code of ``secret`` not used before (each step's code counts once); else a 400."""
+    step = matching_step(secret, code, moment)
+    if step is None or not await repo.use_totp_step(tx, person_id, step):
+        raise InvalidField("code", f"is not the current code{' ' + of if of else ''}", "Invalid code")
+
+
 async def confirm_totp(db: Store, person_id: str, code: str, now: float | None = None) -> dict[str, Any]:
     moment = utcnow().timestamp() if now is None else now
 
@@ -241,9 +248,7 @@ async def confirm_totp(db: Store, person_id: str, code: str, now: float | None =
         person = await get_person(tx, person_id)
         if person.totp_pending is None:
             raise Conflict("Nothing to confirm", "enrol first: POST /people/me/totp")
-        step = matching_step(person.totp_pending, code, moment)
-        if step is None or not await repo.use_totp_step(tx, person_id, step):
-            raise InvalidField("code", "is not the current code of the enrolled secret", "Invalid code")
+        await _spend_code(tx, person_id, person.totp_pending, code, moment, "of the enrolled secret")
         await repo.set_totp(tx, person_id, person.totp_pending, None, iso(utcnow()))
         return await get_person(tx, person_id)
 
@@ -258,9 +263,7 @@ async def disable_totp(db: Store, person_id: str, code: str, now: float | None =
         person = await get_person(tx, person_id)
         if person.totp_secret is None:
             raise Conflict("No second factor", "this person has no second factor enrolled")
-        step = matching_step(person.totp_secret, code, moment)
-        if step is None or not await repo.use_totp_step(tx, person_id, step):
-            raise InvalidField("code", "is not the current code", "Invalid code")
+        await _spend_code(tx, person_id, person.totp_secret, code, moment)
         await repo.set_totp(tx, person_id, None, None, iso(utcnow()))
         return await get_person(tx, person_id)
 
