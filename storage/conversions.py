@@ -68,8 +68,6 @@ the link with a value the click brings is close to a row per click and day to ke
 country alone cost the clicks' pass a fifth more (docs/decisions.md)."""
 LEVELS: tuple[str, ...] = FINE_LEVELS + CLICK_LEVELS
 """Every grouping of one or two dimensions the report answers."""
-BY_LINK = ("link_id", "rule", "variant")
-"""The click dimensions a link's own settings bound (few values a link): the pass sums them first per link."""
 UNATTRIBUTED = "unattributed"
 """The coarse level of events with no click behind them, per day (their level rows hold attributed ones)."""
 DAILY, WEEKLY = "d", "w"
@@ -259,9 +257,10 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     """A pass's statements over the clicks with ids in (?, ?], each one statement for all of them: the fine
     rows, the coarse level's daily and weekly rows, then the visitors counted (after the two that read which
     are new); then the same for the variants of A/B splits (:func:`_variant_statements`). The levels of
-    :data:`CLICK_LEVELS` are summed from ``dims``: the clicks' figures per day, link and click dimensions, a new
-    visitor (of a fine key) under the dimensions of their first click in the pass, so that the visitors of a
-    grouping by country add up to the day's as they do for the others."""
+    :data:`CLICK_LEVELS` count a new visitor (of a fine key) under the dimensions of their first click in the
+    pass, so that the visitors of a grouping by country add up to the day's as they do for the others; a rule's
+    and a variant's '' rows are the link's (or the day's) less what the rules and variants sent
+    (:func:`_click_level_parts`)."""
     cte = _pass_sql(conn)
     counts = ", ".join(CLICK_COUNTS)
     fine = (f"{cte}INSERT INTO conversion_clicks ({', '.join(KEY)}, {counts}) "
@@ -273,28 +272,22 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     for level in FINE_LEVELS:  # each level on its own: the link's from the fine rows, the others from `nolink`
         named = level.split(",") if level else []
         a, b = (named + ["''", "''"])[:2]
+        if level == "link_id":  # summed once in `links`: the rule's and the variant's '' rows are taken from it
+            parts.append(f"SELECT account_id, '{level}' AS level, day, link_id AS a, '' AS b, {COUNTS} FROM links")
+            continue
         source = "fine" if "link_id" in named else "nolink"
         groups = ", ".join(["account_id", "day", *named])
         parts.append(f"SELECT account_id, '{level}' AS level, day, {a} AS a, {b} AS b, {sums} FROM {source} "
                      f"{'WHERE link_id <> ' + repr('') + ' ' if source == 'fine' else ''}GROUP BY {groups}")
-    for level in CLICK_LEVELS:  # from `bylink` when the link's rule and variant are all they name, else `dims`
-        named = level.split(",")
-        a, b = (named + ["''"])[:2]
-        source = "bylink" if set(named) <= set(BY_LINK) else "dims"
-        parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM {source} GROUP BY account_id, day, "
-                     f"{', '.join(named)}")
+    parts.extend(_click_level_parts(sums))
     parts.append(f"SELECT account_id, '{UNATTRIBUTED}', day, '', '', {sums} FROM fine WHERE link_id = '' "
                  f"GROUP BY account_id, day")
-    by_click = ", ".join(("account_id", "day", "link_id", *CLICK_DIMENSIONS))
-    by_link = ", ".join(("account_id", "day", *BY_LINK))
     coarse = (
         f"{cte}, nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, {', '.join(dims)}), "
-        f"dims AS (SELECT {by_click}, human, bot, 0 AS visitors, web, app, store "
-        f"FROM pass WHERE link_id <> '' UNION ALL SELECT "
-        + ", ".join(f"p.{c}" for c in by_click.split(", "))
-        + f", 0, 0, 1, 0, 0, 0 FROM new n JOIN pass p ON p.id = n.first WHERE p.link_id <> ''), "
-        f"bylink AS (SELECT {by_link}, {sums} FROM dims GROUP BY {by_link}), "
+        f"links AS (SELECT account_id, day, link_id, {sums} FROM fine WHERE link_id <> '' "
+        f"GROUP BY account_id, day, link_id), "
+        f"{_click_dimension_ctes(sums)}, "
         f"daily AS ({' UNION ALL '.join(parts)}) "
         f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
         f"SELECT account_id, level, '{DAILY}', day, a, b, {counts} FROM daily WHERE true "
@@ -304,6 +297,58 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
                 f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
     return (fine, coarse, visitors, *_variant_statements())
+
+
+COUNTS = ", ".join(CLICK_COUNTS)
+PLACED = ("account_id", "day", "country", "referrer_host")
+RULED = ("account_id", "day", "link_id", "rule", "variant")
+
+
+def _with_visitors(columns: Sequence[str], where: str) -> str:
+    """The pass's clicks matching ``where`` (a condition on a click's ``p.`` columns) with their figures, and a
+    row per new visitor under the columns of their first click: what a grouping of ``columns`` sums."""
+    cols = ", ".join(f"p.{c}" for c in columns)
+    return (f"SELECT {cols}, human, bot, 0 AS visitors, web, app, store FROM pass p WHERE {where} UNION ALL "
+            f"SELECT {cols}, 0, 0, 1, 0, 0, 0 FROM new n JOIN pass p ON p.id = n.first WHERE {where}")
+
+
+def _click_dimension_ctes(sums: str) -> str:
+    """The pass's sums by the click's dimensions (issue 34), for :func:`_click_level_parts`: ``placed``, per
+    day, country and referrer host; ``ruled``, per day, link, rule and variant, of only the clicks a rule or a
+    variant sent (few: most links have neither). Their '' rows are taken from the link's and the day's sums
+    instead: a row fewer to sort per click and level than grouping every click by its link, rule and variant."""
+    ruled_where = "p.link_id <> '' AND (p.rule <> '' OR p.variant <> '')"
+    return (f"placed AS (SELECT {', '.join(PLACED)}, {sums} FROM ({_with_visitors(PLACED, 'p.link_id <> ' + repr(''))}"
+            f") x GROUP BY {', '.join(PLACED)}), "
+            f"ruled AS (SELECT {', '.join(RULED)}, {sums} FROM ({_with_visitors(RULED, ruled_where)}) x "
+            f"GROUP BY {', '.join(RULED)})")
+
+
+def _click_level_parts(sums: str) -> list[str]:
+    """The coarse level's rows of :data:`CLICK_LEVELS` from :func:`_click_dimension_ctes`: country and referrer
+    host from ``placed``; the rule's and the variant's values from ``ruled``, and their '' rows (no rule, no
+    variant) as the link's sums (``links``), or the day's, less what a rule or a variant sent. The figures add
+    up so (a new visitor is counted under one click), and a group with no click is no row (``human + bot``)."""
+    less = ", ".join(f"t.{c} - coalesce(r.{c}, 0) AS {c}" for c in CLICK_COUNTS)
+    day_totals = f"(SELECT account_id, day, {sums} FROM links GROUP BY account_id, day)"
+    parts = []
+    for level in CLICK_LEVELS:
+        named = level.split(",")
+        dim = named[-1]
+        if dim in ("country", "referrer_host"):
+            parts.append(f"SELECT account_id, '{level}', day, {dim}, '', {sums} FROM placed "
+                         f"GROUP BY account_id, day, {dim}")
+            continue
+        by_link = "link_id" in named  # rule or variant, with the link or (the rule) alone
+        keys = ", ".join(["account_id", "day", *named[:-1]])
+        a, b = ("link_id", dim) if by_link else (dim, "''")
+        parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM ruled WHERE {dim} <> '' "
+                     f"GROUP BY {keys}, {dim}")
+        on = " AND ".join(f"r.{k} = t.{k}" for k in ["account_id", "day", *named[:-1]])
+        parts.append(f"SELECT * FROM (SELECT t.account_id, '{level}', t.day, {'t.link_id' if by_link else repr('')}, "
+                     f"'', {less} FROM {'links' if by_link else day_totals} t LEFT JOIN (SELECT {keys}, {sums} "
+                     f"FROM ruled WHERE {dim} <> '' GROUP BY {keys}) r ON {on}) d WHERE human + bot > 0")
+    return parts
 
 
 _PASS_STATEMENTS: dict[str, tuple[str, ...]] = {}
