@@ -333,7 +333,7 @@ def _import_text(answer: dict[str, Any]) -> str:
     summary = answer["summary"]
     lines.append(f"{'dry run: ' if answer['dry_run'] else ''}{summary['rows']} rows: {summary['created']} "
                  f"{'to create' if answer['dry_run'] else 'created'}, {summary['skipped']} skipped, "
-                 f"{summary['failed']} failed")
+                 f"{summary['failed']} failed")  # the command line has no deadline: nothing is ever pending
     return "\n".join(lines)
 
 

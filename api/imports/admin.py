@@ -29,7 +29,8 @@ class ImportQuery(BaseModel):
 
 class ImportedRow(BaseModel):
     row: int = Field(description="the row's place in the file: a JSON list's item (from 1), a CSV row's line")
-    status: Literal["created", "skipped", "error"]
+    status: Literal["created", "skipped", "error", "pending"] = Field(
+        description="pending: not reached within the request's time; the same file sent again goes on")
     code: str | None = Field(description="the link's code (null in a dry run when a new one is to be drawn)")
     original_code: str | None = Field(description="the code the vendor had")
     destination_url: str
@@ -49,6 +50,7 @@ class ImportSummary(BaseModel):
     created: int
     skipped: int
     failed: int
+    pending: int = Field(description="rows not reached in time: send the same file again")
 
 
 class ImportResult(BaseModel):
@@ -67,8 +69,10 @@ async def import_export(request: web.Request, query: ImportQuery) -> web.Respons
         raise BadRequest("Invalid export", "the export must be UTF-8 text (JSON or CSV)") from None
     if "\x00" in text:
         raise InvalidField("body", "must not contain the character U+0000", error="Invalid export")
+    # Half the request's deadline: the answer (and what was imported) always comes back in time.
     options = ImportOptions(dry_run=query.dry_run, new_codes=query.new_codes,
-                            allow_private=settings.allow_private_destinations)
+                            allow_private=settings.allow_private_destinations,
+                            time_budget=settings.request_timeout_seconds / 2)
     return data(await import_links(request.app[DB], request.match_info["account_id"], query.vendor, text, options))
 
 

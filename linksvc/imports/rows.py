@@ -166,11 +166,11 @@ def created(value: Any) -> str | None:
         candidate = candidate[:-2] + ":" + candidate[-2:]  # +0000 → +00:00
     try:
         moment = datetime.fromisoformat(candidate)
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    except (ValueError, OverflowError):  # not a time, or one at the calendar's edge in another zone
         return raw[:64]
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def row_of(number: int, code: Any, destination: Any, *, title: Any = None, tags: Any = None, created_at: Any = None,

@@ -16,13 +16,15 @@ account's domains; otherwise the link answers on the service's own host.
 Rows fail alone: the rows are written a chunk at a time (:data:`CHUNK_ROWS` rows in one unit of work on the write
 queue, in the account's turn), and a row refused by the rules is only a row of the answer. A **dry run** runs the
 very same chunks and rolls each one back, so what it lists is what the import would do at that moment. Progress
-is told per chunk (:mod:`linksvc.progress`).
+is told per chunk (:mod:`linksvc.progress`). Given a time budget (the admin API's: half its request deadline), no
+chunk starts once it is spent: the rows left are *pending*, and the same file sent again goes on from there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +47,7 @@ CHUNK_ROWS = 200
 """Rows written in one unit of work: the writer is never held long, and progress moves at each chunk."""
 LINKS = KINDS["links"]
 IMPORTED_KIND = "external"  # a link made elsewhere: no UTM defaults of the service's own messages
-CREATED, SKIPPED, ERROR = "created", "skipped", "error"
+CREATED, SKIPPED, ERROR, PENDING = "created", "skipped", "error", "pending"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class ImportOptions:
     dry_run: bool = False
     new_codes: bool = False  # a code that cannot be kept gets a fresh one instead of failing its row
     allow_private: bool = False  # LINKSVC_ALLOW_PRIVATE_DESTINATIONS, as for every link
+    # Seconds after which no further chunk is started (None: no limit): the admin API answers within its request
+    # deadline, the rows left are "pending", and sending the file again goes on where this import stopped.
+    time_budget: float | None = None
 
 
 @dataclass
@@ -136,9 +141,10 @@ async def _one(tx: Tx, account_id: str, row: ImportRow, hosts: set[str], chunk: 
         chunk.seen[code] = row.number
     if options.dry_run:  # rolled back: no id, and a fresh code is drawn again on the import itself
         return _answer(row, CREATED, code=code, reason=reason)
-    stored = await documents.get(tx, LINKS.name, account_id, link_id)
-    return _answer(row, CREATED, code=None if stored is None else stored.body.get("code"), link_id=link_id,
-                   reason=reason)
+    if code is None:  # drawn by the save
+        stored = await documents.get(tx, LINKS.name, account_id, link_id)
+        code = None if stored is None else stored.body.get("code")
+    return _answer(row, CREATED, code=code, link_id=link_id, reason=reason)
 
 
 async def _apply(db: Store, account_id: str, rows: list[ImportRow], seen: dict[str, int],
@@ -175,17 +181,27 @@ async def import_links(db: Store, account_id: str, vendor: str, text: str, optio
     progress.stage(f"{'Checking' if options.dry_run else 'Importing'} {chosen.label} links", len(rows), "rows")
     answers: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
+    started = time.monotonic()
     for start in range(0, len(rows), CHUNK_ROWS):
+        if start and options.time_budget is not None and time.monotonic() - started >= options.time_budget:
+            answers += [_answer(row, PENDING, reason=PENDING_REASON) for row in rows[start:]]
+            break
         part = rows[start:start + CHUNK_ROWS]
         chunk = await _apply(db, account_id, part, seen, options)
         answers += chunk.answers
         seen = chunk.seen
         progress.advance(len(part))
-    counts = {status: sum(1 for answer in answers if answer["status"] == status) for status in (CREATED, SKIPPED)}
+    counts = {status: sum(1 for answer in answers if answer["status"] == status)
+              for status in (CREATED, SKIPPED, ERROR, PENDING)}
     return {"vendor": chosen.name, "dry_run": options.dry_run,
             "summary": {"rows": len(answers), "created": counts[CREATED], "skipped": counts[SKIPPED],
-                        "failed": len(answers) - counts[CREATED] - counts[SKIPPED]},
+                        "failed": counts[ERROR], "pending": counts[PENDING]},
             "rows": answers}
 
 
-__all__ = ["CHUNK_ROWS", "ImportOptions", "ServiceError", "code_refusal", "import_links", "link_body", "with_tags"]
+PENDING_REASON = ("not reached: the import stopped to answer in time; send the same file again, the rows imported "
+                  "are skipped and it goes on from here")
+
+
+__all__ = ["CHUNK_ROWS", "PENDING_REASON", "ImportOptions", "ServiceError", "code_refusal", "import_links", "link_body",
+           "with_tags"]

@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import DB
 from linksvc.app import create_app
+from linksvc.imports.service import CHUNK_ROWS, PENDING_REASON, ImportOptions, import_links
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
 from tests.agents import AGENTS
@@ -80,14 +81,15 @@ async def test_each_vendors_example_export_is_planned_then_imported_and_its_link
     before = await link_count(seeded)
 
     plan = await imported(seeded, vendor, body, dry_run="true")
-    assert plan["dry_run"] is True and plan["summary"] == {"rows": 2, "created": 2, "skipped": 0, "failed": 0}
+    assert plan["dry_run"] is True
+    assert plan["summary"] == {"rows": 2, "created": 2, "skipped": 0, "failed": 0, "pending": 0}
     assert [(row["row"], row["status"], row["code"]) for row in plan["rows"]] == [
         (1, "created", expected[0][0]), (2, "created", expected[1][0])]
     assert await link_count(seeded) == before  # nothing written
     assert (await click(seeded, expected[0][0])).status == 404
 
     done = await imported(seeded, vendor, body)
-    assert done["summary"] == {"rows": 2, "created": 2, "skipped": 0, "failed": 0}
+    assert done["summary"] == {"rows": 2, "created": 2, "skipped": 0, "failed": 0, "pending": 0}
     first = done["rows"][0]
     assert first["tags"] == tags and first["link_id"] and first["destination_url"] == expected[0][1]
     assert first["utm"] == {k: v for k, v in (p.split("=") for p in expected[0][1].partition("?")[2].split("&") if p)}
@@ -102,9 +104,27 @@ async def test_each_vendors_example_export_is_planned_then_imported_and_its_link
     assert link["data"]["code"] == expected[0][0] and link["data"]["destination_url"] == expected[0][1]
 
     again = await imported(seeded, vendor, body)  # sent again: converges
-    assert again["summary"] == {"rows": 2, "created": 0, "skipped": 2, "failed": 0}
+    assert again["summary"] == {"rows": 2, "created": 0, "skipped": 2, "failed": 0, "pending": 0}
     assert again["rows"][0]["link_id"] == first["link_id"]
     assert await link_count(seeded) == before + 2
+
+
+async def test_an_import_out_of_time_stops_between_chunks_and_the_same_file_goes_on(seeded: TestClient) -> None:
+    count = CHUNK_ROWS + 50
+    body = json.dumps({"data": [{"address": f"bulk{n:04d}", "target": f"https://shop.example/p/{n}"}
+                                for n in range(count)]})
+    spent = ImportOptions(time_budget=0.0)  # spent at once: the first chunk runs, no other starts
+    first = await import_links(seeded.app[DB], A, "kutt", body, spent)
+    assert first["summary"] == {"rows": count, "created": CHUNK_ROWS, "skipped": 0, "failed": 0, "pending": 50}
+    assert {row["status"] for row in first["rows"][CHUNK_ROWS:]} == {"pending"}
+    assert first["rows"][-1]["reason"] == PENDING_REASON
+    assert (await click(seeded, f"bulk{CHUNK_ROWS:04d}")).status == 404
+    second = await import_links(seeded.app[DB], A, "kutt", body, spent)
+    assert second["summary"] == {"rows": count, "created": 0, "skipped": CHUNK_ROWS, "failed": 0, "pending": 50}
+    # without a budget (the command line), every chunk runs: the rest is imported
+    rest = await import_links(seeded.app[DB], A, "kutt", body, ImportOptions())
+    assert rest["summary"] == {"rows": count, "created": 50, "skipped": CHUNK_ROWS, "failed": 0, "pending": 0}
+    assert (await click(seeded, f"bulk{count - 1:04d}")).status == 302
 
 
 def bitly_csv(*rows: str) -> str:
@@ -147,7 +167,7 @@ async def test_bad_rows_fail_alone_with_their_reason_and_the_others_are_imported
     assert "b.example" not in json.dumps(by_code["theirs1"])  # another account's link is never shown
     twice = result["rows"][6]
     assert twice["status"] == "skipped" and twice["reason"] == "row 2 of this file has the same code"
-    assert result["summary"] == {"rows": 8, "created": 2, "skipped": 1, "failed": 5}
+    assert result["summary"] == {"rows": 8, "created": 2, "skipped": 1, "failed": 5, "pending": 0}
     assert (await click(seeded, "theirs1")).headers["Location"].startswith("https://b.example/")  # untouched
 
     fresh = await imported(seeded, "bitly", text, new_codes="true")

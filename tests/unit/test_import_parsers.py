@@ -77,6 +77,7 @@ def test_rows_that_are_not_links_fail_alone() -> None:
     ("2024-01-15 09:30:00", "2024-01-15T09:30:00Z"),
     (1_700_000_000, "2023-11-14T22:13:20Z"),
     ("last tuesday", "last tuesday"),
+    ("0001-01-01T00:00:00+01:00", "0001-01-01T00:00:00+01:00"),
     (None, None),
 ])
 def test_creation_times_read_as_utc(value: object, expected: str | None) -> None:
