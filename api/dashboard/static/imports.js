@@ -7,7 +7,8 @@ import { badge, field, h, table, toast } from './dom.js';
 
 const VENDORS = [['bitly', 'Bitly'], ['rebrandly', 'Rebrandly'], ['shortio', 'Short.io'], ['shlink', 'Shlink'],
   ['yourls', 'YOURLS'], ['kutt', 'Kutt']];
-const TONES = { created: 'on', skipped: 'finished', error: 'failed' };
+const TONES = { created: 'on', skipped: 'finished', error: 'failed', pending: 'pending' };
+const LABELS = { skipped: 'Skipped', error: 'Error', pending: 'Not reached' };
 
 function why(row) {
   if (row.status !== 'error') return row.reason || '';
@@ -23,12 +24,13 @@ function resultView(result) {
     ? `${summary.rows} rows: ${summary.created} to create, ${summary.skipped} skipped, ${summary.failed} failed.`
     : `${summary.rows} rows: ${summary.created} created, ${summary.skipped} skipped, ${summary.failed} failed.`;
   const created = result.dry_run ? 'Would be created' : 'Created';
+  const pending = summary.pending
+    ? ` ${summary.pending} not reached in time: import the same file again to go on.` : '';
   return h('div', { class: 'import-result' },
-    h('p', { class: 'import-summary', role: 'status' }, words),
+    h('p', { class: 'import-summary', role: 'status' }, words + pending),
     table(result.dry_run ? 'What the import would do' : 'What the import did', [
       { label: 'Row', class: 'num', cell: (r) => String(r.row) },
-      { label: 'Status', cell: (r) => badge(r.status === 'created' ? created : r.status === 'skipped' ? 'Skipped' : 'Error',
-        TONES[r.status]) },
+      { label: 'Status', cell: (r) => badge(r.status === 'created' ? created : LABELS[r.status], TONES[r.status]) },
       { label: 'Code', cell: (r) => r.code || (r.original_code ? `${r.original_code} → new code` : 'new code') },
       { label: 'Destination', class: 'url', cell: (r) => h('span', { title: r.destination_url }, r.destination_url) },
       { label: 'Why', cell: why },
