@@ -1,8 +1,8 @@
 """The admin API, ``/api/admin/v1``, behind the admin token: the endpoints of each domain put together in one
 document. Accounts and keys (``api.accounts.admin``), the link and campaign pages the dashboard needs
-(``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``), events
-with their lineage and customers' paths (``api.loyalty.admin``), people, members, personal tokens and the audit
-log (``api.people.admin``).
+(``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``),
+imports of other link services' exports (``api.imports.admin``), events with their lineage and customers' paths
+(``api.loyalty.admin``), people, members, personal tokens and the audit log (``api.people.admin``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
 from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
+from api.imports.admin import ENDPOINTS as IMPORT_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
 from api.links.fdl import ENDPOINTS as FDL_ENDPOINTS
@@ -45,6 +46,7 @@ ENDPOINTS = [
     *link_endpoints(),
     *LINK_PREVIEW_ENDPOINTS,
     *FDL_ENDPOINTS,
+    *IMPORT_ENDPOINTS,
     *FORWARDING_ENDPOINTS,
     *REPORT_ENDPOINTS,
     *EVENT_ENDPOINTS,

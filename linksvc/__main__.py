@@ -1,5 +1,5 @@
 """The command line: ``linksvc serve``, ``linksvc seed FILE``, ``linksvc export``, ``linksvc route CODE``,
-``linksvc person create`` (also ``python -m linksvc``)."""
+``linksvc import VENDOR FILE``, ``linksvc person create`` (also ``python -m linksvc``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from linksvc import mail
 from linksvc.clock import parse_iso
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import export_target_of, run_export
+from linksvc.imports.service import ImportOptions, import_links
+from linksvc.imports.vendors import VENDORS
 from linksvc.links.overview import ClickAt, route_of_code
 from linksvc.logs import configure_logging
 from linksvc.people import service as people
@@ -84,6 +86,17 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--at", help="the click's time (ISO 8601, e.g. 2026-03-02T21:30:00+09:00) [now]")
     route.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     route.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    import_ = commands.add_parser("import", help="bring in the links of another link service's export")
+    import_.add_argument("vendor", choices=sorted(VENDORS), help="whose export the file is")
+    import_.add_argument("file", help="the export as downloaded (JSON; Bitly: JSON or CSV)")
+    import_.add_argument("--account", required=True, help="the id of the account the links join")
+    import_.add_argument("--dry-run", action="store_true", help="say what would happen to each row, write nothing")
+    import_.add_argument("--new-codes", action="store_true",
+                         help="a row whose code another account's link has, or that is not a code here, gets a "
+                              "fresh code instead of an error")
+    import_.add_argument("--json", action="store_true", help="print the whole answer as JSON instead of text")
+    import_.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
+    import_.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     database = commands.add_parser("db", help="move an install between stores")
     actions = database.add_subparsers(dest="action", required=True)
     copy = actions.add_parser("copy", help="copy a SQLite install into an empty PostgreSQL database, verified")
@@ -304,6 +317,54 @@ async def _seed(settings: Settings, path: str) -> int:
     return 0
 
 
+def _import_text(answer: dict[str, Any]) -> str:
+    """One line a row (its place in the file, what happens to it, its code, why), then the summary."""
+    lines = []
+    for row in answer["rows"]:
+        code = row["code"] or (f"(new code for {row['original_code']})" if row["original_code"] else "(new code)")
+        if row["status"] == "error":
+            details = row["details"]
+            why = f"{details.get('field')}: {details.get('message')}" if isinstance(details, dict) else details
+            lines.append(f"row {row['row']}: error {row['original_code'] or ''}: {row['error']}: {why}")
+        else:
+            verb = "would be created" if answer["dry_run"] and row["status"] == "created" else row["status"]
+            reason = f" ({row['reason']})" if row["reason"] else ""
+            lines.append(f"row {row['row']}: {verb} {code} -> {row['destination_url']}{reason}")
+    summary = answer["summary"]
+    lines.append(f"{'dry run: ' if answer['dry_run'] else ''}{summary['rows']} rows: {summary['created']} "
+                 f"{'to create' if answer['dry_run'] else 'created'}, {summary['skipped']} skipped, "
+                 f"{summary['failed']} failed")  # the command line has no deadline: nothing is ever pending
+    return "\n".join(lines)
+
+
+async def _import(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        text = Path(args.file).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 1
+    options = ImportOptions(dry_run=args.dry_run, new_codes=args.new_codes,
+                            allow_private=settings.allow_private_destinations)
+    db = store_of(settings)
+    try:
+        with shown(interval=settings.progress_seconds) as progress:
+            await db.open(progress)
+            try:
+                answer = await import_links(db, args.account, args.vendor, text, options, progress)
+            finally:
+                await db.close()
+    except InvalidField as exc:
+        for issue in exc.issues:
+            print(f"error: {args.file}: {issue.message}" if issue.path == "body" else f"error: {issue.path}: "
+                  f"{issue.message}", file=sys.stderr)
+        return 1
+    except ServiceError as exc:
+        print(f"error: {exc.error}: {exc.details}", file=sys.stderr)
+        return 1
+    print(json.dumps(answer, indent=2) if args.json else _import_text(answer))
+    return 1 if answer["summary"]["failed"] else 0
+
+
 def _password(from_stdin: bool) -> str | None:
     """The new person's password: the first line of standard input, or typed twice at a prompt."""
     if from_stdin:
@@ -391,6 +452,8 @@ def _command(settings: Settings, args: argparse.Namespace) -> int:
         return asyncio.run(_mail_test(settings, args.to))
     if args.command == "person":
         return _person_create(settings, args)
+    if args.command == "import":
+        return asyncio.run(_import(settings, args))
     return asyncio.run(_seed(settings, args.file))
 
 

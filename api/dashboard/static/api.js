@@ -30,12 +30,16 @@ export class ApiError extends Error {
 
 export class AuthError extends ApiError {}
 
-async function call(url, { method = 'GET', body, as = 'json' } = {}) {
+// `body` is sent as JSON; `raw`, text sent as it is (a file the API reads itself: an import's export).
+async function call(url, { method = 'GET', body, raw, as = 'json' } = {}) {
   const headers = { ...DASHBOARD_HEADER, Accept: as === 'json' ? 'application/json' : '*/*' };
   const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
+  } else if (raw !== undefined) {
+    headers['Content-Type'] = 'application/octet-stream';
+    init.body = raw;
   }
   let response;
   try {

@@ -11,6 +11,7 @@ import { deliveriesView } from './deliveries.js';
 import { domainsView } from './domains.js';
 import { h, toast } from './dom.js';
 import { customerView, eventView } from './events.js';
+import { importView } from './imports.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
 import { membersView } from './members.js';
@@ -27,6 +28,7 @@ const SEG = '([^/]+)';
 const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/links$`), linksView],
   [new RegExp(`^${BASE}/${SEG}/links/new$`), newLinkView, 'links:write'],
+  [new RegExp(`^${BASE}/${SEG}/links/import$`), importView, 'links:write'],
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}$`), linkView],
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}/clicks$`), clicksView],
   [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],

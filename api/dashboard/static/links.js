@@ -42,7 +42,9 @@ export async function linksView(ctx) {
   return h('section', {},
     h('div', { class: 'title-row' },
       h('h1', { tabindex: -1 }, 'Links'),
-      ctx.can('links:write') ? h('a', { class: 'button primary', href: `${ctx.base}/links/new` }, 'New link') : null),
+      ctx.can('links:write') ? h('div', { class: 'actions' },
+        h('a', { class: 'button', href: `${ctx.base}/links/import` }, 'Import'),
+        h('a', { class: 'button primary', href: `${ctx.base}/links/new` }, 'New link')) : null),
     form, results);
 }
 
