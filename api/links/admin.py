@@ -22,10 +22,12 @@ from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging, UtmEdit
 from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links import deferred, service
+from linksvc.links.organise import LinkSearch
 from linksvc.links.overview import ClickAt, Visitor, link_overview, preview_for_account
 from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.links.qr import qr_image
 from linksvc.links.stats import DEFAULT_GROUPS, MAX_GROUPS
+from linksvc.links.utm import UTM_FIELDS
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Link
 from linksvc.resources.types import UtcDateTime
@@ -34,7 +36,21 @@ ERRORS = (401, 404)
 
 
 class LinkOverviewQuery(Paging):
-    q: str | None = Field(default=None, max_length=200, description="text looked for in the code and destination")
+    q: str | None = Field(default=None, max_length=200, description=(
+        "text looked for, whatever the case, in the code, the destination URL (its UTM values too), the folder "
+        "and the tags"))
+    tag: str | None = Field(default=None, max_length=50, description="only links with this tag")
+    folder: str | None = Field(default=None, max_length=100, description="only links in this folder")
+    utm_source: str | None = Field(default=None, max_length=200, description="only links whose destination has "
+                                                                             "this utm_source (whatever the case)")
+    utm_medium: str | None = Field(default=None, max_length=200)
+    utm_campaign: str | None = Field(default=None, max_length=200)
+    utm_term: str | None = Field(default=None, max_length=200)
+    utm_content: str | None = Field(default=None, max_length=200)
+
+    def search(self) -> LinkSearch:
+        utm = {name: value for name in UTM_FIELDS if (value := getattr(self, name))}
+        return LinkSearch(self.q, self.tag, self.folder, utm)
 
 
 class LinkSummary(BaseModel):
@@ -46,6 +62,8 @@ class LinkSummary(BaseModel):
     destination_url: str
     disabled: bool
     expires_at: str | None
+    tags: list[str]
+    folder: str | None
     short_url: str
     clicks_7d: int = Field(description="human clicks of the last seven days (bots are not counted)")
     created_at: str
@@ -53,7 +71,7 @@ class LinkSummary(BaseModel):
 
 async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
     items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
-                                       query.q, query.limit, query.offset, request.app[SETTINGS].public_url,
+                                       query.search(), query.limit, query.offset, request.app[SETTINGS].public_url,
                                        request.app[SETTINGS].domain_verify_scheme)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
@@ -128,7 +146,8 @@ def overview_endpoints() -> list[Endpoint]:
     """Declared before ``api.admin``'s resource endpoints (see the module docstring)."""
     return [
         Endpoint("GET", "/accounts/{account_id}/links/overview", links_overview,
-                 "Links newest first with their human clicks of the last 7 days; q searches code and destination",
+                 "Links newest first with their human clicks of the last 7 days; q searches code, destination (UTM "
+                 "values too), folder and tags; tag, folder and utm_* filter",
                  "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin",
                  permission="links:read", errors=ERRORS),
         Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
