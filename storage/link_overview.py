@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from storage.db import Conn, dialect, fetch_all, fetch_one, json_member
+from storage.documents import Document
 
 OWNS: tuple[str, ...] = ()
 
@@ -95,3 +96,12 @@ async def count_links(conn: Conn, account_id: str, f: LinkFilter) -> int:
     where, params = _where(account_id, f, dialect(conn) == "postgresql")
     row = await fetch_one(conn, f"SELECT count(*) FROM links l WHERE {where}", params)
     return int(row[0]) if row else 0
+
+
+async def page_documents(conn: Conn, account_id: str, f: LinkFilter, limit: int, offset: int) -> list[Document]:
+    """A page of the account's link documents that ``f`` finds, in the order of the resource list (oldest first)."""
+    where, params = _where(account_id, f, dialect(conn) == "postgresql")
+    rows = await fetch_all(
+        conn, f"SELECT l.id, l.body, l.created_at, l.updated_at FROM links l WHERE {where} "
+              "ORDER BY l.created_at, l.id LIMIT :limit OFFSET :offset", {**params, "limit": limit, "offset": offset})
+    return [Document(r[0], account_id, orjson.loads(r[1]), r[2], r[3]) for r in rows]

@@ -19,38 +19,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
 from api.resources import resource_view, wrapped
 from api.routing import Endpoint, data, json_response
-from api.schemas import Envelope, Page, Paging, UtmEdit
+from api.schemas import Envelope, LinkSearchQuery, Page, UtmEdit
 from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links import deferred, service
-from linksvc.links.organise import LinkSearch
 from linksvc.links.overview import ClickAt, Visitor, link_overview, preview_for_account
 from linksvc.links.qr import CONTENT_TYPES as QR_CONTENT_TYPES
 from linksvc.links.qr import qr_image
 from linksvc.links.stats import DEFAULT_GROUPS, MAX_GROUPS
-from linksvc.links.utm import UTM_FIELDS
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import Link
 from linksvc.resources.types import UtcDateTime
 
 ERRORS = (401, 404)
-
-
-class LinkOverviewQuery(Paging):
-    q: str | None = Field(default=None, max_length=200, description=(
-        "text looked for, whatever the case, in the code, the destination URL (its UTM values too), the folder "
-        "and the tags"))
-    tag: str | None = Field(default=None, max_length=50, description="only links with this tag")
-    folder: str | None = Field(default=None, max_length=100, description="only links in this folder")
-    utm_source: str | None = Field(default=None, max_length=200, description="only links whose destination has "
-                                                                             "this utm_source (whatever the case)")
-    utm_medium: str | None = Field(default=None, max_length=200)
-    utm_campaign: str | None = Field(default=None, max_length=200)
-    utm_term: str | None = Field(default=None, max_length=200)
-    utm_content: str | None = Field(default=None, max_length=200)
-
-    def search(self) -> LinkSearch:
-        utm = {name: value for name in UTM_FIELDS if (value := getattr(self, name))}
-        return LinkSearch(self.q, self.tag, self.folder, utm)
 
 
 class LinkSummary(BaseModel):
@@ -69,7 +49,7 @@ class LinkSummary(BaseModel):
     created_at: str
 
 
-async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
+async def links_overview(request: web.Request, query: LinkSearchQuery) -> web.Response:
     items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
                                        query.search(), query.limit, query.offset, request.app[SETTINGS].public_url,
                                        request.app[SETTINGS].domain_verify_scheme)
@@ -148,7 +128,7 @@ def overview_endpoints() -> list[Endpoint]:
         Endpoint("GET", "/accounts/{account_id}/links/overview", links_overview,
                  "Links newest first with their human clicks of the last 7 days; q searches code, destination (UTM "
                  "values too), folder and tags; tag, folder and utm_* filter",
-                 "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin",
+                 "links", query=LinkSearchQuery, response=Page[LinkSummary], security="admin",
                  permission="links:read", errors=ERRORS),
         Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
                  "Where a link would send desktop, Android and iOS clicks, with UTM changes applied; saves nothing",

@@ -22,14 +22,14 @@ from linksvc.links.utm import UTM_FIELDS, utm_of_url
 from linksvc.people.audit import record_each
 from linksvc.resources.kinds import KINDS
 from linksvc.resources.models import tag_names
-from linksvc.resources.service import save
+from linksvc.resources.service import save, view
 from linksvc.spreadsheet import csv_text
 from linksvc.store import Store, account_turn, in_one_unit
 from storage import documents
 from storage import link_tags as repo
 from storage.db import Conn, Tx
 from storage.documents import Document
-from storage.link_overview import LinkFilter
+from storage.link_overview import LinkFilter, count_links, page_documents
 
 MAX_SELECTION = 500
 """Links one bulk action names at most (the list's largest page)."""
@@ -66,6 +66,17 @@ def utm_texts(name: str, value: str) -> tuple[str, ...]:
         value, quote_plus(value, safe=""), quote(value, safe=""), quote(value, safe="/:@!$'()*,;"),
         quote_plus(value, safe="/:@!$'()*,;")))
     return tuple(f"{before}{name}={spelled}&" for spelled in spellings for before in "?&")
+
+
+async def list_links(db: Store, account_id: str, search: LinkSearch, limit: int, offset: int
+                     ) -> tuple[list[dict[str, Any]], int]:
+    """The admin API's ``GET .../links``: a page of the link documents ``search`` finds, oldest first, and how many
+    it finds."""
+    conn = db.reader
+    await get_account(conn, account_id)
+    found = link_filter(search)
+    rows = await page_documents(conn, account_id, found, limit, offset)
+    return [await view(conn, LINKS, account_id, row) for row in rows], await count_links(conn, account_id, found)
 
 
 async def tags_and_folders(db: Store, account_id: str) -> dict[str, Any]:

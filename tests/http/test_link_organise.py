@@ -83,6 +83,19 @@ async def test_overview_rows_carry_tags_and_folder_and_the_account_lists_them(se
     assert other == {"tags": [], "folders": []}
 
 
+async def test_the_resource_list_takes_the_same_search_and_pages_as_before(seeded: TestClient) -> None:
+    await make_links(seeded)
+    response = await seeded.get(f"{API}/links?tag=spring&utm_medium=CPC", headers=ADMIN)
+    page = await response.json()
+    assert response.status == 200 and page["count"] == 1
+    assert (page["data"][0]["code"], page["data"][0]["tags"]) == ("spring-ads", ["spring"])
+    response = await seeded.get(f"{API}/links?q=shop.example&limit=2&offset=1", headers=ADMIN)
+    page = await response.json()  # oldest first, as the list always was: the seed's link, then these three
+    assert (page["count"], [link["code"] for link in page["data"]]) == (4, ["spring-mail", "spring-ads"])
+    response = await seeded.get(f"/api/admin/v1/accounts/{B}/links?q=spring", headers=ADMIN)
+    assert (await response.json())["count"] == 0
+
+
 async def bulk(client: TestClient, action: str, body: dict[str, Any], headers: dict[str, str] = ADMIN,
                account: str = A) -> tuple[int, Any]:
     response = await client.post(f"/api/admin/v1/accounts/{account}/links/bulk/{action}", json=body, headers=headers)
