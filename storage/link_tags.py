@@ -1,4 +1,5 @@
-"""A link's tags and folder as the list, the bulk actions and the report look them up (issue 36).
+"""A link's tags and folder as the list, the bulk actions and the report look them up (issue 36), and the
+colours of an account's tags.
 
 The link's document holds them (``tags``, ``folder``); saving it copies the folder into ``links.folder`` (a filter
 column of :mod:`storage.documents`) and the tags into ``link_tags``, written here alone, so that a filter or a
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storage.db import Conn, Tx, execute, execute_many, fetch_all
+from storage.db import Conn, Tx, execute, execute_many, fetch_all, fetch_one
 
-OWNS = ("link_tags",)
+OWNS = ("link_tags", "tag_colors")
 IDS_A_STATEMENT = 500
 
 
@@ -30,6 +31,23 @@ async def replace_tags(tx: Tx, account_id: str, link_id: str, tags: Sequence[str
     if tags:
         await execute_many(tx, "INSERT INTO link_tags (link_id, account_id, tag) VALUES (?, ?, ?)",
                            [(link_id, account_id, tag) for tag in dict.fromkeys(tags)])
+
+
+async def set_color(tx: Tx, account_id: str, tag: str, color: str | None) -> bool:
+    """The tag's colour in the account made ``color`` (None: none). Whether anything changed."""
+    row = await fetch_one(tx, "SELECT color FROM tag_colors WHERE account_id = ? AND tag = ?", (account_id, tag))
+    if (None if row is None else str(row[0])) == color:
+        return False
+    await execute(tx, "DELETE FROM tag_colors WHERE account_id = ? AND tag = ?", (account_id, tag))
+    if color is not None:
+        await execute(tx, "INSERT INTO tag_colors (account_id, tag, color) VALUES (?, ?, ?)", (account_id, tag, color))
+    return True
+
+
+async def colors(conn: Conn, account_id: str) -> dict[str, str]:
+    """The colour of each of the account's tags that has one."""
+    rows = await fetch_all(conn, "SELECT tag, color FROM tag_colors WHERE account_id = ?", (account_id,))
+    return {str(row[0]): str(row[1]) for row in rows}
 
 
 async def tags_of(conn: Conn, account_id: str, link_ids: Sequence[str]) -> dict[str, list[str]]:

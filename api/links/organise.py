@@ -49,13 +49,27 @@ class NameCount(BaseModel):
     links: int
 
 
+class TagView(NameCount):
+    color: str | None = Field(description=f"one of {', '.join(organise.TAG_COLORS)}, or null")
+
+
+class TagColor(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    color: str | None = Field(description=f"one of {', '.join(organise.TAG_COLORS)}; null: none")
+
+
 class TagsAndFolders(BaseModel):
-    tags: list[NameCount]
+    tags: list[TagView]
     folders: list[NameCount]
 
 
 async def tags_and_folders(request: web.Request) -> web.Response:
     return data(await organise.tags_and_folders(request.app[DB], request.match_info["account_id"]))
+
+
+async def color_tag(request: web.Request, body: TagColor) -> web.Response:
+    return data(await organise.color_tag(request.app[DB], request.match_info["account_id"], request.match_info["tag"],
+                                         body.color))
 
 
 async def bulk_tags(request: web.Request, body: BulkTags) -> web.Response:
@@ -86,8 +100,12 @@ def organise_endpoints() -> list[Endpoint]:
     bulk = "/accounts/{account_id}/links/bulk"
     return [
         Endpoint("GET", "/accounts/{account_id}/links/tags", tags_and_folders,
-                 "The account's tags and folders, each with its number of links", "links",
+                 "The account's tags (with their colours) and folders, each with its number of links", "links",
                  response=Envelope[TagsAndFolders], security="admin", permission="links:read", errors=(401, 404)),
+        Endpoint("PUT", "/accounts/{account_id}/links/tags/{tag}", color_tag,
+                 "Give a tag of the account a colour (null: none); the tag need not be on a link yet", "links",
+                 body=TagColor, response=Envelope[TagView], security="admin", permission="links:write",
+                 errors=ERRORS, action="color"),
         Endpoint("POST", f"{bulk}/tags", bulk_tags,
                  "Add tags to and remove tags from a selection of links, all of them or none", "links",
                  body=BulkTags, response=Envelope[BulkResult], security="admin", permission="links:write",

@@ -79,14 +79,41 @@ async def list_links(db: Store, account_id: str, search: LinkSearch, limit: int,
     return [await view(conn, LINKS, account_id, row) for row in rows], await count_links(conn, account_id, found)
 
 
+TAG_COLORS = ("gray", "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")
+"""The colours a tag may have (Dub's palette and orange): names, which the dashboard draws in its own shades."""
+
+
 async def tags_and_folders(db: Store, account_id: str) -> dict[str, Any]:
-    """The account's tags and folders, each with its number of links, by name (the dashboard's filters)."""
+    """The account's tags (those links have, and those given a colour) with their colour and number of links, and
+    its folders with their number of links, by name (the dashboard's filters)."""
     conn = db.reader
     await get_account(conn, account_id)
-    tags = await repo.tag_counts(conn, account_id)
+    counts = {t.name: t.links for t in await repo.tag_counts(conn, account_id)}
+    colors = await repo.colors(conn, account_id)
     folders = await repo.folder_counts(conn, account_id)
-    return {"tags": [{"name": t.name, "links": t.links} for t in tags],
+    return {"tags": [{"name": name, "links": counts.get(name, 0), "color": colors.get(name)}
+                     for name in sorted({*counts, *colors})],
             "folders": [{"name": f.name, "links": f.links} for f in folders]}
+
+
+async def color_tag(db: Store, account_id: str, tag: str, color: str | None) -> dict[str, Any]:
+    """Gives the account's tag ``tag`` a colour of :data:`TAG_COLORS` (None: none); the tag need not be on a link
+    yet. Answers the tag as :func:`tags_and_folders` lists it."""
+    name = tag.strip()
+    issues = Issues()
+    if not name or len(name) > 50 or any(c == "," or ord(c) < 32 or ord(c) == 127 for c in name):
+        issues.add("tag", "must be a tag name: 1 to 50 characters, no comma or control character", "format")
+    if color is not None and color not in TAG_COLORS:
+        issues.add("color", f"must be one of {', '.join(TAG_COLORS)}", "enum", TAG_COLORS)
+    issues.raise_if_any("Invalid tag")
+
+    async def unit(tx: Tx) -> dict[str, Any]:
+        await get_account(tx, account_id)
+        await repo.set_color(tx, account_id, name, color)
+        links = sum(t.links for t in await repo.tag_counts(tx, account_id) if t.name == name)
+        return {"name": name, "links": links, "color": color}
+
+    return await in_one_unit(db, unit, account_turn(account_id))
 
 
 async def _selection(tx: Conn, account_id: str, link_ids: Sequence[str]) -> list[Document]:

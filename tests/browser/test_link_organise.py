@@ -1,6 +1,6 @@
 """Organising links in the dashboard (issue 36): two links picked with their checkboxes on the links list, tagged
 through the bulk action bar (stored so, as the admin API reads them), then the list filtered by that tag shows
-those two and no other."""
+those two and no other, the tag drawn in the colour the account gave it."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ def test_two_links_are_tagged_through_the_bulk_bar_and_the_list_filters_by_the_t
             "code": code, "kind": "external", "destination_url": f"https://shop.example/{code}"})
         assert status == 201, body
         made[code] = body["data"]["id"]
+    status, body = call(f"{scene.admin}/links/tags/{TAG}", "PUT", {"color": "green"})  # a colour before any link
+    assert status == 200, body
     sign_in(watched, scene)
     page.goto(scene.dashboard("/links"))
     page.get_by_label("Search links").fill("org-")
@@ -40,4 +42,4 @@ def test_two_links_are_tagged_through_the_bulk_bar_and_the_list_filters_by_the_t
     wait_for("the list filtered by the tag", lambda: sorted(
         rows.evaluate_all("rows => rows.map(r => r.dataset.code)")) == ["org-one", "org-three"])
     assert TAG in page.url  # the filter is in the address, so the page can be shared or reloaded
-    assert rows.first.locator(".badge.tag", has_text=TAG).is_visible()
+    assert rows.first.locator(".badge.tag.tag-green", has_text=TAG).is_visible()  # in the tag's colour

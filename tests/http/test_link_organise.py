@@ -77,10 +77,32 @@ async def test_overview_rows_carry_tags_and_folder_and_the_account_lists_them(se
     assert page["count"] == 2 and [row["code"] for row in page["data"]] == ["spring-mail"]  # paging as before
     assert (page["data"][0]["tags"], page["data"][0]["folder"]) == (["spring", "Email"], "Campaigns")
     listed = (await (await seeded.get(f"{API}/links/tags", headers=ADMIN)).json())["data"]
-    assert listed == {"tags": [{"name": "Email", "links": 1}, {"name": "spring", "links": 2}],
+    assert listed == {"tags": [{"name": "Email", "links": 1, "color": None},
+                               {"name": "spring", "links": 2, "color": None}],
                       "folders": [{"name": "Archive", "links": 1}, {"name": "Campaigns", "links": 1}]}
     other = (await (await seeded.get(f"/api/admin/v1/accounts/{B}/links/tags", headers=ADMIN)).json())["data"]
     assert other == {"tags": [], "folders": []}
+
+
+@pytest.mark.parametrize(("tag", "body", "status", "answer"), [
+    ("spring", {"color": "green"}, 200, {"name": "spring", "links": 2, "color": "green"}),
+    ("unused", {"color": "red"}, 200, {"name": "unused", "links": 0, "color": "red"}),  # before any link has it
+    ("spring", {"color": None}, 200, {"name": "spring", "links": 2, "color": None}),
+    ("spring", {"color": "teal"}, 400, None),
+    ("a,b", {"color": "red"}, 400, None),
+    ("spring", {}, 400, None),
+])
+async def test_a_tag_gets_a_colour_in_its_account(seeded: TestClient, tag: str, body: Any, status: int,
+                                                  answer: Any) -> None:
+    await make_links(seeded)
+    response = await seeded.put(f"{API}/links/tags/{tag}", json=body, headers=ADMIN)
+    assert response.status == status, await response.text()
+    listed = (await (await seeded.get(f"{API}/links/tags", headers=ADMIN)).json())["data"]["tags"]
+    if answer is not None:
+        assert (await response.json())["data"] == answer
+        assert answer in listed or answer["color"] is None
+    other = (await (await seeded.get(f"/api/admin/v1/accounts/{B}/links/tags", headers=ADMIN)).json())["data"]
+    assert other["tags"] == []  # another account's tags and colours are its own
 
 
 async def test_the_resource_list_takes_the_same_search_and_pages_as_before(seeded: TestClient) -> None:

@@ -22,14 +22,14 @@ function previewBody(link, changes) {
   return { ...body, utm: changes };
 }
 
-function details(link, campaignName) {
+function details(link, campaignName, colors) {
   const row = (term, value) => (value ? [h('dt', {}, term), h('dd', {}, value)] : null);
   return h('dl', { class: 'facts' },
     row('Kind', kindLabel(link.kind)),
     row('Campaign', campaignName),
     row('Template id', link.template_id),
     row('Domain', link.domain),
-    row('Tags', (link.tags || []).length && tagBadges(link.tags)),
+    row('Tags', (link.tags || []).length && tagBadges(link.tags, colors)),
     row('Folder', link.folder),
     row('Destination', h('code', { class: 'destination' }, link.destination_url)),
     row('Deeplink', link.deeplink && h('code', {}, link.deeplink)),
@@ -93,6 +93,8 @@ export async function linkView(ctx) {
   let link = (await admin(inAccount(ctx.account, `/links/${linkId}`))).data;
   const campaignName = link.campaign_id
     ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
+  const colors = new Map((await admin(inAccount(ctx.account, '/links/tags'))).data.tags
+    .filter((t) => t.color).map((t) => [t.name, t.color]));
   // The service's answer for the link as stored: its short URL, the UTM its destination carries (the
   // editor's starting values) and the defaults.
   const first = (await admin(inAccount(ctx.account, '/links/preview'), { method: 'POST', body: previewBody(link, {}) }))
@@ -109,7 +111,7 @@ export async function linkView(ctx) {
   const paint = () => {
     status.replaceChildren(link.disabled ? badge('Disabled', 'off') : badge('Active', 'on'));
     toggle.textContent = link.disabled ? 'Enable' : 'Disable';
-    facts.replaceChildren(details(link, campaignName));
+    facts.replaceChildren(details(link, campaignName, colors));
   };
   toggle.addEventListener('click', async () => {
     toggle.disabled = true;

@@ -11,9 +11,11 @@ export const KINDS = [
 ];
 export const kindLabel = (kind) => (KINDS.find(([k]) => k === kind) || [kind, kind])[1];
 
-// A link's tags as small badges (the list and the link's page).
-export function tagBadges(tags) {
-  return (tags || []).length ? h('span', { class: 'tags' }, tags.map((t) => badge(t, 'tag'))) : '—';
+// A link's tags as small badges (the list and the link's page), each in its colour when the account gave it one.
+export function tagBadges(tags, colors = new Map()) {
+  return (tags || []).length
+    ? h('span', { class: 'tags' }, tags.map((t) => badge(t, `tag${colors.get(t) ? ` tag-${colors.get(t)}` : ''}`)))
+    : '—';
 }
 
 export async function linksView(ctx) {
@@ -21,10 +23,12 @@ export async function linksView(ctx) {
   const search = h('input', { type: 'search', name: 'q', value: ctx.search.get('q') || '', autocomplete: 'off',
     placeholder: 'code, destination, tag, folder or UTM value' });
   const tag = h('select', { name: 'tag' });
+  let colors = new Map();
   const folder = h('select', { name: 'folder' });
   // The account's tags and folders with their links, as options (again after a bulk action changed them).
   async function choices(wanted = {}) {
     const names = (await admin(inAccount(ctx.account, '/links/tags'))).data;
+    colors = new Map(names.tags.filter((t) => t.color).map((t) => [t.name, t.color]));
     const fill = (select, items, all, chosen) => select.replaceChildren(h('option', { value: '' }, all),
       ...items.map((item) => h('option', { value: item.name, selected: chosen === item.name },
         `${item.name} (${item.links})`)));
@@ -69,7 +73,7 @@ export async function linksView(ctx) {
         { label: 'Kind', cell: (l) => kindLabel(l.kind) },
         { label: 'Campaign', cell: (l) => l.campaign_name || (l.campaign_id ? l.campaign_id : '—') },
         { label: 'Destination', class: 'url', cell: (l) => h('span', { title: l.destination_url }, l.destination_url) },
-        { label: 'Tags', cell: (l) => tagBadges(l.tags) },
+        { label: 'Tags', cell: (l) => tagBadges(l.tags, colors) },
         { label: 'Folder', cell: (l) => l.folder || '—' },
         { label: 'Clicks (7 days)', class: 'num', cell: (l) => String(l.clicks_7d) },
         { label: 'Status', cell: (l) => (l.disabled ? badge('Disabled', 'off') : badge('Active', 'on')) },

@@ -10,3 +10,11 @@ CREATE TABLE link_tags (
     PRIMARY KEY (link_id, tag)
 );
 CREATE INDEX link_tags_account ON link_tags(account_id, tag, link_id);
+
+-- A tag's colour in the account (Dub's palette), optional: a tag is its name; this is how the dashboard draws it.
+CREATE TABLE tag_colors (
+    account_id text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    tag        text NOT NULL,
+    color      text COLLATE "C" NOT NULL,
+    PRIMARY KEY (account_id, tag)
+);
