@@ -17,6 +17,7 @@ from api.imports.admin import ENDPOINTS as IMPORT_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
 from api.links.fdl import ENDPOINTS as FDL_ENDPOINTS
+from api.links.organise import organise_endpoints
 from api.links.previews import ENDPOINTS as LINK_PREVIEW_ENDPOINTS
 from api.loyalty.admin import ENDPOINTS as EVENT_ENDPOINTS
 from api.openapi import openapi_document
@@ -41,6 +42,7 @@ ENDPOINTS = [
     *DOMAIN_ENDPOINTS,
     # before the resource endpoints: /links/overview is not /links/{id}
     *link_overview_endpoints(),
+    *organise_endpoints(),
     *campaign_overview_endpoints(),
     *(endpoint for kind in KINDS.values() for endpoint in resource_endpoints(kind)),
     *link_endpoints(),

@@ -33,7 +33,10 @@ class ConversionQuery(BaseModel):
                                   "behind a row's clicks and events gives country, referrer_host (the Referer's host), "
                                   "rule (the link's rule that picked the target) and variant (of the link's A/B "
                                   "split): country and referrer_host go alone or with day; rule alone or with day, "
-                                  "link or campaign; variant only as link,variant (400 for other pairs)")
+                                  "link or campaign; variant only as link,variant (400 for other pairs). tag and "
+                                  "folder are the link's as they are now (not with link): a link with several tags "
+                                  "counts in each tag's row, so tag rows may add up to more than the totals; "
+                                  "null: no tag, no folder")
     utm_from: Literal["click", "event"] = Field(
         default="click", description="grouped by a utm_* field, whose UTM keys an event: the click's behind its "
                                      "tracking_id (default: a click and the events attributed to it share a row) or "

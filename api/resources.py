@@ -10,9 +10,10 @@ from typing import Any, Optional
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, create_model
 
-from api.appkeys import RESOURCES
+from api.appkeys import DB, RESOURCES
 from api.routing import Endpoint, data, json_response
-from api.schemas import Envelope, Page, Paging, Wallet
+from api.schemas import Envelope, LinkSearchQuery, Page, Paging, Wallet
+from linksvc.links import organise
 from linksvc.resources.kinds import Kind
 from linksvc.resources.models import CouponCode
 
@@ -72,6 +73,11 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
             request.match_info["account_id"], name, query.limit, query.offset)
         return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
+    async def list_links(request: web.Request, query: LinkSearchQuery) -> web.Response:
+        items, total = await organise.list_links(request.app[DB], request.match_info["account_id"], query.search(),
+                                                 query.limit, query.offset)
+        return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
+
     # Bodies reach the resource service as sent (raw_body): it checks the fields and the kind's own rules
     # (references, fields that depend on others) together, so that one 400 names every problem.
     async def create_item(request: web.Request, body: Any) -> web.Response:
@@ -98,7 +104,9 @@ def resource_endpoints(kind: Kind) -> list[Endpoint]:
     label = kind.label
     area = AREAS[kind.name]
     return [
-        Endpoint("GET", collection, list_items, f"List {label}s", segment, query=Paging,
+        Endpoint("GET", collection, list_links if name == "links" else list_items,
+                 "List links; q, tag, folder and utm_* search them" if name == "links" else f"List {label}s", segment,
+                 query=LinkSearchQuery if name == "links" else Paging,
                  response=page, security="admin", permission=f"{area}:read", errors=ERRORS),
         Endpoint("POST", collection, create_item, f"Create a {label}", segment, body=kind.model,
                  response=one, status=201, security="admin", permission=f"{area}:write", errors=ERRORS, raw_body=True),

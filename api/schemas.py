@@ -6,6 +6,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from linksvc.links.organise import LinkSearch
+from linksvc.links.utm import UTM_FIELDS
 from linksvc.resources.models import Reward
 from linksvc.resources.types import Number
 
@@ -31,6 +33,26 @@ class Page(BaseModel, Generic[T]):
 class Paging(BaseModel):
     limit: int = Field(default=50, ge=1, le=500)
     offset: int = Field(default=0, ge=0, le=1_000_000_000)
+
+
+class LinkSearchQuery(Paging):
+    """The admin API's lists of links (``GET .../links`` and ``.../links/overview``): every filter given must hold."""
+
+    q: str | None = Field(default=None, max_length=200, description=(
+        "text looked for, whatever the case, in the code, the destination URL (its UTM values too), the folder "
+        "and the tags"))
+    tag: str | None = Field(default=None, max_length=50, description="only links with this tag")
+    folder: str | None = Field(default=None, max_length=100, description="only links in this folder")
+    utm_source: str | None = Field(default=None, max_length=200, description="only links whose destination has "
+                                                                             "this utm_source (whatever the case)")
+    utm_medium: str | None = Field(default=None, max_length=200)
+    utm_campaign: str | None = Field(default=None, max_length=200)
+    utm_term: str | None = Field(default=None, max_length=200)
+    utm_content: str | None = Field(default=None, max_length=200)
+
+    def search(self) -> LinkSearch:
+        utm = {name: value for name in UTM_FIELDS if (value := getattr(self, name))}
+        return LinkSearch(self.q, self.tag, self.folder, utm)
 
 
 class RewardView(Reward):

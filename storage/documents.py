@@ -27,7 +27,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "customers": ("external_id", "document_number", "phone_digits", "email_lower", "tier_id"),
     "custom_event_types": ("name", "active"),
     "connections": ("destination", "enabled"),
-    "links": ("code", "kind", "campaign_id"),
+    "links": ("code", "kind", "campaign_id", "folder"),
 }
 # Every document table is written here alone, through insert/update/delete with a table name checked against
 # TABLES; the customer's tier too (the behavior service updates the customer document).

@@ -1,8 +1,9 @@
 """The dashboard's list of links: one page of an account's links, newest first, with recent human clicks.
 
-``needle`` is a lower-case substring looked for in the code and the destination URL (``instr`` rather than
-``LIKE``, so ``%`` and ``_`` in a search mean themselves). SQLite's ``lower`` folds ASCII letters only,
-which is what codes and URLs are made of. The clicks are counted with the ``clicks_link_time`` index.
+``LinkFilter.needle`` is a lower-case substring looked for in the code, the destination URL, the folder and the
+tags (``instr`` rather than ``LIKE``, so ``%`` and ``_`` in a search mean themselves). SQLite's ``lower`` folds
+ASCII letters only, which is what codes and URLs are made of. The clicks are counted with the
+``clicks_link_time`` index.
 """
 
 from __future__ import annotations
@@ -13,13 +14,55 @@ from typing import Any
 import orjson
 
 from storage.db import Conn, dialect, fetch_all, fetch_one, json_member
+from storage.documents import Document
 
 OWNS: tuple[str, ...] = ()
 
-_MATCH = ("(instr(lower(l.code), :needle) > 0 "
-          "OR instr(lower(json_extract(l.body, '$.destination_url')), :needle) > 0)")
-_PG_MATCH = ("(strpos(lower(l.code), :needle) > 0 "
-             "OR strpos(lower(l.body ->> 'destination_url'), :needle) > 0)")
+
+@dataclass(frozen=True, slots=True)
+class LinkFilter:
+    """What the list looks for (issue 36), every part given must hold: ``needle``, a lower-case substring of the
+    code, the destination URL, the folder or a tag; ``tag``, a tag the link carries; ``folder``, the link's folder;
+    ``utm``, per UTM field asked, the lower-case texts of which one must be in the destination URL
+    (``?utm_source=x&`` and its other spellings: the URL is searched with ``#`` as ``&`` and a ``&`` after it)."""
+
+    needle: str | None = None
+    tag: str | None = None
+    folder: str | None = None
+    utm: tuple[tuple[str, ...], ...] = ()
+
+
+def _find(postgresql: bool, text: str, needle: str) -> str:
+    return f"strpos({text}, {needle}) > 0" if postgresql else f"instr({text}, {needle}) > 0"
+
+
+def _where(account_id: str, f: LinkFilter, postgresql: bool = False) -> tuple[str, dict[str, Any]]:
+    params: dict[str, Any] = {"account_id": account_id}
+    clauses = ["l.account_id = :account_id"]
+    destination = ("lower(l.body ->> 'destination_url')" if postgresql
+                   else "lower(json_extract(l.body, '$.destination_url'))")
+    if f.needle:
+        tagged = ("EXISTS (SELECT 1 FROM link_tags t WHERE t.account_id = l.account_id AND t.link_id = l.id AND "
+                  f"{_find(postgresql, 'lower(t.tag)', ':needle')})")
+        clauses.append(f"({_find(postgresql, 'lower(l.code)', ':needle')} "
+                       f"OR {_find(postgresql, destination, ':needle')} "
+                       f"OR {_find(postgresql, 'lower(l.folder)', ':needle')} OR {tagged})")
+        params["needle"] = f.needle
+    if f.tag is not None:
+        clauses.append("EXISTS (SELECT 1 FROM link_tags t WHERE t.account_id = l.account_id AND t.link_id = l.id "
+                       "AND t.tag = :tag)")
+        params["tag"] = f.tag
+    if f.folder is not None:
+        clauses.append("l.folder = :folder")
+        params["folder"] = f.folder
+    query = f"(replace({destination}, '#', '&') || '&')"
+    for i, texts in enumerate(f.utm):
+        found = []
+        for j, text in enumerate(texts):
+            params[f"utm{i}_{j}"] = text
+            found.append(_find(postgresql, query, f":utm{i}_{j}"))
+        clauses.append(f"({' OR '.join(found)})")
+    return " AND ".join(clauses), params
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,20 +76,11 @@ class LinkOverviewRecord:
     clicks: int
 
 
-def _where(account_id: str, needle: str | None, postgresql: bool = False) -> tuple[str, dict[str, Any]]:
-    params: dict[str, Any] = {"account_id": account_id}
-    where = "l.account_id = :account_id"
-    if needle:
-        where += f" AND {_PG_MATCH if postgresql else _MATCH}"
-        params["needle"] = needle
-    return where, params
-
-
-async def page_links(conn: Conn, account_id: str, needle: str | None, clicks_since: str, limit: int,
+async def page_links(conn: Conn, account_id: str, f: LinkFilter, clicks_since: str, limit: int,
                      offset: int) -> list[LinkOverviewRecord]:
     """The page's links, with their human clicks since ``clicks_since``."""
     postgresql = dialect(conn) == "postgresql"
-    where, params = _where(account_id, needle, postgresql)
+    where, params = _where(account_id, f, postgresql)
     rows = await fetch_all(
         conn,
         f"SELECT l.id, l.body, l.created_at, {json_member(conn, 'c.body', 'name')} AS campaign_name, "
@@ -58,7 +92,16 @@ async def page_links(conn: Conn, account_id: str, needle: str | None, clicks_sin
     return [LinkOverviewRecord(r[0], orjson.loads(r[1]), r[2], r[3], int(r[4])) for r in rows]
 
 
-async def count_links(conn: Conn, account_id: str, needle: str | None) -> int:
-    where, params = _where(account_id, needle, dialect(conn) == "postgresql")
+async def count_links(conn: Conn, account_id: str, f: LinkFilter) -> int:
+    where, params = _where(account_id, f, dialect(conn) == "postgresql")
     row = await fetch_one(conn, f"SELECT count(*) FROM links l WHERE {where}", params)
     return int(row[0]) if row else 0
+
+
+async def page_documents(conn: Conn, account_id: str, f: LinkFilter, limit: int, offset: int) -> list[Document]:
+    """A page of the account's link documents that ``f`` finds, in the order of the resource list (oldest first)."""
+    where, params = _where(account_id, f, dialect(conn) == "postgresql")
+    rows = await fetch_all(
+        conn, f"SELECT l.id, l.body, l.created_at, l.updated_at FROM links l WHERE {where} "
+              "ORDER BY l.created_at, l.id LIMIT :limit OFFSET :offset", {**params, "limit": limit, "offset": offset})
+    return [Document(r[0], account_id, orjson.loads(r[1]), r[2], r[3]) for r in rows]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.appkeys import CLICKS, DB, RESOURCES, SETTINGS
 from api.resources import resource_view, wrapped
 from api.routing import Endpoint, data, json_response
-from api.schemas import Envelope, Page, Paging, UtmEdit
+from api.schemas import Envelope, LinkSearchQuery, Page, UtmEdit
 from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links import deferred, service
 from linksvc.links.overview import ClickAt, Visitor, link_overview, preview_for_account
@@ -33,10 +33,6 @@ from linksvc.resources.types import UtcDateTime
 ERRORS = (401, 404)
 
 
-class LinkOverviewQuery(Paging):
-    q: str | None = Field(default=None, max_length=200, description="text looked for in the code and destination")
-
-
 class LinkSummary(BaseModel):
     id: str
     code: str
@@ -46,14 +42,16 @@ class LinkSummary(BaseModel):
     destination_url: str
     disabled: bool
     expires_at: str | None
+    tags: list[str]
+    folder: str | None
     short_url: str
     clicks_7d: int = Field(description="human clicks of the last seven days (bots are not counted)")
     created_at: str
 
 
-async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
+async def links_overview(request: web.Request, query: LinkSearchQuery) -> web.Response:
     items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
-                                       query.q, query.limit, query.offset, request.app[SETTINGS].public_url,
+                                       query.search(), query.limit, query.offset, request.app[SETTINGS].public_url,
                                        request.app[SETTINGS].domain_verify_scheme)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
@@ -128,8 +126,9 @@ def overview_endpoints() -> list[Endpoint]:
     """Declared before ``api.admin``'s resource endpoints (see the module docstring)."""
     return [
         Endpoint("GET", "/accounts/{account_id}/links/overview", links_overview,
-                 "Links newest first with their human clicks of the last 7 days; q searches code and destination",
-                 "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin",
+                 "Links newest first with their human clicks of the last 7 days; q searches code, destination (UTM "
+                 "values too), folder and tags; tag, folder and utm_* filter",
+                 "links", query=LinkSearchQuery, response=Page[LinkSummary], security="admin",
                  permission="links:read", errors=ERRORS),
         Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
                  "Where a link would send desktop, Android and iOS clicks, with UTM changes applied; saves nothing",

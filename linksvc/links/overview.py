@@ -25,6 +25,7 @@ from linksvc.links.clicks import ClickRecorder
 from linksvc.links.decide import unavailable
 from linksvc.links.devices import classify
 from linksvc.links.explain import PASSWORD_TEXT, Step, describe_device, explain, explain_unavailable
+from linksvc.links.organise import LinkSearch, link_filter
 from linksvc.links.passwords import protected
 from linksvc.links.previews import PreviewCard, card_on, is_preview_fetcher
 from linksvc.links.urls import query_values
@@ -57,23 +58,17 @@ PREVIEW_DEVICES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def search_needle(q: str | None) -> str | None:
-    """The text a search looks for: trimmed and lower-cased; None when there is nothing to look for."""
-    needle = (q or "").strip().lower()
-    return needle or None
-
-
-async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: str | None, limit: int, offset: int,
-                        public_url: str, domain_scheme: str = "https") -> tuple[list[dict[str, Any]], int]:
-    """One page of the account's links, newest first, with their human clicks of the last seven days (every
-    click taken so far is counted). The page is read on the background reader: counting a page of links'
-    clicks walks every click of the week on them, which anonymous clickers add without end."""
+async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, search: LinkSearch, limit: int,
+                        offset: int, public_url: str, domain_scheme: str = "https") -> tuple[list[dict[str, Any]], int]:
+    """One page of the account's links that ``search`` finds, newest first, with their human clicks of the last
+    seven days (every click taken so far is counted). The page is read on the background reader: counting a page
+    of links' clicks walks every click of the week on them, which anonymous clickers add without end."""
     await get_account(db.reader, account_id)
     await clicks.flush_before_counting()
-    needle = search_needle(q)
+    found = link_filter(search)
     since = iso(utcnow() - timedelta(days=CLICK_DAYS))
-    rows = await repo.page_links(db.background, account_id, needle, since, limit, offset)
-    total = await repo.count_links(db.background, account_id, needle)
+    rows = await repo.page_links(db.background, account_id, found, since, limit, offset)
+    total = await repo.count_links(db.background, account_id, found)
     items = []
     for row in rows:
         link = row.link
@@ -81,6 +76,7 @@ async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, q: st
             "id": link["id"], "code": link["code"], "kind": link["kind"], "campaign_id": link.get("campaign_id"),
             "campaign_name": row.campaign_name, "destination_url": link["destination_url"],
             "disabled": bool(link.get("disabled")), "expires_at": link.get("expires_at"),
+            "tags": list(link.get("tags") or []), "folder": link.get("folder"),
             "short_url": short_url_of(public_url, domain_scheme, link),
             "clicks_7d": row.clicks,
             "created_at": row.created_at,

@@ -10,8 +10,9 @@ any depth and URL credentials hidden (:func:`linksvc.redaction.mask_config`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +24,8 @@ from linksvc.people.access import Actor
 from linksvc.redaction import mask_config
 from linksvc.store import Store
 from storage import audit_log as repo
-from storage.audit_log import AuditFilter, AuditRecord
+from storage.audit_log import AuditFilter, AuditRecord, pending
+from storage.db import Tx
 
 
 def entry_of(actor: Actor, account_id: str, object_kind: str, object_id: str, action: str, fields: Any,
@@ -46,6 +48,19 @@ def recording(record: AuditRecord) -> Iterator[None]:
         yield
     finally:
         repo.PENDING.reset(token)
+
+
+async def record_each(tx: Tx, object_ids: Sequence[str], fields: Any) -> None:
+    """A bulk change's record (issue 36): the request's pending entry once for each object it changed, naming the
+    object and ``fields`` (the change, not the whole selection), in place of the request's one entry; none when it
+    changed nothing. Written in ``tx``, the change's own transaction."""
+    entry = pending()
+    if entry is None:
+        return
+    entry.written = True  # the request's one entry is not written beside these
+    masked = dumps(mask_config(fields) if isinstance(fields, dict | list) else {})
+    for object_id in object_ids:
+        await repo.insert(tx, replace(entry.record, id=str(uuid.uuid4()), object_id=_text(object_id), fields=masked))
 
 
 def entry_view(record: AuditRecord) -> dict[str, Any]:

@@ -27,10 +27,15 @@ from linksvc.reports.rollups import count_before_reading
 from linksvc.spreadsheet import csv_text
 from linksvc.store import Store
 from storage import conversions as repo
+from storage import link_tags
 from storage.db import Conn
 
 GROUPS = ("link", "campaign", "utm_source", "utm_medium", "utm_campaign", "platform", "day", "country",
-          "referrer_host", "rule", "variant")
+          "referrer_host", "rule", "variant", "tag", "folder")
+ORGANISING = ("tag", "folder")
+"""The link's tags and folder (issue 36), worked out when the report is read from its link-level sums and the
+links' tags and folders as they are now: a link with several tags counts in each of its tags' rows (so the rows of
+a grouping by tag may add up to more than the totals, which count each click once)."""
 CLICK_GROUPS = ("country", "referrer_host", "rule", "variant")
 """Dimensions of the click behind a row (issue 34): country, referrer host, rule and A/B variant."""
 CLICK_PAIRS = {"country": ("day",), "referrer_host": ("day",), "rule": ("day", "link", "campaign"),
@@ -38,7 +43,8 @@ CLICK_PAIRS = {"country": ("day",), "referrer_host": ("day",), "rule": ("day", "
 """What each of :data:`CLICK_GROUPS` is grouped with (``storage.conversions.CLICK_LEVELS``): country and referrer
 host alone or with the day; the rule alone or with the day, the link or the campaign; a variant is named per
 link (every split has its "A"), so only with the link."""
-UNKNOWN = {"country": "(unknown)", "referrer_host": "(no referrer)", "rule": "(no rule)", "variant": "(no variant)"}
+UNKNOWN = {"country": "(unknown)", "referrer_host": "(no referrer)", "rule": "(no rule)", "variant": "(no variant)",
+           "tag": "(no tag)", "folder": "(no folder)"}
 """How the CSV names a click dimension's missing value (null in JSON): no country known, no Referer (or none
 with a host), no rule matched, no split."""
 MAX_DAYS = 366
@@ -47,7 +53,7 @@ DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 DEFAULT_DAYS = 7
 _COLUMN = {"link": "link_id", "campaign": "link_id", "utm_source": "utm_source", "utm_medium": "utm_medium",
            "utm_campaign": "utm_campaign", "platform": "platform", "day": "day",
-           **{g: g for g in CLICK_GROUPS}}
+           **{g: g for g in CLICK_GROUPS}, "tag": "link_id", "folder": "link_id"}
 RATE = Decimal("0.0001")
 # ISO 4217 currencies whose minor unit is not the cent (every other code has two decimals).
 MINOR_UNITS = {**dict.fromkeys(("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI",
@@ -144,7 +150,13 @@ def report_query(first: str | None, last: str | None, group_by: str | None, toda
 
 
 def _check_pairs(groups: Sequence[str], issues: Issues) -> None:
-    """A click dimension goes with what :data:`CLICK_PAIRS` says; the 400 names every grouping allowed."""
+    """A click dimension goes with what :data:`CLICK_PAIRS` says; the 400 names every grouping allowed. A tag or a
+    folder is the link's: not with the link itself, nor with each other."""
+    organising = [g for g in groups if g in ORGANISING]
+    if organising and ("link" in groups or len(organising) == 2):
+        issues.add("group_by", f"{organising[0]} is a link's: group by {organising[0]} alone or with day, campaign, "
+                               "platform or a utm_* field", "enum")
+        return
     for group in groups:
         if group not in CLICK_PAIRS:
             continue
@@ -247,8 +259,80 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery, more: Seq
     """The report read on ``conn``; given ``more`` connections, its events and revenue statements run on them
     at the same time as its clicks statement on ``conn``. Its first ``query.limit`` groups first are chosen by
     the store (:func:`storage.conversions.top_groups`), and only theirs are read; the rest are ``other``, the
-    totals less the groups shown."""
+    totals less the groups shown. A grouping by tag or folder reads every link's sums and regroups them
+    (:func:`_by_tag_or_folder`)."""
     await get_account(conn, account_id)  # 404 for an unknown account
+    if any(g in ORGANISING for g in query.group_by):
+        sums = await _by_tag_or_folder(conn, account_id, query, more)
+    else:
+        sums = await _sums(conn, account_id, query, more)
+    ordered = sorted(sums.rows.items(), key=_order)
+    return {
+        "from": query.first.isoformat(), "to": query.last.isoformat(), "group_by": list(query.group_by),
+        "utm_from": query.utm_from, "limit": query.limit, "groups": sums.groups,
+        "rows": [{"key": _key_view(query.group_by, key, sums.labels, sums.names), **figures.view()}
+                 for key, figures in ordered],
+        "other": None if sums.other is None else {"groups": sums.groups - len(sums.rows), **sums.other.view()},
+        "totals": sums.totals.view(),
+        "unattributed": {"events": sum(sums.unattributed.events.values()), "purchases": sums.unattributed.purchases,
+                         "revenue": _amounts(sums.unattributed.revenue)},
+    }
+
+
+def _order(item: tuple[Key, Figures]) -> tuple[int, int, Key]:
+    return -item[1].purchases, -item[1].counts[0], item[0]
+
+
+@dataclass
+class _Sums:
+    """A report's figures before they are shown: the rows by key, the totals, the groups beyond the limit summed
+    (None when every group is shown), how many groups there are, the unattributed events, and the names of the
+    account's links and campaigns."""
+
+    rows: dict[Key, Figures]
+    totals: Figures
+    other: Figures | None
+    groups: int
+    unattributed: Figures
+    labels: Mapping[str, repo.LinkLabel]
+    names: Mapping[str, str | None]
+
+
+ALL_GROUPS = 1 << 62
+"""The ``limit`` of the link-level read behind a grouping by tag or folder: every link's sums."""
+
+
+async def _by_tag_or_folder(conn: Conn, account_id: str, query: ReportQuery, more: Sequence[Conn]) -> _Sums:
+    """Every link's sums (the tag or folder dimension read as the link), each link's row then added to the row of
+    each of its tags (``(no tag)``: none), or of its folder: ``query.limit`` rows shown, the rest summed in
+    ``other``. The totals are the links' own, each click once."""
+    at = next(i for i, g in enumerate(query.group_by) if g in ORGANISING)
+    organising = query.group_by[at]
+    by_link = tuple("link" if g in ORGANISING else g for g in query.group_by)
+    sums = await _sums(conn, account_id, ReportQuery(query.first, query.last, by_link, query.utm_from, ALL_GROUPS),
+                       more)
+    if organising == "tag":
+        tagged = await link_tags.all_tags_of(conn, account_id)
+        names_of = lambda link_id: tagged.get(link_id) or [""]  # noqa: E731
+    else:
+        folders = await link_tags.folders_of(conn, account_id)
+        names_of = lambda link_id: [folders.get(link_id, "")]  # noqa: E731
+    rows: dict[Key, Figures] = {}
+    for key, figures in sums.rows.items():
+        for name in names_of(key[at]):
+            regrouped = (*key[:at], name, *key[at + 1:])
+            rows.setdefault(regrouped, Figures()).add(figures)
+    ordered = sorted(rows.items(), key=_order)
+    shown, rest = dict(ordered[:query.limit]), ordered[query.limit:]
+    other = None
+    if rest:
+        other = Figures()
+        for _, figures in rest:
+            other.add(figures)
+    return _Sums(shown, sums.totals, other, len(rows), sums.unattributed, sums.labels, sums.names)
+
+
+async def _sums(conn: Conn, account_id: str, query: ReportQuery, more: Sequence[Conn]) -> _Sums:
     first, last = query.first.isoformat(), query.last.isoformat()
     columns = list(dict.fromkeys(_COLUMN[g] for g in query.group_by))
     own_utm = query.utm_from == "event" and any(g.startswith("utm_") for g in query.group_by)
@@ -313,16 +397,7 @@ async def report_from(conn: Conn, account_id: str, query: ReportQuery, more: Seq
         other = whole_figures.minus(totals)
         totals = whole_figures
     names = {label.campaign_id: label.campaign_name for label in labels.values() if label.campaign_id}
-    ordered = sorted(rows.items(), key=lambda item: (-item[1].purchases, -item[1].counts[0], item[0]))
-    return {
-        "from": first, "to": last, "group_by": list(query.group_by),
-        "utm_from": query.utm_from, "limit": query.limit, "groups": groups,
-        "rows": [{"key": _key_view(query.group_by, key, labels, names), **figures.view()} for key, figures in ordered],
-        "other": None if other is None else {"groups": groups - len(rows), **other.view()},
-        "totals": totals.view(),
-        "unattributed": {"events": sum(unattributed.events.values()), "purchases": unattributed.purchases,
-                         "revenue": _amounts(unattributed.revenue)},
-    }
+    return _Sums(rows, totals, other, groups, unattributed, labels, names)
 
 
 async def _nothing() -> list[Any]:
@@ -352,12 +427,15 @@ def _key_view(group_by: Sequence[str], key: Key, labels: Mapping[str, repo.LinkL
             view["link_code"] = labels[value].code if value in labels else None
         elif name == "campaign":
             view["campaign_name"] = names.get(value) if value else None
-        elif name in CLICK_GROUPS and not value:  # no country known, no referrer, no rule, no split: null
+        elif (name in CLICK_GROUPS or name in ORGANISING) and not value:
+            # no country known, no referrer, no rule, no split, no tag, no folder: null
             view[name] = None
     return view
 
 
 OTHER = "(other)"
+CSV_HEADERS = {"tag": "tag (a link counts in each of its tags)"}
+"""Key columns whose CSV header says more than their name."""
 CSV_FIGURES = ("clicks_human", "clicks_bot", "visitors", "routes_web", "routes_app", "routes_store", "events",
                "purchases", "revenue", "conversion_rate", "median_seconds", "p90_seconds")
 
@@ -379,7 +457,7 @@ def report_csv(report: Mapping[str, Any]) -> str:
     def cell(key: Mapping[str, Any], name: str) -> Any:
         value = key.get(name)
         return UNKNOWN[name] if value is None and name in UNKNOWN else value
-    return csv_text([[*keys, *CSV_FIGURES],
+    return csv_text([[*(CSV_HEADERS.get(k, k) for k in keys), *CSV_FIGURES],
                      *([cell(row["key"], k) for k in keys] + _figure_cells(row) for row in report["rows"]),
                      *([[OTHER] * len(keys) + _figure_cells(other)] if other else [])])
 

@@ -32,6 +32,7 @@ from storage import customers as customer_repo
 from storage import documents
 from storage import domains as domain_repo
 from storage import events as event_repo
+from storage import link_tags as link_tag_repo
 from storage import links as link_repo
 from storage import wallet as wallet_repo
 from storage.db import Conn, Tx
@@ -347,7 +348,12 @@ class LinkKind(Kind):
     name, label, model = "links", "link", models.Link
 
     def columns(self, item: models.Link) -> dict[str, Any]:
-        return {"code": item.code, "kind": item.kind, "campaign_id": item.campaign_id}
+        return {"code": item.code, "kind": item.kind, "campaign_id": item.campaign_id, "folder": item.folder}
+
+    async def after_write(self, ctx: SaveContext, item: models.Link) -> None:
+        # The tags copied out of the document, whichever path saved it (admin API, seed file, bulk action).
+        if item.tags or ctx.existing is not None:
+            await link_tag_repo.replace_tags(ctx.tx, ctx.account_id, item.id, item.tags)
 
     async def check(self, ctx: SaveContext, data: dict[str, Any]) -> None:
         # The URLs are checked with the fields (linksvc.links.link_urls).

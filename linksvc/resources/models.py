@@ -438,6 +438,24 @@ def variant_issues(data: dict[str, Any]) -> list[Issue]:
     return found
 
 
+MAX_TAGS = 20
+TAG_NAME = r"^[^\x00-\x1f\x7f,]+$"
+FOLDER_NAME = r"^[^\x00-\x1f\x7f]+$"
+TagName = Annotated[str, Field(min_length=1, max_length=50, pattern=TAG_NAME)]
+FolderName = Annotated[str, Field(min_length=1, max_length=100, pattern=FOLDER_NAME)]
+
+
+def tag_names(tags: list[str]) -> list[str]:
+    """A link's tags as kept: each name without the spaces around it, once (the first spelling, in the order
+    sent), none empty."""
+    kept: dict[str, str] = {}
+    for tag in tags:
+        name = tag.strip()
+        if name:
+            kept.setdefault(name, name)
+    return list(kept)
+
+
 class Link(Strict):
     id: Uuid = Field(default_factory=new_id)
     code: str | None = Field(default=None, pattern=LINK_CODE_PATTERN)
@@ -478,6 +496,20 @@ class Link(Strict):
         "ordered: the first rule whose conditions all hold picks the click's target; none: the link's own"))
     # The A/B split of the link's own target, used when no rule matched (issue 34); the first is the control.
     variants: list[Variant] | None = Field(default=None, min_length=1, max_length=MAX_VARIANTS)
+    # Organising (issue 36, docs/decisions.md "Tags and folders"): any number of tag names (up to 20), one folder.
+    tags: list[TagName] = Field(default_factory=list, max_length=MAX_TAGS, description=(
+        "tag names (a link may have several; names are trimmed, a repeated name is kept once)"))
+    folder: FolderName | None = Field(default=None, description="the folder the link is in (one; none: no folder)")
+
+    @field_validator("tags")
+    @classmethod
+    def _kept_tags(cls, tags: list[str]) -> list[str]:
+        return tag_names(tags)
+
+    @field_validator("folder")
+    @classmethod
+    def _trimmed_folder(cls, folder: str | None) -> str | None:
+        return None if folder is None else folder.strip() or None
 
     @classmethod
     def cross_field_issues(cls, data: dict[str, Any]) -> list[Issue]:

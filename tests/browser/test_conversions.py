@@ -227,12 +227,12 @@ def test_the_report_by_the_clicks_country_and_variant(watched: Watched, scene: S
     then_by = page.get_by_label("Then by")
     disabled = then_by.locator("option:disabled").evaluate_all("options => options.map(o => o.value)")
     assert set(disabled) == {"campaign", "link", "country", "utm_source", "utm_medium", "utm_campaign", "platform",
-                             "referrer_host", "rule", "variant"}
+                             "referrer_host", "rule", "variant", "tag", "folder"}
     page.get_by_label("Group by").select_option("rule")
     page.locator("th", has_text="Rule").wait_for()
     disabled = then_by.locator("option:disabled").evaluate_all("options => options.map(o => o.value)")
     assert set(disabled) == {"country", "utm_source", "utm_medium", "utm_campaign", "platform", "referrer_host",
-                             "rule", "variant"}
+                             "rule", "variant", "tag", "folder"}  # a tag or folder is the link's, not the click's
     # A variant is named per link: choosing it groups by the link too.
     page.get_by_label("Group by").select_option("variant")
     page.locator("th", has_text="A/B variant").wait_for()

@@ -51,7 +51,8 @@ async def test_overview_lists_newest_first_with_human_clicks_of_the_week(seeded:
     assert row == {
         "id": spring["id"], "code": "spring-Menu", "kind": "campaign", "campaign_id": ids(A)["campaigns"],
         "campaign_name": "Welcome", "destination_url": "https://shop.example/Spring?x=1#top", "disabled": False,
-        "expires_at": None, "short_url": "http://127.0.0.1:8080/spring-Menu", "clicks_7d": 2,
+        "expires_at": None, "tags": [], "folder": None, "short_url": "http://127.0.0.1:8080/spring-Menu",
+        "clicks_7d": 2,
         "created_at": spring["created_at"],
     }
     assert page["data"][0]["disabled"] is True and page["data"][0]["clicks_7d"] == 0

@@ -1,12 +1,12 @@
-// One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable, its
-// lifecycle and password (lifecycle.js), the UTM editor with a live preview, and the routing rules (rules.js).
+// One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable, its tags
+// and folder, its lifecycle and password (lifecycle.js), the UTM editor with a live preview, and the routing rules (rules.js).
 // Saving the UTM changes only the utm_* parameters of the destination (PATCH .../utm): its other parameters,
 // their order and its #fragment stay.
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
 import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
-import { kindLabel } from './links.js';
+import { kindLabel, tagBadges } from './links.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 import { linkPreviewSection } from './previews.js';
 import { rulesSection } from './rules.js';
@@ -22,13 +22,15 @@ function previewBody(link, changes) {
   return { ...body, utm: changes };
 }
 
-function details(link, campaignName) {
+function details(link, campaignName, colors) {
   const row = (term, value) => (value ? [h('dt', {}, term), h('dd', {}, value)] : null);
   return h('dl', { class: 'facts' },
     row('Kind', kindLabel(link.kind)),
     row('Campaign', campaignName),
     row('Template id', link.template_id),
     row('Domain', link.domain),
+    row('Tags', (link.tags || []).length && tagBadges(link.tags, colors)),
+    row('Folder', link.folder),
     row('Destination', h('code', { class: 'destination' }, link.destination_url)),
     row('Deeplink', link.deeplink && h('code', {}, link.deeplink)),
     row('Android', link.android && [link.android.package, link.android.fallback_url ? ` → ${link.android.fallback_url}` : '']),
@@ -38,6 +40,38 @@ function details(link, campaignName) {
     row('Expires', link.expires_at && when(link.expires_at)),
     row('Created', when(link.created_at)),
     row('Changed', when(link.updated_at)));
+}
+
+// Tags (names separated by commas) and the folder, saved together (PATCH of the link's tags and folder).
+function organiseForm(ctx, link, saved) {
+  const tags = h('input', { name: 'tags', type: 'text', autocomplete: 'off', value: (link.tags || []).join(', '),
+    placeholder: 'spring, email' });
+  const folder = h('input', { name: 'folder', type: 'text', autocomplete: 'off', value: link.folder || '',
+    placeholder: 'Campaigns/2026' });
+  const save = h('button', { type: 'submit', class: 'primary' }, 'Save tags and folder');
+  const form = h('form', { class: 'organise-form', novalidate: true },
+    h('div', { class: 'grid' },
+      field('Tags', tags, { hint: 'Names separated by commas; a link may have several.' }),
+      field('Folder', folder, { hint: 'One folder; empty: none.' })),
+    h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    save.disabled = true;
+    try {
+      const body = { tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean),
+        folder: folder.value.trim() || null };
+      saved((await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH', body })).data);
+      toast('Tags and folder saved.');
+    } catch (error) {
+      if (error.status === 401) throw error;
+      showErrors(form, error);
+    } finally {
+      save.disabled = false;
+    }
+  });
+  return h('section', { class: 'card', 'aria-labelledby': 'organise-title' },
+    h('h2', { id: 'organise-title' }, 'Tags and folder'), editableIf(ctx.account, 'links:write', form));
 }
 
 async function qrSection(ctx, link) {
@@ -59,6 +93,8 @@ export async function linkView(ctx) {
   let link = (await admin(inAccount(ctx.account, `/links/${linkId}`))).data;
   const campaignName = link.campaign_id
     ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
+  const colors = new Map((await admin(inAccount(ctx.account, '/links/tags'))).data.tags
+    .filter((t) => t.color).map((t) => [t.name, t.color]));
   // The service's answer for the link as stored: its short URL, the UTM its destination carries (the
   // editor's starting values) and the defaults.
   const first = (await admin(inAccount(ctx.account, '/links/preview'), { method: 'POST', body: previewBody(link, {}) }))
@@ -75,7 +111,7 @@ export async function linkView(ctx) {
   const paint = () => {
     status.replaceChildren(link.disabled ? badge('Disabled', 'off') : badge('Active', 'on'));
     toggle.textContent = link.disabled ? 'Enable' : 'Disable';
-    facts.replaceChildren(details(link, campaignName));
+    facts.replaceChildren(details(link, campaignName, colors));
   };
   toggle.addEventListener('click', async () => {
     toggle.disabled = true;
@@ -140,6 +176,7 @@ export async function linkView(ctx) {
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'),
       ctx.can('links:write') ? toggle : null),
     h('div', { class: 'columns' }, facts, await qrSection(ctx, link)),
+    organiseForm(ctx, link, (saved) => { link = saved; paint(); }),
     await lifecycleSection(ctx, link, (saved) => { link = saved; paint(); }),
     await variantSection(ctx, link, (saved) => { link = saved; paint(); }),
     h('h2', {}, ctx.can('links:write') ? 'Edit UTM' : 'UTM'), editableIf(ctx.account, 'links:write', form),

@@ -1,7 +1,7 @@
 // The list of links (searchable, paged, with the clicks of the last 7 days) and the form that creates one.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, debounce, field, h, pager, showErrors, table, toast } from './dom.js';
+import { badge, clearErrors, debounce, field, h, pager, saveBlob, showErrors, table, toast } from './dom.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 
 const PAGE = 20;
@@ -11,33 +11,84 @@ export const KINDS = [
 ];
 export const kindLabel = (kind) => (KINDS.find(([k]) => k === kind) || [kind, kind])[1];
 
+// A link's tags as small badges (the list and the link's page), each in its colour when the account gave it one.
+export function tagBadges(tags, colors = new Map()) {
+  return (tags || []).length
+    ? h('span', { class: 'tags' }, tags.map((t) => badge(t, `tag${colors.get(t) ? ` tag-${colors.get(t)}` : ''}`)))
+    : '—';
+}
+
 export async function linksView(ctx) {
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
   const search = h('input', { type: 'search', name: 'q', value: ctx.search.get('q') || '', autocomplete: 'off',
-    placeholder: 'code or destination' });
+    placeholder: 'code, destination, tag, folder or UTM value' });
+  const tag = h('select', { name: 'tag' });
+  let colors = new Map();
+  const folder = h('select', { name: 'folder' });
+  // The account's tags and folders with their links, as options (again after a bulk action changed them).
+  async function choices(wanted = {}) {
+    const names = (await admin(inAccount(ctx.account, '/links/tags'))).data;
+    colors = new Map(names.tags.filter((t) => t.color).map((t) => [t.name, t.color]));
+    const fill = (select, items, all, chosen) => select.replaceChildren(h('option', { value: '' }, all),
+      ...items.map((item) => h('option', { value: item.name, selected: chosen === item.name },
+        `${item.name} (${item.links})`)));
+    fill(tag, names.tags, 'Every tag', wanted.tag ?? tag.value);
+    fill(folder, names.folders, 'Every folder', wanted.folder ?? folder.value);
+  }
+  await choices({ tag: ctx.search.get('tag') || '', folder: ctx.search.get('folder') || '' });
   let offset = Number(ctx.search.get('offset')) || 0;
+  const selected = new Set();
+  const bar = bulkBar(ctx, selected, async () => { await choices(); await load(); });
 
+  let asked = 0;  // the latest load: an earlier search answered late does not replace a later one's
   async function load() {
     const q = search.value.trim();
-    history.replaceState(null, '', `${ctx.base}/links${query({ q, offset: offset || '' })}`);
-    const page = await admin(inAccount(ctx.account, `/links/overview${query({ q, limit: PAGE, offset })}`));
+    const filters = { q, tag: tag.value, folder: folder.value };
+    history.replaceState(null, '', `${ctx.base}/links${query({ ...filters, offset: offset || '' })}`);
+    const mine = ++asked;
+    const page = await admin(inAccount(ctx.account, `/links/overview${query({ ...filters, limit: PAGE, offset })}`));
+    if (mine !== asked) return;
     const rows = page.data.map((link) => ({ item: link, attrs: { 'data-code': link.code } }));
+    const boxes = [];
+    const pick = (l) => {
+      const box = h('input', { type: 'checkbox', name: 'select', value: l.id, checked: selected.has(l.id),
+        'aria-label': `Select ${l.code}` });
+      box.addEventListener('change', () => { if (box.checked) selected.add(l.id); else selected.delete(l.id); bar.update(); });
+      boxes.push(box);
+      return box;
+    };
+    const all = h('input', { type: 'checkbox', name: 'select-page', 'aria-label': 'Select every link of this page' });
+    all.addEventListener('change', () => {
+      for (const box of boxes) {
+        box.checked = all.checked;
+        if (all.checked) selected.add(box.value); else selected.delete(box.value);
+      }
+      bar.update();
+    });
+    const filtered = q || tag.value || folder.value;
     results.replaceChildren(
       table('Links', [
+        { label: 'Select', class: 'pick', cell: pick },
         { label: 'Code', cell: (l) => h('a', { href: `${ctx.base}/links/${l.id}` }, l.code) },
         { label: 'Kind', cell: (l) => kindLabel(l.kind) },
         { label: 'Campaign', cell: (l) => l.campaign_name || (l.campaign_id ? l.campaign_id : '—') },
         { label: 'Destination', class: 'url', cell: (l) => h('span', { title: l.destination_url }, l.destination_url) },
+        { label: 'Tags', cell: (l) => tagBadges(l.tags, colors) },
+        { label: 'Folder', cell: (l) => l.folder || '—' },
         { label: 'Clicks (7 days)', class: 'num', cell: (l) => String(l.clicks_7d) },
         { label: 'Status', cell: (l) => (l.disabled ? badge('Disabled', 'off') : badge('Active', 'on')) },
-      ], rows, { empty: q ? `No link matches “${q}”.` : 'No links yet: create the first one.' }),
+      ], rows, { empty: filtered ? 'No link matches this search.' : 'No links yet: create the first one.' }),
+      rows.length ? h('label', { class: 'select-page' }, all, ' Select every link of this page') : null,
       pager(offset, PAGE, page.count, page.data.length, (next) => { offset = next; load(); }));
+    bar.update();
   }
 
   const reload = debounce(() => { offset = 0; load(); }, 250);
   search.addEventListener('input', reload);
+  tag.addEventListener('change', reload);
+  folder.addEventListener('change', reload);
   const form = h('form', { role: 'search', class: 'toolbar', onsubmit: (e) => { e.preventDefault(); reload(); } },
-    field('Search links', search));
+    field('Search links', search), field('Tag', tag), field('Folder', folder));
   await load();
   return h('section', {},
     h('div', { class: 'title-row' },
@@ -45,7 +96,65 @@ export async function linksView(ctx) {
       ctx.can('links:write') ? h('div', { class: 'actions' },
         h('a', { class: 'button', href: `${ctx.base}/links/import` }, 'Import'),
         h('a', { class: 'button primary', href: `${ctx.base}/links/new` }, 'New link')) : null),
-    form, results);
+    form, bar.element, results);
+}
+
+// The actions on the selected links: add or remove a tag, move to a folder, disable or enable (for those who may
+// change links), export as CSV (for everyone who sees them). Each is all or nothing: the API names any link it
+// refused, and nothing changes then.
+function bulkBar(ctx, selected, reload) {
+  const count = h('strong', { class: 'selected-count' });
+  const error = h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' });
+  const tagName = h('input', { name: 'bulk-tag', type: 'text', autocomplete: 'off', placeholder: 'tag name',
+    maxlength: 50 });
+  const folderName = h('input', { name: 'bulk-folder', type: 'text', autocomplete: 'off',
+    placeholder: 'folder (empty: none)', maxlength: 100 });
+  const run = async (action, body, done) => {
+    error.textContent = '';
+    try {
+      const answer = await admin(inAccount(ctx.account, `/links/bulk/${action}`),
+        { method: 'POST', body: { link_ids: [...selected], ...body } });
+      toast(done(answer.data));
+      await reload();
+    } catch (failure) {
+      if (failure.status === 401) throw failure;
+      error.textContent = (failure.fields || []).length
+        ? failure.fields.map(([path, message]) => `${path}: ${message}`).join('; ') : failure.text;
+      error.focus();
+    }
+  };
+  const changed = (verb) => (data) => `${verb}: ${data.changed} of ${data.selected} link(s) changed.`;
+  const button = (label, onclick, attrs = {}) => h('button', { type: 'button', class: 'quiet', onclick, ...attrs }, label);
+  const writes = ctx.can('links:write') ? [
+    h('span', { class: 'bulk-group' }, tagName,
+      button('Add tag', () => tagName.value.trim() && run('tags', { add: [tagName.value.trim()] }, changed('Tagged'))),
+      button('Remove tag', () => tagName.value.trim()
+        && run('tags', { remove: [tagName.value.trim()] }, changed('Untagged')))),
+    h('span', { class: 'bulk-group' }, folderName,
+      button('Move', () => run('folder', { folder: folderName.value.trim() || null }, changed('Moved')))),
+    button('Disable', () => run('disable', { disabled: true }, changed('Disabled'))),
+    button('Enable', () => run('disable', { disabled: false }, changed('Enabled'))),
+  ] : [];
+  const exportCsv = button('Export CSV', async () => {
+    error.textContent = '';
+    try {
+      saveBlob(await admin(inAccount(ctx.account, '/links/bulk/export'),
+        { method: 'POST', body: { link_ids: [...selected] }, as: 'blob' }), 'links.csv');
+    } catch (failure) {
+      if (failure.status === 401) throw failure;
+      error.textContent = failure.text;
+    }
+  });
+  const clear = button('Clear selection', () => { selected.clear(); reload(); });
+  const element = h('div', { class: 'bulk-bar card', role: 'region', 'aria-label': 'Selected links', hidden: true },
+    h('div', { class: 'actions' }, count, ...writes, exportCsv, clear), error);
+  return {
+    element,
+    update() {
+      element.hidden = selected.size === 0;
+      count.textContent = `${selected.size} selected`;
+    },
+  };
 }
 
 function optional(name, label, options = {}) {

@@ -14,7 +14,10 @@ export const DIMENSIONS = [
   ['campaign', 'Campaign'], ['link', 'Link'], ['utm_source', 'utm_source'], ['utm_medium', 'utm_medium'],
   ['utm_campaign', 'utm_campaign'], ['platform', 'Platform'], ['day', 'Day'], ['country', 'Country'],
   ['referrer_host', 'Referrer'], ['rule', 'Rule'], ['variant', 'A/B variant'],
+  ['tag', 'Tag (each link in every tag it has)'], ['folder', 'Folder'],
 ];
+// A link's tag and folder (as they are now): not with the link itself, nor with each other, nor with a click's.
+const ORGANISING = ['tag', 'folder'];
 // What each dimension of the click goes with (the API refuses other pairs): a variant is named per link.
 export const PAIRS = {
   country: ['day'], referrer_host: ['day'], rule: ['day', 'link', 'campaign'], variant: ['link'],
@@ -22,11 +25,18 @@ export const PAIRS = {
 // A click dimension's missing value, as the CSV names it.
 export const UNKNOWN = {
   country: '(unknown)', referrer_host: '(no referrer)', rule: '(no rule)', variant: '(no variant)',
+  tag: '(no tag)', folder: '(no folder)',
 };
 // Whether the API groups by these two (or by the first alone, when second is '').
 export function allowedPair(first, second) {
   if (!second) return first !== 'variant';
   if (first === second) return false;
+  const organising = [first, second].filter((key) => ORGANISING.includes(key));
+  if (organising.length === 2) return false;
+  if (organising.length) {
+    const other = ORGANISING.includes(first) ? second : first;
+    return other !== 'link' && !PAIRS[other];
+  }
   if (PAIRS[first] && PAIRS[second]) return false;
   if (PAIRS[first]) return PAIRS[first].includes(second);
   if (PAIRS[second]) return PAIRS[second].includes(first);
@@ -127,6 +137,14 @@ function columns(ctx, group) {
   ];
 }
 
+// Grouped by tag, a link with several tags is in each of their rows: the rows may add up to more than the totals.
+function tagLine(report) {
+  if (!report.group_by.includes('tag')) return null;
+  return h('p', { class: 'muted tag-note' }, 'A link with several tags counts in the row of each of its tags, so '
+    + 'the rows may add up to more than the totals, which count each click once. Tags and folders are the links\' '
+    + 'as they are now.');
+}
+
 // Which UTM the events of the table count under, when it is grouped by a UTM field.
 function utmLine(report) {
   if (!report.group_by.some((key) => key.startsWith('utm_'))) return null;
@@ -219,7 +237,7 @@ export async function reportsView(ctx) {
           ...(report.other ? [{ item: { ...report.other, other: true }, attrs: { 'data-other': report.other.groups } }]
             : [])],
         { empty: 'No clicks and no attributed events in this range.', foot: report.rows.length ? report.totals : null }),
-      utmLine(report), unattributedLine(report)].filter(Boolean));
+      tagLine(report), utmLine(report), unattributedLine(report)].filter(Boolean));
   }
 
   const changed = () => {
