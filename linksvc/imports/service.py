@@ -75,11 +75,9 @@ class _RolledBack(Exception):  # noqa: N818 - not an error: a dry run's chunk ca
 
 
 def with_tags(body: dict[str, Any], tags: tuple[str, ...]) -> dict[str, Any]:
-    """The one place an import's tags reach a link: only once the link model has a ``tags`` field (until then the
-    answer lists them and the link does not keep them)."""
-    if tags and "tags" in Link.model_fields:
-        return {**body, "tags": list(tags)}
-    return body
+    """The one place an import's tags reach a link: the vendor's tags become the link's (the link model keeps
+    each name once, trimmed; a name it refuses is the row's error)."""
+    return {**body, "tags": list(tags)} if tags else body
 
 
 def link_body(row: ImportRow, hosts: set[str]) -> dict[str, Any]:

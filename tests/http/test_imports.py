@@ -92,6 +92,8 @@ async def test_each_vendors_example_export_is_planned_then_imported_and_its_link
     assert done["summary"] == {"rows": 2, "created": 2, "skipped": 0, "failed": 0, "pending": 0}
     first = done["rows"][0]
     assert first["tags"] == tags and first["link_id"] and first["destination_url"] == expected[0][1]
+    stored = await (await seeded.get(f"/api/admin/v1/accounts/{A}/links/{first['link_id']}", headers=ADMIN)).json()
+    assert stored["data"]["tags"] == tags  # the vendor's tags are the link's
     assert first["utm"] == {k: v for k, v in (p.split("=") for p in expected[0][1].partition("?")[2].split("&") if p)}
     for code, destination in expected:
         answer = await click(seeded, code)
