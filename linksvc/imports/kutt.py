@@ -1,6 +1,7 @@
 """Kutt: the links as its API lists them (``GET /api/v2/links``: ``data``, each with ``address``, ``target``,
 ``description``, ``link``, ``domain``, ``banned``, ``created_at``). The code is the address. A link Kutt banned
-(its target was reported as harmful) is not brought in: the row says so."""
+(its target was reported as harmful) is not brought in, nor one Kutt protected with a password (the export does
+not carry the password, and an open copy would show what its owner kept closed): the row says so."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ def _row(number: int, item: dict[str, Any]) -> ImportRow:
                  created_at=item.get("created_at"), host=item.get("domain") or short_host)
     if item.get("banned") is True:
         return replace(row, problem="was banned on Kutt (its destination was reported as harmful)")
+    if item.get("password") is True:
+        return replace(row, problem="has a password on Kutt, which its export does not carry: create it here with "
+                                    "a password of its own")
     return row
 
 

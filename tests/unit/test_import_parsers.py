@@ -65,10 +65,13 @@ def test_a_file_that_is_not_the_export_is_refused_whole(vendor: str, text: str, 
 
 def test_rows_that_are_not_links_fail_alone() -> None:
     rows = VENDORS["kutt"].rows('{"data": [3, {"address": "ok1", "target": "https://a.example/"}, '
-                                '{"address": "bad1", "target": "https://b.example/", "banned": true}]}')
+                                '{"address": "bad1", "target": "https://b.example/", "banned": true}, '
+                                '{"address": "shut", "target": "https://c.example/", "password": true}]}')
     assert [(row.number, row.code, row.problem) for row in rows] == [
         (1, None, "is not a link object"), (2, "ok1", None),
-        (3, "bad1", "was banned on Kutt (its destination was reported as harmful)")]
+        (3, "bad1", "was banned on Kutt (its destination was reported as harmful)"),
+        (4, "shut", "has a password on Kutt, which its export does not carry: create it here with a password of "
+                    "its own")]
 
 
 @pytest.mark.parametrize(("value", "expected"), [
