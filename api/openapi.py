@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
 from api.routing import Endpoint
 from api.schemas import Error
+from linksvc.resources.types import decimal_to_json
 
 _PATH_PARAM = re.compile(r"{(\w+)}")
 
@@ -25,8 +27,18 @@ _STATUS_TEXT = {
 }
 
 
+class SchemaGenerator(GenerateJsonSchema):
+    """pydantic's JSON Schema, with a Decimal default written as the number the API reads and writes (``0``, not
+    the string ``"0"`` pydantic writes in validation mode, which a ``type: number`` schema refuses)."""
+
+    def encode_default(self, dft: Any) -> Any:
+        if isinstance(dft, Decimal):
+            return decimal_to_json(dft)
+        return super().encode_default(dft)
+
+
 def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict[str, Any]]:
-    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}", schema_generator=SchemaGenerator)
     defs.update(schema.get("$defs", {}))
     required = set(schema.get("required", []))
     params = []
@@ -36,6 +48,36 @@ def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict
             param["description"] = prop["description"]
         params.append(param)
     return params
+
+
+REF_PREFIX = "#/components/schemas/"
+
+
+def _named_by_title(document: dict[str, Any]) -> dict[str, Any]:
+    """Components named by their model's title where pydantic names them by their generic origin
+    (``Envelope_LinkView_`` → ``LinkEnvelope``, see ``api.schemas.Envelope.model_parametrized_name``): the names a
+    generated client's classes take. A title another component already holds is left alone."""
+    schemas = document["components"]["schemas"]
+    titles = [schema.get("title") for schema in schemas.values()]
+    renamed = {name: schema["title"] for name, schema in schemas.items()
+               if isinstance(schema.get("title"), str) and schema["title"] != name
+               and schema["title"] not in schemas and titles.count(schema["title"]) == 1}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {key: walk(value) for key, value in node.items()}
+            ref = out.get("$ref")
+            if isinstance(ref, str) and ref.startswith(REF_PREFIX) and ref[len(REF_PREFIX):] in renamed:
+                out["$ref"] = REF_PREFIX + renamed[ref[len(REF_PREFIX):]]
+            return out
+        if isinstance(node, list):
+            return [walk(value) for value in node]
+        return node
+
+    document = walk(document)
+    document["components"]["schemas"] = {renamed.get(name, name): schema
+                                         for name, schema in document["components"]["schemas"].items()}
+    return document
 
 
 _BUILT: dict[tuple[str, str, str, tuple[int, ...]], dict[str, Any]] = {}
@@ -58,7 +100,8 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             wanted.append((endpoint.body, "validation"))
         if endpoint.response is not None:
             wanted.append((endpoint.response, "serialization"))
-    refs, top = models_json_schema(wanted, ref_template="#/components/schemas/{model}")
+    refs, top = models_json_schema(wanted, ref_template="#/components/schemas/{model}",
+                                     schema_generator=SchemaGenerator)
     defs: dict[str, Any] = dict(top.get("$defs", {}))
     error_ref = refs[(Error, "serialization")]
     paths: dict[str, dict[str, Any]] = {}
@@ -115,7 +158,7 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             op["description"] = (endpoint.description + " " + op.get("description", "")).strip()
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = op
     used = {e.security for e in endpoints if e.security}
-    return {
+    return _named_by_title({
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
         "servers": [{"url": base_path}],
@@ -124,4 +167,4 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             "schemas": defs,
             "securitySchemes": {name: SECURITY_SCHEMES[name] for name in sorted(used)},
         },
-    }
+    })

@@ -272,8 +272,10 @@ class Sparse(Strict):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
+    # No return annotation: pydantic would take it as the serialized schema (an untyped object), and the OpenAPI
+    # documents would describe a rule's conditions and target as anything. Without one, they read the fields.
     @model_serializer(mode="wrap")
-    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
