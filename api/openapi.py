@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-from api.routing import Endpoint
+from api.routing import Endpoint, Header
 from api.schemas import Error
 from linksvc.resources.types import decimal_to_json
 
@@ -80,21 +81,50 @@ def _named_by_title(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+@dataclass(frozen=True)
+class Webhooks:
+    """The requests the service sends (OpenAPI 3.1 ``webhooks``): each kind's body model, and the headers every
+    one carries."""
+
+    bodies: dict[str, type[BaseModel]]
+    headers: tuple[Header, ...]
+    description: str = ""
+
+
+def _webhook_items(webhooks: Webhooks, refs: dict[tuple[type[BaseModel], Any], Any]) -> dict[str, Any]:
+    return {kind: {"post": {
+        "operationId": "webhook_" + re.sub(r"\W+", "_", kind),
+        "summary": (body.__doc__ or kind).strip(),
+        "description": webhooks.description,
+        "tags": ["webhooks"],
+        "parameters": [{"name": h.name, "in": "header", "required": h.required, "description": h.description,
+                        "schema": {"type": "string"}} for h in webhooks.headers],
+        "requestBody": {"required": True, "description": f"the `{kind}` webhook's body",
+                        "content": {"application/json": {"schema": refs[(body, "serialization")]}}},
+        "responses": {"2XX": {"description": "received: any 2xx ends the delivery; anything else, or no answer, "
+                                             "is tried again later"}},
+    }} for kind, body in webhooks.bodies.items()}
+
+
 _BUILT: dict[tuple[str, str, str, tuple[int, ...]], dict[str, Any]] = {}
 
 
-def openapi_document(title: str, version: str, base_path: str, endpoints: list[Endpoint]) -> dict[str, Any]:
+def openapi_document(title: str, version: str, base_path: str, endpoints: list[Endpoint],
+                     webhooks: Webhooks | None = None) -> dict[str, Any]:
     """:func:`build_openapi`, built once per process for the same declarations and shared by every app made
     from them: the document depends only on the code, and pydantic takes a few tenths of a second to write
     the schemas (every ``create_app`` paid it, each worker and each test). Read-only: nothing changes it."""
     key = (title, version, base_path, tuple(id(endpoint) for endpoint in endpoints))
     if key not in _BUILT:
-        _BUILT[key] = build_openapi(title, version, base_path, endpoints)
+        _BUILT[key] = build_openapi(title, version, base_path, endpoints, webhooks)
     return _BUILT[key]
 
 
-def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endpoint]) -> dict[str, Any]:
+def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endpoint],
+                  webhooks: Webhooks | None = None) -> dict[str, Any]:
     wanted: list[tuple[type[BaseModel], Any]] = [(Error, "serialization")]
+    if webhooks is not None:
+        wanted += [(body, "serialization") for body in webhooks.bodies.values()]
     for endpoint in endpoints:
         if endpoint.body is not None:
             wanted.append((endpoint.body, "validation"))
@@ -159,6 +189,7 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = op
     used = {e.security for e in endpoints if e.security}
     return _named_by_title({
+        **({"webhooks": _webhook_items(webhooks, refs)} if webhooks is not None else {}),
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
         "servers": [{"url": base_path}],
