@@ -91,7 +91,7 @@ class Webhooks:
     description: str = ""
 
 
-def _webhook_items(webhooks: Webhooks, refs: dict[tuple[type[BaseModel], Any], Any]) -> dict[str, Any]:
+def _webhook_items(webhooks: Webhooks, refs: dict[Any, Any]) -> dict[str, Any]:
     return {kind: {"post": {
         "operationId": "webhook_" + re.sub(r"\W+", "_", kind),
         "summary": (body.__doc__ or kind).strip(),
