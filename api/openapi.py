@@ -38,13 +38,27 @@ class SchemaGenerator(GenerateJsonSchema):
         return super().encode_default(dft)
 
 
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter's schema without ``null``: a query string has no null (a parameter is given or not), and
+    ``anyOf: [X, null]`` makes generated clients name X ``...Type0``."""
+    members = schema.get("anyOf")
+    if not isinstance(members, list):
+        return schema
+    kept = [member for member in members if member != {"type": "null"}]
+    if len(kept) != 1:
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "anyOf" and not (key == "default" and value is None)}
+    return {**kept[0], **rest}
+
+
 def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict[str, Any]]:
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}", schema_generator=SchemaGenerator)
     defs.update(schema.get("$defs", {}))
     required = set(schema.get("required", []))
     params = []
     for name, prop in schema.get("properties", {}).items():
-        param: dict[str, Any] = {"name": name, "in": "query", "required": name in required, "schema": prop}
+        param: dict[str, Any] = {"name": name, "in": "query", "required": name in required,
+                                 "schema": _not_null(prop)}
         if "description" in prop:
             param["description"] = prop["description"]
         params.append(param)
@@ -52,6 +66,8 @@ def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict
 
 
 REF_PREFIX = "#/components/schemas/"
+# A body that is not JSON (an image, a CSV file): bytes of the media type named, which clients read as a file.
+BINARY = {"schema": {"type": "string", "format": "binary"}}
 
 
 def _named_by_title(document: dict[str, Any]) -> dict[str, Any]:
@@ -157,9 +173,9 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
         success: dict[str, Any] = {"description": _STATUS_TEXT.get(endpoint.status, "OK")}
         if endpoint.response is not None:  # and other media types when a query asks for them (CSV)
             success["content"] = {"application/json": {"schema": refs[(endpoint.response, "serialization")]},
-                                  **{media_type: {} for media_type in endpoint.media_types}}
+                                  **{media_type: BINARY for media_type in endpoint.media_types}}
         elif endpoint.media_types:
-            success["content"] = {media_type: {} for media_type in endpoint.media_types}
+            success["content"] = {media_type: BINARY for media_type in endpoint.media_types}
         elif endpoint.status != 204:
             success["content"] = {"application/json": {"schema": {"type": "object"}}}
         op["responses"][str(endpoint.status)] = success
