@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from api.glossary import EXAMPLES, described
 from api.routing import Endpoint, Header
 from api.schemas import Error
 from linksvc.resources.types import decimal_to_json
@@ -21,6 +22,14 @@ SECURITY_SCHEMES = {
     "api_key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
     "admin": {"type": "http", "scheme": "bearer", "description": "the admin token (LINKSVC_ADMIN_TOKEN)"},
 }
+# The path parameters, by name.
+PATH_PARAMETERS = {
+    "account_id": "the account's id", "id": "the object's id", "event_id": "the event's id",
+    "person_id": "the person's id", "key_id": "the API key's id", "token_id": "the personal token's id",
+    "domain_id": "the custom domain's id", "delivery_id": "the delivery's id", "invitation_id": "the invitation's id",
+    "code": "the link's short code", "customer_id": "the customer's id",
+}
+_NOUN_SUFFIX = re.compile(r"(Patch|View|Envelope|ListEnvelope|Page|-Input|-Output)$")
 _STATUS_TEXT = {
     200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 400: "Invalid request",
     401: "Missing, malformed, unknown or expired credentials", 403: "Not allowed for these credentials",
@@ -51,6 +60,23 @@ def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**kept[0], **rest}
 
 
+def noun(schema_name: str) -> str:
+    """The domain noun a schema describes: ``LinkView``, ``LinkPatch`` and ``LinkEnvelope`` are all ``Link``."""
+    return _NOUN_SUFFIX.sub("", schema_name)
+
+
+def _describe_properties(schemas: dict[str, Any]) -> None:
+    """Each property its model left undescribed gets the shared description of its name (``api.glossary``)."""
+    for name, schema in schemas.items():
+        for field, member in schema.get("properties", {}).items():
+            if not member.get("description"):
+                text = described(noun(name), field)
+                if text:
+                    member["description"] = text
+            if "examples" not in member and field in EXAMPLES and "$ref" not in member:
+                member["examples"] = EXAMPLES[field]
+
+
 def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict[str, Any]]:
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}", schema_generator=SchemaGenerator)
     defs.update(schema.get("$defs", {}))
@@ -59,8 +85,9 @@ def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict
     for name, prop in schema.get("properties", {}).items():
         param: dict[str, Any] = {"name": name, "in": "query", "required": name in required,
                                  "schema": _not_null(prop)}
-        if "description" in prop:
-            param["description"] = prop["description"]
+        description = prop.get("description") or described(noun(model.__name__), name)
+        if description:
+            param["description"] = description
         params.append(param)
     return params
 
@@ -157,7 +184,8 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             "summary": endpoint.summary,
             "tags": [endpoint.tag],
             "parameters": [
-                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+                 "description": PATH_PARAMETERS.get(name, "")}
                 for name in _PATH_PARAM.findall(endpoint.path)
             ],
             "responses": {},
@@ -200,9 +228,9 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             # "<area>:read|write" of the account its path names; the route-and-role test reads it from here.
             op["x-permission"] = endpoint.permission
             op["description"] = f"Needs the permission `{endpoint.permission}`."
-        if endpoint.description:
-            op["description"] = (endpoint.description + " " + op.get("description", "")).strip()
+        op["description"] = ((endpoint.description or endpoint.summary + ".") + " " + op.get("description", "")).strip()
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = op
+    _describe_properties(defs)
     used = {e.security for e in endpoints if e.security}
     return _named_by_title({
         **({"webhooks": _webhook_items(webhooks, refs)} if webhooks is not None else {}),
