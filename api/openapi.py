@@ -149,6 +149,29 @@ def _webhook_items(webhooks: Webhooks, refs: dict[Any, Any]) -> dict[str, Any]:
     }} for kind, body in webhooks.bodies.items()}
 
 
+_MODEL_TITLE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def _hoisted(schemas: dict[str, Any]) -> dict[str, Any]:
+    """A model's schema that a hook wrote inline (``Connection.config``'s destinations' models) becomes a component
+    of its own, referred to by its title, as pydantic does for a field's model: one class in a generated client."""
+    found: dict[str, Any] = {}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            title = node.get("title")
+            if isinstance(title, str) and _MODEL_TITLE.match(title) and "properties" in node and title not in schemas:
+                found[title] = {key: walk(value) for key, value in node.items()}
+                return {"$ref": REF_PREFIX + title}
+            return {key: walk(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [walk(value) for value in node]
+        return node
+
+    out = {name: {key: walk(value) for key, value in schema.items()} for name, schema in schemas.items()}
+    return {**out, **found}
+
+
 _BUILT: dict[tuple[str, str, str, tuple[int, ...]], dict[str, Any]] = {}
 
 
@@ -175,7 +198,7 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
             wanted.append((endpoint.response, "serialization"))
     refs, top = models_json_schema(wanted, ref_template="#/components/schemas/{model}",
                                      schema_generator=SchemaGenerator)
-    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    defs: dict[str, Any] = _hoisted(dict(top.get("$defs", {})))
     error_ref = refs[(Error, "serialization")]
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in endpoints:
