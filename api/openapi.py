@@ -33,7 +33,10 @@ _NOUN_SUFFIX = re.compile(r"(Patch|View|Envelope|ListEnvelope|Page|-Input|-Outpu
 _STATUS_TEXT = {
     200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 400: "Invalid request",
     401: "Missing, malformed, unknown or expired credentials", 403: "Not allowed for these credentials",
-    404: "Not found", 409: "Conflict", 413: "Body too large", 429: "Rate limit exceeded",
+    404: "Not found", 408: "The request took longer than the service's request timeout; nothing was stored",
+    409: "Conflict", 413: "Body too large", 415: "The body's Content-Encoding is not identity, gzip or deflate",
+    429: "Rate limit exceeded",
+    503: "The store cannot take the request now (busy or unavailable); nothing was stored: retry after Retry-After",
 }
 
 
@@ -234,7 +237,10 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
         if endpoint.query is not None or endpoint.body is not None or endpoint.headers:
             errors.add(400)
         if endpoint.body is not None:
-            errors.add(413)
+            errors.update((413, 415))
+        if endpoint.security is not None:
+            errors.add(401)  # no credentials, or ones that are unknown, expired or revoked
+        errors.update((408, 503))  # every route: the request timeout, and a store that cannot take it
         if endpoint.security in ("admin", "api_key"):
             errors.add(429)  # too many failed credential attempts from the client's address
         if endpoint.security == "admin":
