@@ -13,6 +13,8 @@ from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
 from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
+from api.forwarding.webhooks import HEADERS as WEBHOOK_HEADERS
+from api.forwarding.webhooks import WEBHOOKS as WEBHOOK_BODIES
 from api.imports.admin import ENDPOINTS as IMPORT_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
@@ -20,7 +22,7 @@ from api.links.fdl import ENDPOINTS as FDL_ENDPOINTS
 from api.links.organise import organise_endpoints
 from api.links.previews import ENDPOINTS as LINK_PREVIEW_ENDPOINTS
 from api.loyalty.admin import ENDPOINTS as EVENT_ENDPOINTS
-from api.openapi import openapi_document
+from api.openapi import Webhooks, openapi_document
 from api.people.admin import ENDPOINTS as PEOPLE_ENDPOINTS
 from api.reports import ENDPOINTS as REPORT_ENDPOINTS
 from api.resources import resource_endpoints
@@ -28,6 +30,11 @@ from api.routing import Endpoint, add_endpoints, json_response
 from linksvc.resources.kinds import KINDS
 
 PREFIX = "/api/admin/v1"
+# The requests a webhook connection receives (docs/decisions.md, "Forwarding"), in the document's ``webhooks``.
+WEBHOOKS = Webhooks(WEBHOOK_BODIES, WEBHOOK_HEADERS, description=(
+    "Sent to the `endpoint_url` of each enabled webhook connection whose `event_types` allow the event, as a JSON "
+    "POST signed with Standard Webhooks (https://www.standardwebhooks.com): check `webhook-signature` with the "
+    "connection's secret before trusting the body. Delivery is at least once: drop a `webhook-id` seen before."))
 
 
 async def openapi(request: web.Request) -> web.Response:
@@ -62,4 +69,4 @@ def add_admin_routes(app: web.Application) -> None:
     if undeclared:  # every admin route declares what it needs (linksvc.people.roles)
         raise RuntimeError(f"admin routes without a permission: {', '.join(undeclared)}")
     add_endpoints(app, PREFIX, ENDPOINTS)
-    app[OPENAPI] = openapi_document("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS)
+    app[OPENAPI] = openapi_document("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS, WEBHOOKS)

@@ -89,7 +89,7 @@ class Unattributed(BaseModel):
     revenue: dict[str, str]
 
 
-class OtherGroups(ConversionFigures):
+class ConversionOtherGroups(ConversionFigures):
     groups: int = Field(description="how many groups are summed here")
 
 
@@ -102,7 +102,8 @@ class ConversionReport(BaseModel):
     limit: int
     groups: int = Field(description="how many groups the range holds; rows holds the first limit of them")
     rows: list[ConversionRow]
-    other: OtherGroups | None = Field(description="the groups beyond limit, summed; null when every group is shown")
+    other: ConversionOtherGroups | None = Field(description="the groups beyond limit, summed; null when every group "
+                                                            "is shown")
     totals: ConversionFigures
     unattributed: Unattributed = Field(description="events with no stored click behind their tracking_id")
 

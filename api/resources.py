@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any, Optional
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from api.appkeys import DB, RESOURCES
 from api.routing import Endpoint, data, json_response
@@ -25,7 +25,9 @@ SCHEMA_MODULE = "api.admin"
 
 def _partial(model: type[BaseModel]) -> type[BaseModel]:
     fields: dict[str, Any] = {
-        name: (Optional[info.annotation], None)  # noqa: UP045  (a runtime type expression)
+        # Optional[...]: a runtime type expression. The field's description and examples carry over.
+        name: (Optional[info.annotation], Field(default=None, description=info.description,  # noqa: UP045
+                                                examples=info.examples))
         for name, info in model.model_fields.items() if name != "id"
     }
     return create_model(f"{model.__name__}Patch", __config__=ConfigDict(extra="forbid"), __module__=SCHEMA_MODULE,

@@ -19,15 +19,38 @@ class Error(BaseModel):
     details: str | dict[str, Any]
 
 
+def _noun(param: Any) -> str:
+    """The name a type reads as in a schema name: ``LinkView`` → ``Link``, ``list[Brand]`` → ``BrandList``."""
+    args = getattr(param, "__args__", ())
+    if getattr(param, "__origin__", None) is list and args:
+        return _noun(args[0]) + "List"
+    config = getattr(param, "model_config", {})
+    name = str(config.get("title") or getattr(param, "__name__", param))
+    return name.removesuffix("View") if name.endswith("View") and name != "View" else name
+
+
 class Envelope(BaseModel, Generic[T]):
-    data: T
+    """The success body: ``{"data": ...}``."""
+
+    data: T = Field(description="the answer")
+
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        # A schema (and a generated client's class) named after what it holds: LinkEnvelope, BrandListEnvelope.
+        return f"{_noun(params[0])}Envelope"
 
 
 class Page(BaseModel, Generic[T]):
-    data: list[T]
-    count: int = Field(description="total number of items")
-    limit: int
-    offset: int
+    """One page of a list: the items from ``offset``, at most ``limit`` of them, and how many there are."""
+
+    data: list[T] = Field(description="the items of this page")
+    count: int = Field(description="total number of items", examples=[1])
+    limit: int = Field(description="the most items a page holds, as asked", examples=[50])
+    offset: int = Field(description="how many items come before this page, as asked", examples=[0])
+
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        return f"{_noun(params[0])}Page"
 
 
 class Paging(BaseModel):
@@ -55,7 +78,9 @@ class LinkSearchQuery(Paging):
         return LinkSearch(self.q, self.tag, self.folder, utm)
 
 
-class RewardView(Reward):
+class WalletReward(Reward):
+    """The reward a wallet total counts."""
+
     account_id: str
 
 
@@ -73,7 +98,7 @@ class WalletTotal(BaseModel):
     total: Number
     reward_id: str
     expiration_date: str | None
-    reward: RewardView | None
+    reward: WalletReward | None
 
 
 class Wallet(BaseModel):

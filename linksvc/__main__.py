@@ -22,6 +22,7 @@ from linksvc import mail
 from linksvc.clock import parse_iso
 from linksvc.errors import InvalidField, ServiceError
 from linksvc.forwarding.export import export_target_of, run_export
+from linksvc.identity import VERSION
 from linksvc.imports.service import ImportOptions, import_links
 from linksvc.imports.vendors import VENDORS
 from linksvc.links.overview import ClickAt, route_of_code
@@ -52,6 +53,7 @@ log = logging.getLogger("linksvc")
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linksvc", description="Deeplinks, short links and loyalty campaigns.")
+    parser.add_argument("--version", action="version", version=f"linksvc {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the service (loads the demo data into an empty database)")
     serve.add_argument("--host", help="address to listen on [LINKSVC_HOST, 127.0.0.1]")

@@ -173,7 +173,7 @@ class CountSplit(BaseModel):
     bot: int
 
 
-class OtherGroups(BaseModel):
+class ClickOtherGroups(BaseModel):
     groups: int = Field(description="how many groups are summed here")
     human: int
     bot: int
@@ -196,7 +196,7 @@ class LinkClicks(BaseModel):
     by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
     by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
     by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
-    other: dict[str, OtherGroups] = Field(description="per breakdown holding more groups than limit (by_country, "
+    other: dict[str, ClickOtherGroups] = Field(description="per breakdown holding more groups than limit (by_country, "
                                                       "by_referrer_host, by_rule, by_variant, by_utm_source, "
                                                       "by_browser, by_os, by_device), the groups left out, summed")
 

@@ -15,6 +15,7 @@ from api.schemas import Envelope
 from api.server import add_fast_lane
 from api.storefront.deferred import DeferredClaim, DeferredClaimIn, claim_deferred_link
 from api.storefront.schemas import (
+    AccessToken,
     CampaignPage,
     CampaignsQuery,
     ContactOut,
@@ -45,7 +46,7 @@ OPENAPI: web.AppKey[dict] = web.AppKey("storefront_openapi", dict)
 ENDPOINTS = [
     Endpoint(
         "GET", "/auth/authorize", accounts.authorize, "Exchange an API key for an access token", "auth",
-        response=Envelope[str], security="api_key",
+        response=AccessToken, security="api_key",
         headers=(Header("x-api-key", "the integration's API key", required=True),), errors=(401,),
     ),
     Endpoint("GET", "/campaigns", campaigns.list_campaigns, "List campaigns with filters and index-range paging",

@@ -83,7 +83,9 @@ class CodesSummary(BaseModel):
 
 
 class CampaignOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """A campaign as the storefront shows it."""
+
+    model_config = ConfigDict(extra="allow", title="Campaign")
     id: str
     name: str
     type: CampaignType
@@ -137,6 +139,9 @@ class ContactsQuery(Query):
 
 
 class ContactOut(BaseModel):
+    """A contact: a person the account knows, customer or not."""
+
+    model_config = ConfigDict(title="Contact")
     id: str
     persona_id: str | None
     email: str | None
@@ -180,6 +185,9 @@ class CustomersQuery(Query):
 
 
 class CustomerOut(BaseModel):
+    """A customer of the loyalty programme."""
+
+    model_config = ConfigDict(title="Customer")
     id: str
     name: str | None
     email: str | None
@@ -204,6 +212,13 @@ class CustomerLookup(BaseModel):
     customer_id: str
     customer: CustomerOut
     wallet: Wallet
+
+
+class AccessToken(BaseModel):
+    """The answer of ``GET /auth/authorize``."""
+
+    data: str = Field(description="the access token: send it as `Authorization: Bearer <token>`; it expires after "
+                                  "LINKSVC_TOKEN_TTL_SECONDS", examples=["at_3q2+7w..."])
 
 
 class TotpRequest(BaseModel):

@@ -21,6 +21,7 @@ import logging
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from linksvc.identity import HEADERS
 from linksvc.netguard import PublicOnlyResolver, RefusedDestination, check_literal_host
 
 log = logging.getLogger("linksvc.domains")
@@ -47,9 +48,10 @@ async def fetch_problem(scheme: str, host: str, token: str, *, connect: str, tim
         if guarded:
             check_literal_host(url)
         connector = aiohttp.TCPConnector(resolver=PublicOnlyResolver(resolver) if guarded else resolver)
-        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=timeout)) \
-                as session, session.get(target, headers={"Host": host}, allow_redirects=False,
-                                        server_hostname=host if connect and scheme == "https" else None) as response:
+        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=timeout),
+                                         headers=HEADERS) as session, \
+                session.get(target, headers={"Host": host}, allow_redirects=False,
+                            server_hostname=host if connect and scheme == "https" else None) as response:
             body = await response.content.read(MAX_BODY + 1)
             status = response.status
     except TimeoutError:

@@ -60,6 +60,7 @@ from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
 from linksvc.forwarding.sender import Answer, send
 from linksvc.forwarding.verdicts import DELIVERED, FAILED, Verdict
+from linksvc.identity import HEADERS
 from linksvc.netguard import PublicOnlyResolver, RefusedDestination
 from linksvc.redaction import mask_url_credentials, redact_error
 from storage import clicks as click_repo
@@ -318,7 +319,7 @@ class Dispatcher:
         resolver = None if self.allow_private else PublicOnlyResolver()
         connector = aiohttp.TCPConnector(limit=self.concurrency, resolver=resolver)
         self._resolver = resolver
-        self._session = aiohttp.ClientSession(timeout=timeout, connector=connector)
+        self._session = aiohttp.ClientSession(timeout=timeout, connector=connector, headers=HEADERS)
         self._task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from linksvc.clock import iso, parse_iso, utcnow
+from linksvc.identity import USER_AGENT
 from linksvc.jsoncodec import dumpb
 from linksvc.progress import SILENT, Progress
 from linksvc.redaction import mask_url_credentials, masked_repr
@@ -218,7 +219,8 @@ async def open_sink(target: ExportTarget) -> AsyncIterator[Sink]:
         options["aws_access_key_id"] = target.access_key_id
         options["aws_secret_access_key"] = target.secret_access_key
     config = AioConfig(connect_timeout=10, read_timeout=60, retries={"max_attempts": 5, "mode": "standard"},
-                       s3={"addressing_style": "path"} if target.endpoint_url else None)
+                       s3={"addressing_style": "path"} if target.endpoint_url else None,
+                       user_agent_extra=USER_AGENT)
     async with get_session().create_client("s3", config=config, **options) as client:
         yield S3Sink(client, target.bucket)
 

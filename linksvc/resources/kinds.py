@@ -19,6 +19,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.customers import people
 from linksvc.customers.wallet import load_wallet
 from linksvc.errors import Conflict, Issues
+from linksvc.forwarding.configs import CONFIGS
 from linksvc.forwarding.webhook_secrets import check_secrets, new_secret
 from linksvc.links import passwords
 from linksvc.redaction import SECRET_MASK as SECRET_MASK  # where the tests and older callers look for it
@@ -306,19 +307,20 @@ class ConnectionKind(Kind):
         if not isinstance(config, dict):
             return  # the field's own issue
         endpoint = config.get("endpoint_url")
-        if endpoint is not None:
-            if not isinstance(endpoint, str):
-                ctx.add("config.endpoint_url", "must be a string URL", "type")
-            else:
-                with ctx.issues.collect():
-                    check_destination_url(endpoint, ctx.path("config.endpoint_url"), ctx.allow_private_destinations)
+        config_model = CONFIGS.get(data.get("destination"))  # type: ignore[arg-type]
+        if config_model is not None:  # the members the destination reads, typed (an unknown destination: its issue)
+            with ctx.issues.collect():
+                validate(config_model, config, prefix=ctx.path("config"))
+        elif endpoint is not None and not isinstance(endpoint, str):
+            ctx.add("config.endpoint_url", "must be a string URL", "type")
+        if isinstance(endpoint, str):
+            with ctx.issues.collect():
+                check_destination_url(endpoint, ctx.path("config.endpoint_url"), ctx.allow_private_destinations)
         if data.get("destination") == "webhook":
             before = ctx.existing or {}
             with ctx.issues.collect():
                 check_secrets(config, before.get("config") if before.get("destination") == "webhook" else None,
                               ctx.path)
-            if endpoint is None:
-                ctx.add("config.endpoint_url", "a webhook needs an endpoint URL", "missing")
 
     @staticmethod
     async def _check_event_types(ctx: SaveContext, types: Any) -> None:

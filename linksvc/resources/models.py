@@ -14,14 +14,17 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
 
 from linksvc.errors import Issue
+from linksvc.forwarding.configs import CONFIGS
 from linksvc.links.link_urls import Deeplink, HttpsUrl, WebUrl
 from linksvc.resources.types import Name, Number, ShortText, Text, UtcDateTime, Uuid, new_id
 from linksvc.rules.zones import known_time_zone
@@ -209,7 +212,23 @@ class Connection(Strict):
     event_types: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=500, description=(
         'the event types the connection forwards: PURCHASE and names of the account\'s custom event types, each '
         'once, or ["*"] for every type (required; a type left out is filtered, with the reason)'))
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict, description=(
+        "the destination's settings, by `destination`: MetaConfig, TikTokConfig, Ga4Config, GoogleAdsConfig, "
+        "MessagingConfig, WebhookConfig or S3ExportConfig; secrets are shown masked"))
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """``config`` described with its destination's model (``linksvc.forwarding.configs``, which the admin API
+        also checks it with): any of them, and, for each ``destination``, that one (``if``/``then``)."""
+        json_schema = handler(schema)
+        target = handler.resolve_ref_schema(json_schema)
+        refs = {name: handler(model.__pydantic_core_schema__) for name, model in CONFIGS.items()}
+        config = target["properties"]["config"]
+        target["properties"]["config"] = {"description": config.get("description", ""),
+                                          "anyOf": list(refs.values())}
+        target["allOf"] = [{"if": {"properties": {"destination": {"const": name}}, "required": ["destination"]},
+                            "then": {"properties": {"config": ref}}} for name, ref in refs.items()]
+        return json_schema
 
     @field_validator("event_types")
     @classmethod
@@ -272,8 +291,10 @@ class Sparse(Strict):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
+    # No return annotation: pydantic would take it as the serialized schema (an untyped object), and the OpenAPI
+    # documents would describe a rule's conditions and target as anything. Without one, they read the fields.
     @model_serializer(mode="wrap")
-    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         return {key: value for key, value in handler(self).items() if value is not None}
 
 

@@ -17,7 +17,8 @@ end in ``\\r``). The example's name is
 its first comment line; a failure shows the name, the README line, the expected and the actual output.
 
 The two install commands are not run (they install); the benchmarks block is not run (it needs ``wrk``
-and minutes). Everything goes to 127.0.0.1.
+and minutes); "Generating a client" is run by ``tests/e2e/test_generated_client.py`` instead. Everything goes to
+127.0.0.1.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ README = ROOT / "README.md"
 INSTALL_SECTION = "The two commands"
 WALKTHROUGH_SECTION = "Try it"
 # Sections whose sh blocks are deliberately not run here (see the module docstring).
-NOT_RUN_SECTIONS = {INSTALL_SECTION, "Benchmarks"}
+# "Generating a client" installs a tool and writes packages: tests/e2e/test_generated_client.py runs the
+# same generator and settings (into a temporary folder) and the Python it shows.
+NOT_RUN_SECTIONS = {INSTALL_SECTION, "Benchmarks", "Generating a client"}
 README_ADDRESS = "127.0.0.1:8080"
 OUTPUT = "# →"
 ANY = "…"

@@ -1,0 +1,120 @@
+"""The outgoing webhooks as the admin API's OpenAPI document describes them (its top-level ``webhooks``): each
+kind's body, ``{"type", "timestamp", "data"}``, built by ``linksvc.forwarding.webhook.data_of``, and the Standard
+Webhooks headers that sign it. Real deliveries are checked against these models
+(``tests/http/test_webhook_payloads.py``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from api.routing import Header
+from linksvc.loyalty.models import Analytics, Attribution, ClickIds, Product
+from linksvc.resources.types import Number
+
+_EVENT_ID = Field(description="the event's id, as the storefront answered it", examples=["9b2f4c1e-..."])
+_CUSTOMER_ID = Field(description="the customer the event is about (null: none known)", examples=["cust-1042"])
+_TIMESTAMP = Field(description="when the delivery was built, ISO 8601 in UTC", examples=["2026-11-28T09:15:02Z"])
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EventAcceptedData(Payload):
+    """The accepted event as it was sent, with the attribution the service resolved for it."""
+
+    id: str = _EVENT_ID
+    type: str = Field(description="PURCHASE or the name of a custom event type", examples=["PURCHASE"])
+    customer_id: str | None = _CUSTOMER_ID
+    issued_at: str | None = Field(description="when the event happened, as sent (ISO 8601)")
+    order_id: str | None = Field(description="a purchase's order id", examples=["o-1001"])
+    value: Number | None = Field(description="a purchase's value", examples=[50])
+    currency: str | None = Field(description="a purchase's currency, ISO 4217", examples=["COP"])
+    products: list[Product] | None = Field(description="a purchase's products")
+    properties: dict[str, Any] | None = Field(description="a custom event's free-form properties")
+    attribution: Attribution | None = Field(description="the resolved attribution: the click behind tracking_id "
+                                                        "fills the UTM keys the event left out")
+    attribution_original: Attribution | None = Field(description="the attribution exactly as the event sent it")
+    analytics: Analytics | None = Field(description="the analytics service's identity and session, as sent")
+    click_ids: ClickIds | None = Field(description="click identifiers the client captured, as sent")
+
+
+class RewardLine(Payload):
+    """An amount of a reward put in (or taken from) a customer's wallet."""
+
+    line_id: str = Field(description="the wallet line")
+    reward_id: str = Field(description="the reward")
+    campaign_id: str | None = Field(default=None, description="the campaign that issued it")
+    amount: Number = Field(description="how much of the reward", examples=[10])
+    expiration_date: str | None = Field(default=None, description="when the line lapses (null: never)")
+
+
+class RewardIssuedData(Payload):
+    """The rewards an event put in the customer's wallet (sent only when it issued some)."""
+
+    event_id: str = _EVENT_ID
+    customer_id: str | None = _CUSTOMER_ID
+    rewards: list[RewardLine] = Field(description="the wallet lines issued")
+
+
+class PurchaseReversedData(Payload):
+    """A reversed purchase, with its original attribution (UTM kept)."""
+
+    event_id: str = _EVENT_ID
+    customer_id: str | None = _CUSTOMER_ID
+    order_id: str | None = Field(description="the purchase's order id")
+    reason: str | None = Field(description="why it was reversed, as the storefront said", examples=["returned"])
+    reversed_at: str | None = Field(description="when it was reversed, ISO 8601 in UTC")
+    value: Number | None = Field(description="the purchase's value")
+    currency: str | None = Field(description="the purchase's currency, ISO 4217")
+    attribution: Attribution = Field(description="the purchase's resolved attribution")
+    attribution_original: Attribution | None = Field(description="the purchase's attribution as it was sent")
+
+
+class RewardReversedData(Payload):
+    """What a reversal took back from the wallet, and what it could not (already spent or lapsed)."""
+
+    event_id: str = _EVENT_ID
+    customer_id: str | None = _CUSTOMER_ID
+    taken_back: list[RewardLine] = Field(description="the amounts taken back")
+    shortfall: list[RewardLine] = Field(description="the amounts that could not be taken back")
+
+
+class TierChangedData(Payload):
+    """A customer's tier moved (sent only when it did)."""
+
+    event_id: str = _EVENT_ID
+    customer_id: str | None = _CUSTOMER_ID
+    from_: str | None = Field(alias="from", description="the tier before (null: none)")
+    to: str | None = Field(description="the tier after (null: none)")
+    cause: Literal["purchase", "reversal"] = Field(description="the change behind it")
+
+
+def _body(kind: str, data: type[Payload], doc: str) -> type[BaseModel]:
+    name = "".join(part.capitalize() for part in kind.split(".")) + "Webhook"
+    fields: dict[str, Any] = {
+        "type": (Literal[kind], Field(description="the webhook's kind", examples=[kind])),  # type: ignore[valid-type]
+        "timestamp": (str, _TIMESTAMP),
+        "data": (data, Field(description=data.__doc__ or "")),
+    }
+    return create_model(name, __config__=ConfigDict(extra="forbid"), __doc__=doc, **fields)
+
+
+WEBHOOKS: dict[str, type[BaseModel]] = {
+    "event.accepted": _body("event.accepted", EventAcceptedData, "Every event the storefront accepted."),
+    "reward.issued": _body("reward.issued", RewardIssuedData, "An event issued rewards."),
+    "purchase.reversed": _body("purchase.reversed", PurchaseReversedData, "A purchase was reversed."),
+    "reward.reversed": _body("reward.reversed", RewardReversedData, "A reversal took rewards back."),
+    "tier.changed": _body("tier.changed", TierChangedData, "An event or a reversal moved the customer's tier."),
+}
+
+# Standard Webhooks (https://www.standardwebhooks.com): what a receiver checks before it trusts the body.
+HEADERS = (
+    Header("webhook-id", "the delivery's id: the same on every retry, so a receiver drops duplicates", True),
+    Header("webhook-timestamp", "when the delivery was signed, Unix seconds; refuse one far from now", True),
+    Header("webhook-signature", "v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}'> keyed by the "
+           "base64 part of the connection's whsec_ secret; for 24 hours after a rotation two signatures, "
+           "space-separated, the new secret's first", True),
+)
