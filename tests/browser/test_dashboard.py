@@ -162,8 +162,9 @@ FOCUSED_NAME = """(() => {
 })()"""
 
 
-def _tab_to(watched: Watched, name: str, presses: int = 40) -> None:
-    """Press Tab until the focused element has this accessible text."""
+def _tab_to(watched: Watched, name: str, presses: int = 80) -> None:
+    """Press Tab until the focused element has this accessible text (a page of links has two stops a row: its
+    checkbox and its code)."""
     page = watched.page
     for _ in range(presses):
         page.keyboard.press("Tab")
