@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from hypothesis import settings as hypothesis_settings
 
 from api.appkeys import DB, SETTINGS
 from api.server import ServiceRunner
@@ -20,6 +21,11 @@ from tests import pgstore
 from tests.factories import ADMIN_TOKEN, KEYS, two_accounts
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+# Property tests check what they find, not how fast: no per-example deadline (a shared machine's pauses made
+# Hypothesis's default 200 ms fail examples that take microseconds).
+hypothesis_settings.register_profile("linksvc", deadline=None)
+hypothesis_settings.load_profile("linksvc")
 
 
 # The units that take longest go out first (``--dist loadfile`` hands out files in order): the fuzz run, the
