@@ -2,7 +2,8 @@
 the field, the signing secret shown once), edited with its secret kept, tested against a local receiver that
 checks the signature, disabled and enabled; a failed delivery that asks for a new token leads to its connection's
 form, where the stored token is never shown; an API key created (shown once, used), then revoked; a demo customer
-found by name and by phone, and their page (tier, wallet, path from clicks)."""
+found by name and by phone, and their page (tier, wallet, path from clicks); a custom event type created (the
+API's message at the field first) and made inactive."""
 
 from __future__ import annotations
 
@@ -195,3 +196,34 @@ def test_a_customer_found_and_their_page(watched: Watched, scene: Scene) -> None
     page.get_by_role("heading", name="Customer path").wait_for()
     path = call(f"{scene.admin}/customers/{DEMO_CUSTOMER}/path")[1]
     assert page.locator("tr[data-event]").count() == min(path["count"], 50)
+
+
+def test_a_custom_event_type_created_and_edited(watched: Watched, scene: Scene) -> None:
+    page = watched.page
+    sign_in(watched, scene)
+    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Event types").click()
+    page.get_by_role("heading", name="Event types").wait_for()
+    form = page.get_by_role("form", name="Event type")
+    form.get_by_label("Name").fill("1-signup")
+    watched.expect("400")
+    form.get_by_role("button", name="Create event type").click()
+    status, body = call(f"{scene.admin}/custom-event-types", "POST", {"name": "1-signup"})
+    assert status == 400
+    error = form.locator('[data-field="name"] .field-error')
+    wait_for("the field's error", lambda: error.inner_text())
+    assert error.inner_text() == body["details"]["message"]
+
+    form.get_by_label("Name").fill("loyalty_signup")
+    form.get_by_label("Description").fill("The customer joined the loyalty programme.")
+    form.get_by_role("button", name="Create event type").click()
+    row = page.locator('tr[data-type="loyalty_signup"]')
+    row.wait_for()
+    assert row.get_attribute("data-active") == "true"
+    row.get_by_role("button", name="Edit loyalty_signup").click()
+    form.get_by_role("heading", name="Edit loyalty_signup").wait_for()
+    form.get_by_label("Active: the API accepts events of this type").uncheck()
+    form.get_by_role("button", name="Save event type").click()
+    page.locator('tr[data-type="loyalty_signup"][data-active="false"]').wait_for()
+    types = call(f"{scene.admin}/custom-event-types?limit=500")[1]["data"]
+    stored = [t for t in types if t["name"] == "loyalty_signup"]
+    assert [(t["active"], t["description"]) for t in stored] == [(False, "The customer joined the loyalty programme.")]

@@ -13,6 +13,7 @@ import { deliveriesView } from './deliveries.js';
 import { domainsView } from './domains.js';
 import { h, toast } from './dom.js';
 import { eventView } from './events.js';
+import { eventTypesView } from './eventtypes.js';
 import { keysView } from './keys.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
@@ -44,6 +45,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/connections/new$`), connectionView, 'connections:write'],
   [new RegExp(`^${BASE}/${SEG}/connections/${SEG}$`), connectionView],
   [new RegExp(`^${BASE}/${SEG}/api-keys$`), keysView, 'keys:read'],
+  [new RegExp(`^${BASE}/${SEG}/event-types$`), eventTypesView, 'campaigns:read'],
   [new RegExp(`^${BASE}/${SEG}/link-preview$`), linkPreviewSettingsView],
   [new RegExp(`^${BASE}/${SEG}/members$`), membersView, 'members:read'],
   [new RegExp(`^${BASE}/${SEG}/audit-log$`), auditView, 'audit:read'],
@@ -53,7 +55,7 @@ const ROUTES = [
 // The pages an emailed one-time link opens: shown signed in or not (the link's token is the credential).
 const PUBLIC = { [`${BASE}/accept-invitation`]: acceptInvitationView, [`${BASE}/reset-password`]: resetPasswordView };
 const SECTIONS = ['links', 'campaigns', 'reports', 'deliveries', 'domains', 'link-preview', 'members', 'audit-log',
-  'tokens', 'profile', 'connections', 'api-keys', 'customers'];
+  'tokens', 'profile', 'connections', 'api-keys', 'customers', 'event-types'];
 
 const state = { signedIn: null, accounts: null, sequence: 0 };
 const main = document.getElementById('main');
