@@ -2,7 +2,8 @@
 document. Accounts and keys (``api.accounts.admin``), the link and campaign pages the dashboard needs
 (``api.links.admin``), every account resource (``api.resources``), forwarding (``api.forwarding.admin``),
 imports of other link services' exports (``api.imports.admin``), events with their lineage and customers' paths
-(``api.loyalty.admin``), people, members, personal tokens and the audit log (``api.people.admin``).
+(``api.loyalty.admin``), the back office's customer search (``api.customers.admin``), people, members, personal
+tokens and the audit log (``api.people.admin``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from aiohttp import web
 
 from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
+from api.customers.admin import ENDPOINTS as CUSTOMER_ENDPOINTS
 from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.forwarding.webhooks import HEADERS as WEBHOOK_HEADERS
@@ -59,6 +61,7 @@ ENDPOINTS = [
     *FORWARDING_ENDPOINTS,
     *REPORT_ENDPOINTS,
     *EVENT_ENDPOINTS,
+    *CUSTOMER_ENDPOINTS,
     *PEOPLE_ENDPOINTS,
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]

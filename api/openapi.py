@@ -27,7 +27,7 @@ PATH_PARAMETERS = {
     "account_id": "the account's id", "id": "the object's id", "event_id": "the event's id",
     "person_id": "the person's id", "key_id": "the API key's id", "token_id": "the personal token's id",
     "domain_id": "the custom domain's id", "delivery_id": "the delivery's id", "invitation_id": "the invitation's id",
-    "code": "the link's short code", "customer_id": "the customer's id",
+    "code": "the link's short code", "customer_id": "the customer's id", "tag": "the tag's name",
 }
 _NOUN_SUFFIX = re.compile(r"(Patch|View|Envelope|ListEnvelope|Page|-Input|-Output)$")
 _STATUS_TEXT = {

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, dialect, fetch_all, fetch_one
+from storage.db import Conn, Row, dialect, fetch_all, fetch_one, json_member
 from storage.wallet import HeldReward, held_rewards, wallet_view_columns
 
 OWNS: tuple[str, ...] = ()
@@ -187,6 +187,30 @@ async def other_customer_with(conn: Conn, account_id: str, column: str, value: s
         (account_id, value, customer_id),
     )
     return str(row[0]) if row is not None else None
+
+
+def _like(text: str) -> str:
+    """A LIKE pattern that finds ``text`` anywhere, its own wildcards taken literally (escaped with ``\\``)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+async def search(conn: Conn, account_id: str, text: str, digits: str | None, limit: int) -> list[Person]:
+    """The account's customers whose name or e-mail holds ``text`` (without regard to case), whose document
+    number or external id is ``text``, or whose phone's digits hold ``digits``: by name, at most ``limit``. The
+    name is in the document, so this reads every customer of the account: a back-office search, not a lookup."""
+    if _unmatchable(conn, text):
+        return []
+    name = f"lower(coalesce({json_member(conn, 'body', 'name')}, ''))"
+    pattern = _like(text.lower())
+    clauses = [f"{name} LIKE ? ESCAPE '\\'", "email_lower LIKE ? ESCAPE '\\'", "document_number = ?",
+               "external_id = ?"]
+    params: list[object] = [account_id, pattern, pattern, text, text]
+    if digits:
+        clauses.append("phone_digits LIKE ?")
+        params.append(f"%{digits}%")
+    rows = await fetch_all(conn, f"{_CUSTOMER} AND ({' OR '.join(clauses)}) ORDER BY {name}, id LIMIT ?",
+                           [*params, limit])
+    return [_person(row) for row in rows]
 
 
 async def find_contacts(

@@ -209,6 +209,16 @@ async def retry(tx: Tx, account_id: str, delivery_id: str, now: str) -> bool:
     return changed == 1
 
 
+async def retry_failed(tx: Tx, account_id: str, connection_id: str, now: str) -> int:
+    """Every failed or dead delivery of the connection back to pending, due now; how many."""
+    return await execute(
+        tx,
+        "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, lease_until = NULL, updated_at = ? "
+        "WHERE account_id = ? AND connection_id = ? AND state IN ('failed', 'dead')",
+        (now, now, account_id, connection_id),
+    )
+
+
 async def filtered_reasons(conn: Conn, account_id: str, connection_id: str) -> list[str]:
     """The distinct reasons of the connection's filtered deliveries (the connection's own rules give them: a
     bounded set, named by its types, destination and settings)."""

@@ -107,6 +107,17 @@ async def retry_filtered(request: web.Request) -> web.Response:
     return data(result)
 
 
+class FailedRetried(BaseModel):
+    retried: int = Field(description="failed and dead deliveries back to pending")
+
+
+async def retry_failed(request: web.Request) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    result = await deliveries.retry_failed(request.app[DB], request.app[RESOURCES], account_id, connection_id)
+    request.app[DISPATCHER].wake()
+    return data(result)
+
+
 class ConnectionTest(BaseModel):
     outcome: str = Field(description="delivered (the vendor accepted the test event), failed (it refused it: see "
                                      "message), retry (it could not be reached or asked to try later) or not_sent "
@@ -168,6 +179,10 @@ ENDPOINTS = [
              "event_types, forwarding switched on); consent is checked again before sending", "deliveries",
              response=Envelope[FilteredRetried], security="admin", permission="deliveries:write", errors=(401, 404),
              action="retry-filtered"),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/deliveries/retry-failed", retry_failed,
+             "Send again every failed and dead delivery of the connection (after its config is fixed: a new token); "
+             "each keeps its count of tries", "deliveries", response=Envelope[FailedRetried], security="admin",
+             permission="deliveries:write", errors=(401, 404), action="retry-failed"),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again, or a filtered one the connection's rules now let through "
              "(409 naming the reason while they do not)", "deliveries", response=Envelope[DeliveryView],

@@ -46,17 +46,18 @@ class ImportedRow(BaseModel):
 
 
 class ImportSummary(BaseModel):
-    rows: int
-    created: int
-    skipped: int
-    failed: int
+    rows: int = Field(description="rows in the file")
+    created: int = Field(description="links created (a dry run: that would be)")
+    skipped: int = Field(description="rows whose code a link of this account has already: sending a file again "
+                                     "converges")
+    failed: int = Field(description="rows refused, each with its error")
     pending: int = Field(description="rows not reached in time: send the same file again")
 
 
-class ImportResult(BaseModel):
-    vendor: str
-    dry_run: bool
-    summary: ImportSummary
+class LinkImport(BaseModel):
+    vendor: str = Field(description="whose export the file is: bitly, rebrandly, shortio, shlink, yourls or kutt")
+    dry_run: bool = Field(description="true: nothing was written, the rows say what would happen")
+    summary: ImportSummary = Field(description="the rows counted by what happened to them")
     rows: list[ImportedRow]
 
 
@@ -83,6 +84,6 @@ ENDPOINTS = [
              "with the same rules as any link; it keeps its code when the code is free, is skipped when a link of "
              "this account has it, and fails alone otherwise (new_codes=true: it gets a fresh code). With "
              "dry_run=true nothing is written and the answer says what would happen to each row", "links",
-             query=ImportQuery, response=Envelope[ImportResult], security="admin", permission="links:write",
+             query=ImportQuery, response=Envelope[LinkImport], security="admin", permission="links:write",
              errors=(400, 401, 403, 404, 413, 415), max_body="max_import_body_bytes", action="import"),
 ]

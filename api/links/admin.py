@@ -43,7 +43,7 @@ class LinkSummary(BaseModel):
     disabled: bool
     expires_at: str | None
     tags: list[str]
-    folder: str | None
+    folder: str | None = Field(description="the folder the link is in; null: none")
     short_url: str
     clicks_7d: int = Field(description="human clicks of the last seven days (bots are not counted)")
     created_at: str

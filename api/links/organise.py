@@ -41,12 +41,12 @@ class BulkDisable(Selection):
 class BulkResult(BaseModel):
     selected: int = Field(description="links named (each once)")
     changed: int = Field(description="links the action changed (the others were so already)")
-    changed_ids: list[str]
+    changed_ids: list[str] = Field(description="the ids of the links the action changed")
 
 
 class NameCount(BaseModel):
-    name: str
-    links: int
+    name: str = Field(description="the tag's or the folder's name")
+    links: int = Field(description="how many of the account's links have it")
 
 
 class TagView(NameCount):
@@ -59,8 +59,8 @@ class TagColor(BaseModel):
 
 
 class TagsAndFolders(BaseModel):
-    tags: list[TagView]
-    folders: list[NameCount]
+    tags: list[TagView] = Field(description="the account's tags, each with its links and colour")
+    folders: list[NameCount] = Field(description="the account's folders, each with its links")
 
 
 async def tags_and_folders(request: web.Request) -> web.Response:

@@ -158,3 +158,21 @@ async def resolve_customer_id(
         return found.id
     body = await find_customer(conn, account_id, document_number, phone)
     return str(body["id"])
+
+
+# What a back-office search shows of each customer found: enough to tell two apart and open the right one.
+FOUND_FIELDS = ("id", "name", "email", "phone", "document_type", "document_number", "external_id", "tier_id")
+MAX_FOUND = 50
+_SHORTEST_PHONE_PART = 4  # fewer digits than this would match most phones
+
+
+async def search_customers(store: Store, account_id: str, text: str, limit: int = 20) -> list[dict[str, Any]]:
+    """The account's customers that ``text`` names, by name: part of their name or e-mail (any case), their
+    document number or external id, or (four digits or more) part of their phone's digits."""
+    text = text.strip()
+    if not text:
+        raise InvalidField("q", "type a name, an e-mail, a phone or a document number", rule="missing")
+    digits = phone_digits(text) or ""
+    rows = await repo.search(store.reader, account_id, text, digits if len(digits) >= _SHORTEST_PHONE_PART else None,
+                             min(limit, MAX_FOUND))
+    return [{**{key: row.body.get(key) for key in FOUND_FIELDS}, "id": row.id} for row in rows]

@@ -1,6 +1,7 @@
 """What the admin API shows of forwarding: deliveries per event and per connection, the connection's counts
 (filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a filtered one the
-connection's rules now let through, one or all of the connection's), and the test of a connection.
+connection's rules now let through, one or all of the connection's; every failed and dead one of a
+connection), and the test of a connection.
 
 Each first fans out what of the account still waits in the outbox (:func:`settle`): the deliveries an
 accepted event makes are shown as soon as the event is (pending or filtered), as they were when ingest wrote
@@ -112,6 +113,16 @@ async def retry_filtered(db: Store, resources: Resources, account_id: str, conne
         lifted = lifted_reasons(connection, reasons)
         retried = await repo.retry_filtered(tx, account_id, connection_id, lifted, iso(utcnow()))
     return {"retried": retried, "reasons": lifted}
+
+
+async def retry_failed(db: Store, resources: Resources, account_id: str, connection_id: str) -> dict[str, Any]:
+    """Every failed and dead delivery of the connection back to pending, due now (each keeps its count of tries):
+    after its config is fixed (a new token), one call instead of a retry per row. 404 unless the account's
+    connection."""
+    await resources.get(account_id, "connections", connection_id)
+    async with db.transaction() as tx:
+        retried = await repo.retry_failed(tx, account_id, connection_id, iso(utcnow()))
+    return {"retried": retried}
 
 
 async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:

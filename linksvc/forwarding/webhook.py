@@ -8,7 +8,8 @@ base64 part of the connection's ``whsec_`` secret. For 24 hours after a rotation
 signatures, space-separated, the new secret's first (:mod:`linksvc.forwarding.webhook_secrets`); a delivery
 is signed when it is sent, so a retry follows the secrets of its own moment. A purchase reversal carries the
 purchase's original resolved attribution (UTM kept); reward and tier kinds go out only when the event or
-reversal really did it.
+reversal really did it. The connection's test sends a ``connection.test`` message (no event), signed the same
+way, so that a receiver's signature check is tested too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import uuid
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -35,6 +37,7 @@ from linksvc.forwarding.outgoing import (
 from linksvc.forwarding.webhook_secrets import secret_key, signing_secrets
 from linksvc.jsoncodec import dumpb
 
+TEST_KIND = "connection.test"
 ACCEPTED_FIELDS = ("id", "type", "customer_id", "issued_at", "order_id", "value", "currency", "products",
                    "properties", "attribution", "attribution_original", "analytics", "click_ids")
 
@@ -104,6 +107,18 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
           delivery_id: str, now: datetime, *, trigger: str | None = None) -> Outgoing | Filtered:
     """``trigger`` (the delivery's ``"event"`` or ``"reversal"``) tells a ``tier.changed`` of the purchase
     from one of its reversal; the other kinds do not need it."""
+    signing = _signing(connection, now)
+    if isinstance(signing, Filtered):
+        return signing
+    data = data_of(kind, event, trigger)
+    if isinstance(data, Filtered):
+        return data
+    return _signed(*signing, kind, data, delivery_id, now)
+
+
+def _signing(connection: dict[str, Any], now: datetime) -> tuple[str, list[bytes]] | Filtered:
+    """The connection's endpoint and signing keys: the current secret's first, the one it replaced beside it
+    while the rotation's overlap lasts."""
     found = required(connection, "endpoint_url", "secret")
     if isinstance(found, Filtered):
         return found
@@ -114,16 +129,26 @@ def build(kind: str, event: dict[str, Any], customer: dict[str, Any] | None, con
         return Filtered(f"the connection's config secret is unusable: {exc}")
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    # The current secret first; the one it replaced beside it while the rotation's overlap lasts.
-    keys = [key, *(secret_key(previous) for previous in signing_secrets(connection.get("config") or {}, now)[1:])]
-    data = data_of(kind, event, trigger)
-    if isinstance(data, Filtered):
-        return data
+    return url, [key, *(secret_key(previous) for previous in signing_secrets(connection.get("config") or {}, now)[1:])]
+
+
+def _signed(url: str, keys: list[bytes], kind: str, data: dict[str, Any], msg_id: str, now: datetime) -> Outgoing:
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
     body = dumpb({"type": kind, "timestamp": iso(now), "data": data})
     timestamp = unix_seconds(now)
     return Outgoing("POST", url, {
         "content-type": "application/json",
-        "webhook-id": delivery_id,
+        "webhook-id": msg_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": " ".join(signature(k, delivery_id, timestamp, body) for k in keys),
+        "webhook-signature": " ".join(signature(k, msg_id, timestamp, body) for k in keys),
     }, body)
+
+
+def build_test(connection: dict[str, Any], now: datetime) -> Outgoing | Filtered:
+    """The connection's test: one ``connection.test`` message, signed as every delivery is, which a receiver
+    answers with a 2xx when it accepts the signature (it carries no event: nothing is to be counted)."""
+    signing = _signing(connection, now)
+    if isinstance(signing, Filtered):
+        return signing
+    return _signed(*signing, TEST_KIND, {"connection_id": connection.get("id")}, f"test_{uuid.uuid4().hex}", now)

@@ -114,4 +114,5 @@ def undescribed(document: dict[str, Any]) -> list[str]:
 async def test_every_operation_parameter_and_field_is_described(client: TestClient) -> None:
     for url in DOCUMENTS.values():
         document = await (await client.get(url)).json()
-        assert undescribed(document) == [], url
+        missing = undescribed(document)
+        assert missing == [], "\n".join([url, *missing])

@@ -7,10 +7,14 @@ import { admin, ApiError, AuthError, inAccount, query, session } from './api.js'
 import { auditView } from './audit.js';
 import { campaignsView, campaignView } from './campaigns.js';
 import { clicksView } from './clicks.js';
+import { connectionsView, connectionView } from './connections.js';
+import { customersView, customerView } from './customers.js';
 import { deliveriesView } from './deliveries.js';
 import { domainsView } from './domains.js';
 import { h, toast } from './dom.js';
-import { customerView, eventView } from './events.js';
+import { eventView } from './events.js';
+import { eventTypesView } from './eventtypes.js';
+import { keysView } from './keys.js';
 import { importView } from './imports.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
@@ -37,7 +41,13 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
   [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],
   [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
+  [new RegExp(`^${BASE}/${SEG}/customers$`), customersView],
   [new RegExp(`^${BASE}/${SEG}/customers/${SEG}$`), customerView],
+  [new RegExp(`^${BASE}/${SEG}/connections$`), connectionsView],
+  [new RegExp(`^${BASE}/${SEG}/connections/new$`), connectionView, 'connections:write'],
+  [new RegExp(`^${BASE}/${SEG}/connections/${SEG}$`), connectionView],
+  [new RegExp(`^${BASE}/${SEG}/api-keys$`), keysView, 'keys:read'],
+  [new RegExp(`^${BASE}/${SEG}/event-types$`), eventTypesView, 'campaigns:read'],
   [new RegExp(`^${BASE}/${SEG}/link-preview$`), linkPreviewSettingsView],
   [new RegExp(`^${BASE}/${SEG}/members$`), membersView, 'members:read'],
   [new RegExp(`^${BASE}/${SEG}/audit-log$`), auditView, 'audit:read'],
@@ -47,7 +57,7 @@ const ROUTES = [
 // The pages an emailed one-time link opens: shown signed in or not (the link's token is the credential).
 const PUBLIC = { [`${BASE}/accept-invitation`]: acceptInvitationView, [`${BASE}/reset-password`]: resetPasswordView };
 const SECTIONS = ['links', 'campaigns', 'reports', 'deliveries', 'domains', 'link-preview', 'members', 'audit-log',
-  'tokens', 'profile'];
+  'tokens', 'profile', 'connections', 'api-keys', 'customers', 'event-types'];
 
 const state = { signedIn: null, accounts: null, sequence: 0 };
 const main = document.getElementById('main');

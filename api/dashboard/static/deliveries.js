@@ -1,7 +1,8 @@
 // Deliveries of forwarded events, per connection: which event types the connection forwards, how many of its
 // deliveries are in each state and why the filtered and skipped ones were not sent, each delivery's state
 // (delivered, filtered or skipped with its reason, failed, dead, or still pending), a retry for the failed and
-// dead ones and for the filtered ones the connection now lets through, and a test of the connection.
+// dead ones (one, or all of the connection's at once) and for the filtered ones the connection now lets through,
+// and a test of the connection. An error that asks a person to fix the connection links to its edit form.
 
 import { admin, inAccount, query } from './api.js';
 import { badge, field, h, table, toast, when } from './dom.js';
@@ -15,6 +16,15 @@ function outcome(d) {
   if (d.last_error && status && d.last_error.includes(String(d.last_status))) return d.last_error;
   if (d.last_error || status) return [status, d.last_error].filter(Boolean).join(': ');
   return '—';
+}
+
+// A failed delivery whose error says the connection must be fixed (a new token in its config) links to it.
+const FIX_CONNECTION = /connection'?s (config|access_token)|token/i;
+function outcomeCell(ctx, d) {
+  const text = outcome(d);
+  if (!['failed', 'dead', 'skipped'].includes(d.state) || !FIX_CONNECTION.test(text)) return text;
+  return h('span', {}, text, ' ', h('a', { href: `${ctx.base}/connections/${d.connection_id}`,
+    'data-fix': 'connection' }, 'Edit the connection'));
 }
 
 // What a connection's event_types say: every type (["*"]), the types listed, or none at all (a connection
@@ -45,9 +55,19 @@ async function summary(ctx, chosen, onRetried) {
     rest ? h('li', { 'data-reason': '(other)', class: 'muted' },
       `${rest.deliveries} × ${rest.groups} other reason${rest.groups === 1 ? '' : 's'}`) : null);
   const other = counts.other || {};
+  const failed = (counts.by_state.failed || 0) + (counts.by_state.dead || 0);
+  const retryFailed = h('button', { type: 'button', class: 'small' }, `Retry the ${failed} failed and dead`);
+  retryFailed.addEventListener('click', async () => {
+    retryFailed.disabled = true;
+    const answer = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/retry-failed`),
+      { method: 'POST' })).data;
+    toast(`${answer.retried} deliveries queued again.`);
+    onRetried();
+  });
   return h('dl', { class: 'facts compact', 'aria-label': 'Forwarding summary' },
     h('dt', {}, 'Forwards'), h('dd', { 'data-fact': 'event-types' }, forwardedTypes(chosen)),
-    h('dt', {}, 'Deliveries'), h('dd', { 'data-fact': 'states' }, states || 'none yet'),
+    h('dt', {}, 'Deliveries'), h('dd', { 'data-fact': 'states' }, states || 'none yet',
+      failed > 0 && ctx.can('deliveries:write') ? [' ', retryFailed] : null),
     ...(counts.filtered.length ? [h('dt', {}, 'Filtered, by reason'), h('dd', { 'data-fact': 'filtered' },
       reasons(counts.filtered, true, other.filtered), sendable && ctx.can('deliveries:write') ? resend : null)] : []),
     ...(counts.skipped.length ? [h('dt', {}, 'Skipped, by reason'), h('dd', { 'data-fact': 'skipped' },
@@ -110,7 +130,7 @@ export async function deliveriesView(ctx) {
       { label: 'Created', cell: (d) => when(d.created_at) },
       { label: 'Kind', cell: (d) => d.kind },
       { label: 'State', cell: (d) => badge(d.state) },
-      { label: 'Reason or last error', class: 'wrap', cell: (d) => outcome(d) },
+      { label: 'Reason or last error', class: 'wrap', cell: (d) => outcomeCell(ctx, d) },
       { label: 'Tries', class: 'num', cell: (d) => String(d.tries) },
       { label: 'Event', cell: (d) => h('code', { title: d.event_id }, d.event_id.slice(0, 8)) },
       { label: 'Action', cell: (d) => retryButton(d) || '—' },
@@ -131,6 +151,7 @@ export async function deliveriesView(ctx) {
   return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
     h('p', { class: 'muted' }, 'Events forwarded to each connection: delivered, filtered (with the reason), failed '
       + '(refused by the destination), dead (retries exhausted) or pending.'),
-    form, await summary(ctx, chosen, reload),
+    form, h('p', {}, h('a', { href: `${ctx.base}/connections/${chosen.id}` }, 'Edit this connection')),
+    await summary(ctx, chosen, reload),
     ctx.can('deliveries:write') ? h('div', { class: 'toolbar' }, testButton, testResult) : null, results);
 }

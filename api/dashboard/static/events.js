@@ -1,7 +1,7 @@
 // One event and where its attribution came from (its lineage, recorded when the event was written): the
 // click behind its tracking_id, then for each field the event's value, which part of the event it was read
 // from and by which rule, the click's value and where the click got it, and whether the two agree. And a
-// customer's path: their events, newest first, each with the click that led to it.
+// customer's path (shown on their page): their events, newest first, each with the click that led to it.
 
 import { admin, inAccount, query } from './api.js';
 import { badge, h, pager, table, when } from './dom.js';
@@ -34,6 +34,17 @@ async function campaignName(ctx, campaignId) {
     return (await admin(inAccount(ctx.account, `/campaigns/${campaignId}`))).data.name;
   } catch (error) {
     if (error.status === 404) return null;  // a campaign removed since: its id stays
+    throw error;
+  }
+}
+
+// A customer's name (their id when they have none, or were removed since).
+export async function nameOfCustomer(ctx, customerId) {
+  try {
+    const customer = (await admin(inAccount(ctx.account, `/customers/${encodeURIComponent(customerId)}`))).data;
+    return customer.name || customer.email || customerId;
+  } catch (error) {
+    if (error.status === 404) return customerId;
     throw error;
   }
 }
@@ -105,10 +116,11 @@ export async function eventView(ctx) {
   const name = await campaignName(ctx, lineage?.click?.campaign_id);
   const row = (term, value) => (value ? [h('dt', {}, term), h('dd', {}, value)] : null);
   const customerHref = event.customer_id ? `${ctx.base}/customers/${encodeURIComponent(event.customer_id)}` : null;
-  const customer = customerHref ? h('a', { href: customerHref, title: 'The customer’s path' }, event.customer_id) : null;
+  const customerName = event.customer_id ? await nameOfCustomer(ctx, event.customer_id) : null;
+  const customer = customerHref ? h('a', { href: customerHref, title: 'The customer’s page' }, customerName) : null;
   return h('section', { class: 'event-page' },
     customerHref ? h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' },
-      h('a', { href: customerHref }, 'Customer path'), ` / ${event.type}`) : null,
+      h('a', { href: customerHref }, customerName), ` / ${event.type}`) : null,
     h('div', { class: 'title-row start' }, h('h1', { tabindex: -1 }, `${event.type} event`),
       event.reversed_at ? badge('Reversed', 'off') : null),
     h('dl', { class: 'facts' },
@@ -135,8 +147,9 @@ const utmText = (utm) => {
 
 const PATH_PAGE = 50;
 
-export async function customerView(ctx) {
-  const [customerId] = ctx.params;
+// A customer's path: their events, newest first, each with the click that led to it; paged. The customer's own
+// page (customers.js) shows it under their name, wallet and tier.
+export async function customerPath(ctx, customerId) {
   const eventHref = (e) => `${ctx.base}/events/${e.id}`;
   const base = `${ctx.base}/customers/${encodeURIComponent(customerId)}`;
   let offset = Number(ctx.search.get('offset')) || 0;
@@ -147,9 +160,8 @@ export async function customerView(ctx) {
     history.replaceState(null, '', `${base}${query({ offset: offset || '' })}`);
     const path = await admin(inAccount(ctx.account,
       `/customers/${encodeURIComponent(customerId)}/path${query({ limit: PATH_PAGE, offset })}`));
-    intro.replaceChildren('Customer ', h('code', {}, customerId),
-      `: ${path.count === 1 ? '1 event' : `${path.count} events`}, newest first, each with the click that led to it `
-      + '(the click behind its tracking id).');
+    intro.replaceChildren(`${path.count === 1 ? '1 event' : `${path.count} events`}, newest first, each with the `
+      + 'click that led to it (the click behind its tracking id).');
     results.replaceChildren(...[table('Events of the customer and their clicks', [
       { label: 'Event', cell: (r) => h('span', {}, h('a', { href: eventHref(r.event) }, r.event.type),
         r.event.reversed_at ? [' ', badge('Reversed', 'off')] : null) },
@@ -171,5 +183,5 @@ export async function customerView(ctx) {
   }
 
   await load();
-  return h('section', { class: 'customer-page' }, h('h1', { tabindex: -1 }, 'Customer path'), intro, results);
+  return h('div', { class: 'customer-path' }, intro, results);
 }

@@ -1,0 +1,80 @@
+// The back office's customers: a search (part of a name or e-mail, a phone, a document number or an external id,
+// GET /customer-search) and a customer's page: who they are, their tier, their wallet (rewards held, with what
+// expires first) and their path from clicks to events (events.js).
+
+import { admin, inAccount, query } from './api.js';
+import { day, field, h, table } from './dom.js';
+import { customerPath } from './events.js';
+
+const customerHref = (ctx, id) => `${ctx.base}/customers/${encodeURIComponent(id)}`;
+
+async function tierNames(ctx) {
+  const tiers = (await admin(inAccount(ctx.account, `/tiers${query({ limit: 500 })}`))).data;
+  return new Map(tiers.map((t) => [t.id, t.name]));
+}
+
+export async function customersView(ctx) {
+  const text = (ctx.search.get('q') || '').trim();
+  const q = h('input', { type: 'search', name: 'q', value: text, maxlength: 200, autocomplete: 'off',
+    placeholder: 'Ana, ana@example.com, 300 123 4567, CC1020304050' });
+  const form = h('form', { class: 'toolbar filters', role: 'search', 'aria-label': 'Search customers' },
+    field('Name, e-mail, phone or document number', q),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Search')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    ctx.navigate(`${ctx.base}/customers${query({ q: q.value.trim() })}`);
+  });
+  let results = h('p', { class: 'muted' }, 'Type part of a name or an e-mail, four digits or more of a phone, or a '
+    + 'whole document number.');
+  if (text) {
+    const [found, tiers] = await Promise.all([
+      admin(inAccount(ctx.account, `/customer-search${query({ q: text, limit: 50 })}`)).then((a) => a.data),
+      tierNames(ctx)]);
+    results = table(`Customers matching ${text}`, [
+      { label: 'Name', cell: (c) => h('a', { href: customerHref(ctx, c.id) }, c.name || c.email || 'No name') },
+      { label: 'E-mail', cell: (c) => c.email || '—' },
+      { label: 'Phone', cell: (c) => c.phone || '—' },
+      { label: 'Document', cell: (c) => (c.document_number ? `${c.document_type || ''} ${c.document_number}`.trim()
+        : '—') },
+      { label: 'Tier', cell: (c) => (c.tier_id ? tiers.get(c.tier_id) || 'a removed tier' : '—') },
+    ], found.map((item) => ({ item, attrs: { 'data-customer': item.id } })),
+    { empty: `No customer matches “${text}”.` });
+  }
+  return h('section', { class: 'customers' }, h('h1', { tabindex: -1 }, 'Customers'), form,
+    h('div', { class: 'results', 'aria-live': 'polite' }, results));
+}
+
+const amount = (value) => (typeof value === 'number' ? value.toLocaleString() : String(value));
+
+export async function customerView(ctx) {
+  const [customerId] = ctx.params;
+  const [customer, tiers] = await Promise.all([
+    admin(inAccount(ctx.account, `/customers/${encodeURIComponent(customerId)}`)).then((a) => a.data),
+    tierNames(ctx)]);
+  const row = (term, value) => (value ? [h('dt', {}, term), h('dd', { 'data-fact': term.toLowerCase() }, value)]
+    : null);
+  const metrics = customer.metrics || {};
+  const totals = customer.wallet?.totals || [];
+  return h('section', { class: 'customer-page' },
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: `${ctx.base}/customers` }, 'Customers'),
+      ` / ${customer.name || customer.email || 'No name'}`),
+    h('h1', { tabindex: -1 }, customer.name || customer.email || 'Customer without a name'),
+    h('dl', { class: 'facts' },
+      row('Tier', customer.tier_id ? tiers.get(customer.tier_id) || 'a removed tier' : 'none'),
+      row('E-mail', customer.email),
+      row('Phone', customer.phone),
+      row('Document', customer.document_number && `${customer.document_type || ''} ${customer.document_number}`.trim()),
+      row('External id', customer.external_id),
+      row('Status', customer.status),
+      row('Registered', customer.registration_date && day(customer.registration_date)),
+      row('Purchases', metrics.purchase_count !== undefined ? String(metrics.purchase_count) : null)),
+    h('h2', {}, 'Wallet'),
+    table('Rewards held', [
+      { label: 'Reward', cell: (t) => t.reward?.name || 'a removed reward' },
+      { label: 'Amount', class: 'num', cell: (t) => amount(t.total) },
+      { label: 'First expiry', cell: (t) => (t.expiration_date ? day(t.expiration_date) : 'never') },
+    ], totals.map((item) => ({ item, attrs: { 'data-reward': item.reward_id } })),
+    { empty: 'No rewards held.' }),
+    h('h2', {}, 'Customer path'),
+    await customerPath(ctx, customerId));
+}
