@@ -39,6 +39,16 @@ class DeliveryRecord:
     created_at: str
     updated_at: str
     delivered_at: str | None
+    # The webhook's ``webhook-id`` (None on rows written before issue 37: their ``id`` is) and the replay that
+    # made the delivery (None: the live fan-out did).
+    message_id: str | None = None
+    replay_id: str | None = None
+
+    @property
+    def dedup_key(self) -> str:
+        """What a receiver deduplicates this delivery's message by: the same for every delivery of one
+        (connection, event, trigger, kind), retries and replays included."""
+        return self.message_id or self.id
 
 
 _DELIVERY = ", ".join(DeliveryRecord.__dataclass_fields__)
@@ -49,17 +59,49 @@ def _delivery(row: Row) -> DeliveryRecord:
     return DeliveryRecord(*row)
 
 COLUMNS = ("id", "account_id", "connection_id", "destination", "event_id", "trigger", "kind", "order_key", "state",
-           "reason", "next_attempt_at", "created_at", "updated_at")
+           "reason", "next_attempt_at", "created_at", "updated_at", "message_id", "replay_id")
 _MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 _ROWS_PER_STATEMENT = 500
 
 
 async def enqueue(tx: Tx, rows: Sequence[dict[str, Any]]) -> None:
-    """New deliveries in order, a few hundred per statement."""
+    """New deliveries in order, a few hundred per statement (``replay_id`` may be left out: a live one)."""
     for start in range(0, len(rows), _ROWS_PER_STATEMENT):
         chunk = rows[start:start + _ROWS_PER_STATEMENT]
         await execute(tx, f"INSERT INTO deliveries ({', '.join(COLUMNS)}) VALUES {', '.join([_MARKS] * len(chunk))}",
-                      [row[c] for row in chunk for c in COLUMNS])
+                      [row.get(c) for row in chunk for c in COLUMNS])
+
+
+async def message_ids(conn: Conn, account_id: str, connection_id: str,
+                      event_ids: Sequence[str]) -> dict[tuple[str, str, str], str]:
+    """The deduplication key each (event, trigger, kind) of these events already has at the connection (its
+    first delivery's), a few hundred events per statement."""
+    found: dict[tuple[str, str, str], str] = {}
+    wanted = sorted(set(event_ids))
+    for start in range(0, len(wanted), _ROWS_PER_STATEMENT):
+        chunk = wanted[start:start + _ROWS_PER_STATEMENT]
+        rows = await fetch_all(
+            conn,
+            "SELECT event_id, trigger, kind, coalesce(message_id, id) FROM deliveries WHERE account_id = ? "
+            f"AND connection_id = ? AND event_id IN ({', '.join('?' for _ in chunk)}) ORDER BY seq",
+            [account_id, connection_id, *chunk])
+        for r in rows:
+            found.setdefault((r[0], r[1], r[2]), r[3])
+    return found
+
+
+async def replay_states(conn: Conn, replay_id: str) -> dict[str, int]:
+    """How many of a replay's deliveries are in each state (the states they have)."""
+    rows = await fetch_all(conn, "SELECT state, count(*) FROM deliveries WHERE replay_id = ? GROUP BY state",
+                           (replay_id,))
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+async def replay_pending(conn: Conn, replay_id: str) -> int:
+    """How many of a replay's deliveries still wait to be sent."""
+    row = await fetch_one(conn, "SELECT count(*) FROM deliveries WHERE replay_id = ? AND state = 'pending'",
+                          (replay_id,))
+    return int(row[0]) if row else 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -278,3 +278,24 @@ async def events_between(conn: Conn, account_id: str, after_rowid: int,
 
 async def _events(conn: Conn, sql: str, params: tuple[object, ...]) -> list[tuple[int, StoredEvent]]:
     return [(int(row["export_rowid"]), _event_of(row)) for row in await fetch_all(conn, sql, params)]
+
+
+async def count_received_between(conn: Conn, account_id: str, start: str, end: str) -> int:
+    """How many of the account's events were accepted in [``start``, ``end``)."""
+    row = await fetch_one(conn, "SELECT count(*) FROM events WHERE account_id = ? AND received_at >= ? "
+                                "AND received_at < ?", (account_id, start, end))
+    return int(row[0]) if row else 0
+
+
+async def received_between(conn: Conn, account_id: str, start: str, end: str, after: tuple[str, str] | None,
+                           limit: int) -> list[StoredEvent]:
+    """The account's next ``limit`` events accepted in [``start``, ``end``), in (``received_at``, ``id``) order,
+    after ``after`` (a ``(received_at, id)`` already taken) when given."""
+    params: list[Any] = [account_id, start, end]
+    past = ""
+    if after is not None:
+        past = " AND (received_at > ? OR (received_at = ? AND id > ?))"
+        params += [after[0], after[0], after[1]]
+    rows = await fetch_all(conn, f"SELECT * FROM events WHERE account_id = ? AND received_at >= ? AND received_at < ?"
+                                 f"{past} ORDER BY received_at, id LIMIT ?", [*params, limit])
+    return [_event_of(row) for row in rows]

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.appkeys import DB, DISPATCHER, RESOURCES
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging
 from linksvc import deadletters
-from linksvc.forwarding import deliveries
+from linksvc.forwarding import deliveries, replays
 
 
 class DeliveryView(BaseModel):
@@ -31,6 +31,10 @@ class DeliveryView(BaseModel):
     created_at: str
     updated_at: str
     delivered_at: str | None
+    message_id: str = Field(description="what the receiver deduplicates by (a webhook's webhook-id): the same for "
+                                        "every delivery of one event, trigger and kind to the connection, retries "
+                                        "and replays included")
+    replay_id: str | None = Field(description="the replay that made it; null: the event's own delivery")
 
 DeliveryState = Literal["pending", "delivered", "filtered", "skipped", "failed", "dead"]
 
@@ -143,6 +147,55 @@ async def rotate_secret(request: web.Request) -> web.Response:
     return data(await request.app[RESOURCES].rotate_webhook_secret(account_id, connection_id))
 
 
+class ReplayBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from", description="the first moment of the range, ISO 8601 (UTC when it names no "
+                                                 "offset): events accepted from then on")
+    to: str = Field(description="the end of the range, excluded; later than from, at most 92 days after it; "
+                                "a moment after now is now")
+
+
+class ReplayView(BaseModel):
+    id: str
+    connection_id: str
+    from_: str = Field(alias="from")
+    to: str
+    state: str = Field(description="queued, running, done or failed (the connection was disabled or deleted)")
+    events_total: int = Field(description="the account's events accepted in the range")
+    events_found: int = Field(description="those the replay has taken so far")
+    deliveries: int = Field(description="deliveries the replay made (a webhook gets one per kind of an event)")
+    pending: int = Field(description="of those, still waiting to be sent")
+    sent: int = Field(description="delivered: the vendor accepted them (and deduplicates by the same keys)")
+    skipped: int = Field(description="not sent: the connection's rules filter them now, or the vendor would "
+                                     "refuse them (too old)")
+    failed: int = Field(description="failed or dead after their retries")
+    progress: float = Field(description="0 to 1: the share of the range's events taken; 1 once done")
+    error: str | None
+    created_at: str
+    updated_at: str
+    finished_at: str | None
+
+
+async def create_replay(request: web.Request, body: ReplayBody) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    view = await replays.create(request.app[DB], request.app[RESOURCES], account_id, connection_id, body.from_,
+                                body.to)
+    request.app[DISPATCHER].wake()
+    return data(view, status=202)
+
+
+async def list_replays(request: web.Request, query: Paging) -> web.Response:
+    account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
+    return data(await replays.of_connection(request.app[DB], request.app[RESOURCES], account_id, connection_id,
+                                            query.limit, query.offset))
+
+
+async def get_replay(request: web.Request) -> web.Response:
+    info = request.match_info
+    return data(await replays.one(request.app[DB], request.app[RESOURCES], info["account_id"], info["id"],
+                                  info["replay_id"]))
+
+
 class DeadLetterView(BaseModel):
     id: int
     kind: str = Field(description="what was set aside: click")
@@ -183,6 +236,19 @@ ENDPOINTS = [
              "Send again every failed and dead delivery of the connection (after its config is fixed: a new token); "
              "each keeps its count of tries", "deliveries", response=Envelope[FailedRetried], security="admin",
              permission="deliveries:write", errors=(401, 404), action="retry-failed"),
+    Endpoint("POST", "/accounts/{account_id}/connections/{id}/replays", create_replay,
+             "Send the connection the account's events accepted in a time range again (or for the first time, for "
+             "a new connection), in the background, with the vendors' own deduplication keys; the connection's "
+             "rules are applied as they are now", "deliveries", body=ReplayBody, response=Envelope[ReplayView],
+             status=202, security="admin", permission="deliveries:write", errors=(400, 401, 404, 409),
+             action="replay"),
+    Endpoint("GET", "/accounts/{account_id}/connections/{id}/replays", list_replays,
+             "The connection's replays, newest first, with their progress and counts", "deliveries", query=Paging,
+             response=Envelope[list[ReplayView]], security="admin", permission="deliveries:read",
+             errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/connections/{id}/replays/{replay_id}", get_replay,
+             "One replay: its state, progress and counts", "deliveries", response=Envelope[ReplayView],
+             security="admin", permission="deliveries:read", errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again, or a filtered one the connection's rules now let through "
              "(409 naming the reason while they do not)", "deliveries", response=Envelope[DeliveryView],

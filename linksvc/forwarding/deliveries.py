@@ -30,11 +30,11 @@ log = logging.getLogger("linksvc.forwarding")
 SETTLE_BATCHES = 20
 
 FIELDS = ("id", "connection_id", "destination", "event_id", "trigger", "kind", "state", "reason", "tries",
-          "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at")
+          "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at", "replay_id")
 
 
 def _view(delivery: DeliveryRecord) -> dict[str, Any]:
-    return {name: getattr(delivery, name) for name in FIELDS}
+    return {**{name: getattr(delivery, name) for name in FIELDS}, "message_id": delivery.dedup_key}
 
 
 async def settle(db: Store, account_id: str) -> None:

@@ -2,7 +2,8 @@
 
 A loop first fans out the events and reversals accepted since its last pass (one ``fanout`` row each, written
 with the event: :func:`linksvc.forwarding.outbox.fan_out` makes their deliveries, pending or filtered, in
-their order, the workers and nodes taking turns), then claims due deliveries under a lease (so another worker
+their order, the workers and nodes taking turns), takes a batch of each replay running (bounded:
+:mod:`linksvc.forwarding.replays`), then claims due deliveries under a lease (so another worker
 process, or this one after a crash and a restart, or another node on PostgreSQL, takes them over only once the
 lease has run out; there the claim is ``FOR UPDATE SKIP LOCKED`` and names this dispatcher, whose outcome is
 recorded only while it still holds the claim: see :func:`storage.deliveries.claim`), at most ``concurrency``
@@ -54,7 +55,7 @@ import aiohttp
 
 from linksvc.clock import iso, utcnow
 from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints
-from linksvc.forwarding import outbox
+from linksvc.forwarding import outbox, replays
 from linksvc.forwarding.destinations import build, build_test, judge
 from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
@@ -68,6 +69,7 @@ from storage import customers as customer_repo
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
+from storage import replays as replay_repo
 from storage.db import AnyDatabase, Tx
 from storage.deliveries import DeliveryRecord
 from storage.postgres import PgConnection, PostgresDatabase
@@ -169,7 +171,7 @@ class Dispatcher:
                 if fresh_token:
                     self.tokens.invalidate(connection)
                 current = await self.tokens.with_token(self._session, connection)
-                request = build(destination, row.kind, event, customer, current, row.id, now,
+                request = build(destination, row.kind, event, customer, current, row.dedup_key, now,
                                 trigger=row.trigger)
                 if isinstance(request, Skipped):
                     return Outcome(row.seq, "skipped", row.tries, iso(now), reason=request.reason)
@@ -281,6 +283,16 @@ class Dispatcher:
         except Exception:  # kept for the next pass
             log.exception("fanning out deliveries failed")
 
+    async def _replay(self) -> None:
+        """A batch of each replay running (:func:`replays.step`): bounded, so that live deliveries are claimed
+        between a replay's batches; more passes at once while a replay has more to take."""
+        try:
+            if (await replay_repo.any_active(self.db.reader)
+                    and await self.db.write(replays.step, replays.REPLAY_TURN)):
+                self._wake.set()
+        except Exception:  # kept for the next pass: the replay's cursor moves only with its deliveries
+            log.exception("taking a batch of a replay failed")
+
     async def _claim(self, limit: int) -> list[DeliveryRecord]:
         now = utcnow()
         lease = now + timedelta(seconds=self.lease_seconds)
@@ -298,6 +310,7 @@ class Dispatcher:
             self._wake.clear()
             await self._record()
             await self._fan_out()
+            await self._replay()
             claimed: list[DeliveryRecord] = []
             free = self.concurrency - len(self._inflight)
             if free > 0:

@@ -14,6 +14,7 @@ them again before each send anyway). The dispatcher sends pending deliveries.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -31,8 +32,15 @@ FAN_OUT_BATCH = 500
 
 
 def delivery_id() -> str:
-    """Also the ``webhook-id`` of a webhook: stable across retries, so receivers can drop duplicates."""
+    """The delivery's own id, in the admin API (before issue 37 also its ``webhook-id``)."""
     return f"msg_{uuid.uuid4().hex}"
+
+
+def message_id(account_id: str, connection_id: str, event_id: str, trigger: str, kind: str) -> str:
+    """The ``webhook-id`` of a webhook: derived from what the message is, not drawn per delivery, so that retries
+    and replays of one (connection, event, trigger, kind) carry the same one and receivers drop the repeats."""
+    digest = hashlib.sha256("\x1f".join((account_id, connection_id, event_id, trigger, kind)).encode()).hexdigest()
+    return f"msg_{digest[:32]}"
 
 
 async def connections(conn: Conn, account_id: str) -> list[dict[str, Any]]:
@@ -61,6 +69,7 @@ def deliveries(connections: Sequence[dict[str, Any]], account_id: str, event: di
                 "kind": kind, "order_key": event.get("customer_id") or event["id"],
                 "state": "filtered" if reason else "pending", "reason": reason, "next_attempt_at": now,
                 "created_at": now, "updated_at": now,
+                "message_id": message_id(account_id, connection["id"], event["id"], trigger, kind),
             })
     return rows
 

@@ -1,8 +1,9 @@
 """Webhooks: the payload of each kind and its Standard Webhooks signature (product decisions, section 10;
 the specification's Behavior events, rules 8 and 9; https://www.standardwebhooks.com).
 
-The body is ``{"type", "timestamp", "data"}``. ``webhook-id`` is the delivery id (stable across retries,
-so a receiver drops duplicates), ``webhook-timestamp`` the sending time in Unix seconds, and
+The body is ``{"type", "timestamp", "data"}``. ``webhook-id`` is the delivery's message id (derived from the
+connection, event, trigger and kind: the same across retries and replays, so a receiver drops duplicates;
+:func:`linksvc.forwarding.outbox.message_id`), ``webhook-timestamp`` the sending time in Unix seconds, and
 ``webhook-signature`` ``v1,`` + base64 of HMAC-SHA256 over ``{id}.{timestamp}.{body}``, keyed by the
 base64 part of the connection's ``whsec_`` secret. For 24 hours after a rotation the header holds two such
 signatures, space-separated, the new secret's first (:mod:`linksvc.forwarding.webhook_secrets`); a delivery

@@ -236,6 +236,26 @@ def test_deliveries_show_their_states_and_a_dead_one_is_retried(watched: Watched
     wait_for("the retried delivery to be sent again", tried_again)
 
 
+def test_a_connection_is_sent_a_range_again_and_shows_the_replay(watched: Watched, scene: Scene) -> None:
+    page = watched.page
+    sign_in(watched, scene)
+    page.get_by_role("link", name="Deliveries").click()
+    page.get_by_role("heading", name="Deliveries").wait_for()
+    page.get_by_label("Connection").select_option(scene.connections["Order webhook (local)"])
+    page.locator('tr[data-state="delivered"]').first.wait_for()
+    # The form's range is the last day, which holds the scene's events: sent again, and counted as such.
+    page.get_by_role("button", name="Send again").click()
+    page.get_by_role("status").filter(has_text="Replay of").wait_for()
+    done = page.locator('tr[data-replay][data-state="done"]')
+    done.wait_for(timeout=30_000)
+    assert re.search(r"100%: (\d+) of \1 events; [1-9]\d* sent", done.inner_text()), done.inner_text()
+    # A range that is not one is refused beside its field.
+    watched.expect(r"status of 400")
+    page.get_by_label("To", exact=True).fill("2020-01-01T00:00")
+    page.get_by_role("button", name="Send again").click()
+    page.locator('[data-field="to"] .field-error').filter(has_text="later than from").wait_for()
+
+
 def test_campaigns_filter_show_a_read_only_detail_and_follow_the_account(watched: Watched, scene: Scene) -> None:
     page = watched.page
     sign_in(watched, scene)

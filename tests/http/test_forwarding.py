@@ -81,9 +81,9 @@ async def test_webhook_gets_the_event_and_the_reward_signed(service: TestClient,
     assert len(receiver.received) == 3
     by_type = {r["json"]["type"]: r for r in receiver.received}
     accepted = by_type["event.accepted"]
-    # Standard Webhooks: the official library accepts the signature; the id is the delivery's id.
+    # Standard Webhooks: the official library accepts the signature; the id is the delivery's message id.
     Webhook(SECRET).verify(accepted["body"], accepted["headers"])
-    assert accepted["headers"]["webhook-id"] in {d["id"] for d in found}
+    assert accepted["headers"]["webhook-id"] in {d["message_id"] for d in found}
     data = accepted["json"]["data"]
     assert data["id"] == event_id and data["order_id"] == "o-1"
     assert data["attribution"]["utm_source"] == "newsletter" and data["attribution"]["tracking_id"] == "trk-1"

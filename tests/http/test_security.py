@@ -103,7 +103,7 @@ async def test_a_rotated_webhook_secret_signs_the_deliveries_still_waiting(servi
     [delivery] = await settled(service, event_id)
     assert (delivery["state"], delivery["tries"]) == ("delivered", 2)
     first, retry = receiver.received
-    assert first["headers"]["webhook-id"] == retry["headers"]["webhook-id"] == delivery["id"]
+    assert first["headers"]["webhook-id"] == retry["headers"]["webhook-id"] == delivery["message_id"]
     Webhook(SECRET).verify(first["body"], first["headers"])
     # The retry is signed with the new secret, and only with it.
     Webhook(rotated).verify(retry["body"], retry["headers"])

@@ -48,7 +48,7 @@ async def page_view_delivery(client: TestClient, receiver: Receiver) -> dict[str
     event_id = await send(client, {"type": "page_view"})
     [delivery] = await settled(client, event_id)
     assert delivery["state"] == "delivered", delivery
-    [request] = [r for r in receiver.received if r["headers"]["webhook-id"] == delivery["id"]]
+    [request] = [r for r in receiver.received if r["headers"]["webhook-id"] == delivery["message_id"]]
     return request
 
 

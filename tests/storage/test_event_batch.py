@@ -173,6 +173,8 @@ async def _state(db: Database) -> str:
     for table, prefix in (("events", "event"), ("wallet_lines", "line"), ("deliveries", "delivery")):
         for n, row in enumerate(dump[table]):
             names[row["id"]] = f"{prefix}-{n}"
+            if row.get("message_id"):  # derived from the event's (random) id
+                names[row["message_id"]] = f"message-{n}"
     return re.sub("|".join(re.escape(i) for i in names), lambda m: names[m.group(0)], text) if names else text
 
 

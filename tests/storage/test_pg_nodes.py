@@ -61,7 +61,7 @@ async def nodes(url: str, tmp_path: Path) -> AsyncIterator[tuple[PostgresDatabas
 
 
 class Receiver:
-    """Counts each webhook by its ``webhook-id`` (the delivery's id)."""
+    """Counts each webhook by its ``webhook-id`` (the delivery's message id)."""
 
     def __init__(self) -> None:
         self.seen: Counter[str] = Counter()
@@ -193,7 +193,7 @@ async def test_a_dead_nodes_claim_is_taken_over_after_its_lease(nodes: tuple[Pos
     finally:
         await survivor.stop()
     assert datetime.now(UTC) >= now + timedelta(seconds=lease)
-    assert sorted(receiver.seen) == sorted(c.id for c in claimed)
+    assert sorted(receiver.seen) == sorted(c.dedup_key for c in claimed)
     assert set(receiver.seen.values()) == {1}
     # The dead node, were it to wake up and record an outcome now, would not overwrite the survivor's.
     async def late(tx: Any) -> bool:

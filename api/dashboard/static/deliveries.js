@@ -2,10 +2,12 @@
 // deliveries are in each state and why the filtered and skipped ones were not sent, each delivery's state
 // (delivered, filtered or skipped with its reason, failed, dead, or still pending), a retry for the failed and
 // dead ones (one, or all of the connection's at once) and for the filtered ones the connection now lets through,
-// and a test of the connection. An error that asks a person to fix the connection links to its edit form.
+// a test of the connection, and its replays: "Send again…" a time range's events (vendors deduplicate them),
+// and each replay's progress. An error that asks a person to fix the connection links to its edit form.
 
-import { admin, inAccount, query } from './api.js';
-import { badge, field, h, table, toast, when } from './dom.js';
+import { admin, ApiError, inAccount, query } from './api.js';
+import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
+import { localValue, utcValue } from './lifecycle.js';
 
 const PAGE = 50;
 const STATES = ['pending', 'delivered', 'filtered', 'skipped', 'failed', 'dead'];
@@ -72,6 +74,68 @@ async function summary(ctx, chosen, onRetried) {
       reasons(counts.filtered, true, other.filtered), sendable && ctx.can('deliveries:write') ? resend : null)] : []),
     ...(counts.skipped.length ? [h('dt', {}, 'Skipped, by reason'), h('dd', { 'data-fact': 'skipped' },
       reasons(counts.skipped, false, other.skipped))] : []));
+}
+
+function replayProgress(r) {
+  const share = `${Math.round(r.progress * 100)}%`;
+  return `${share}: ${r.events_found} of ${r.events_total} events; ${r.sent} sent, ${r.skipped} skipped, `
+    + `${r.failed} failed, ${r.pending} waiting`;
+}
+
+// The connection's replays, newest first, and (for those who may) the form that starts one. While one runs
+// the list is read again every two seconds, until the page is left.
+async function replaysSection(ctx, chosen) {
+  const url = inAccount(ctx.account, `/connections/${chosen.id}/replays`);
+  const list = h('div', { class: 'results' });
+  let timer = null;
+  async function paint() {
+    const replays = (await admin(`${url}${query({ limit: 20 })}`)).data;
+    list.replaceChildren(table('Replays', [
+      { label: 'Started', cell: (r) => when(r.created_at) },
+      { label: 'Range', class: 'wrap', cell: (r) => `${when(r.from)} – ${when(r.to)}` },
+      { label: 'State', cell: (r) => badge(r.state, r.state === 'failed' ? 'off' : null) },
+      { label: 'Progress', class: 'wrap', cell: (r) => r.error ? `${replayProgress(r)} (${r.error})` : replayProgress(r) },
+    ], replays.map((item) => ({ item, attrs: { 'data-replay': item.id, 'data-state': item.state } })),
+    { empty: 'No replay of this connection yet.' }));
+    clearTimeout(timer);
+    if (replays.some((r) => r.state === 'queued' || r.state === 'running')) {
+      timer = setTimeout(() => { if (list.isConnected) paint(); }, 2000);
+    }
+  }
+  await paint();
+  if (!ctx.can('deliveries:write')) {
+    return h('section', { 'aria-labelledby': 'replays-title' }, h('h2', { id: 'replays-title' }, 'Replays'), list);
+  }
+  const day = 24 * 3600 * 1000;
+  const from = h('input', { type: 'datetime-local', name: 'from', required: true, step: 1,
+    value: localValue(new Date(Date.now() - day).toISOString()) });
+  const to = h('input', { type: 'datetime-local', name: 'to', required: true, step: 1,
+    value: localValue(new Date().toISOString()) });
+  const send = h('button', { type: 'submit' }, 'Send again');
+  const form = h('form', { class: 'toolbar', 'aria-label': 'Send again' },
+    field('From', from), field('To', to, { hint: 'at most 92 days; your time zone' }), send,
+    h('p', { class: 'form-error', tabindex: -1 }));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    send.disabled = true;
+    try {
+      const started = (await admin(url, { method: 'POST', body: { from: utcValue(from.value),
+        to: utcValue(to.value) } })).data;
+      toast(`Replay of ${started.events_total} events queued.`);
+      await paint();
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status === 401) throw error;
+      showErrors(form, error);
+    } finally {
+      send.disabled = false;
+    }
+  });
+  return h('section', { 'aria-labelledby': 'replays-title' }, h('h2', { id: 'replays-title' }, 'Send again…'),
+    h('p', { class: 'muted' }, 'Sends this connection the events accepted in a time range again, or for the first '
+      + 'time when it is newer than they are. Each goes with the key the destination deduplicates by (Meta and '
+      + 'TikTok event_id, GA4 and Google Ads order id, the webhook-id), so it is counted once. The connection\'s '
+      + 'rules apply as they are now.'), form, list);
 }
 
 export async function deliveriesView(ctx) {
@@ -153,5 +217,6 @@ export async function deliveriesView(ctx) {
       + '(refused by the destination), dead (retries exhausted) or pending.'),
     form, h('p', {}, h('a', { href: `${ctx.base}/connections/${chosen.id}` }, 'Edit this connection')),
     await summary(ctx, chosen, reload),
-    ctx.can('deliveries:write') ? h('div', { class: 'toolbar' }, testButton, testResult) : null, results);
+    ctx.can('deliveries:write') ? h('div', { class: 'toolbar' }, testButton, testResult) : null, results,
+    await replaysSection(ctx, chosen));
 }
