@@ -28,6 +28,7 @@ PATH_PARAMETERS = {
     "person_id": "the person's id", "key_id": "the API key's id", "token_id": "the personal token's id",
     "domain_id": "the custom domain's id", "delivery_id": "the delivery's id", "invitation_id": "the invitation's id",
     "code": "the link's short code", "customer_id": "the customer's id", "tag": "the tag's name",
+    "replay_id": "the replay's id",
 }
 _NOUN_SUFFIX = re.compile(r"(Patch|View|Envelope|ListEnvelope|Page|-Input|-Output)$")
 _STATUS_TEXT = {
