@@ -12,6 +12,7 @@ from aiohttp import web
 from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
 from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
+from api.feed.admin import ENDPOINTS as FEED_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.links.admin import link_endpoints
 from api.links.admin import overview_endpoints as link_overview_endpoints
@@ -48,6 +49,7 @@ ENDPOINTS = [
     *FORWARDING_ENDPOINTS,
     *REPORT_ENDPOINTS,
     *EVENT_ENDPOINTS,
+    *FEED_ENDPOINTS,
     *PEOPLE_ENDPOINTS,
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]
