@@ -32,9 +32,12 @@ async def feed(request: web.Request, query: FeedQuery) -> web.StreamResponse:
                                            request.headers.get("Last-Event-ID"))
     response = EventSourceResponse(headers=STREAM_HEADERS,
                                    ping_interval=request.app[SETTINGS].feed_heartbeat_seconds)
+    if request.transport is None:  # the client left before its stream began: nobody to answer
+        request.app[FEED].leave(subscription)
+        return web.Response(status=204)
     watcher: asyncio.Task[None] | None = None
     try:
-        await response.prepare(request)
+        await response.prepare(request)  # no await since the check: the transport is still there
         # the heartbeat fails once the client is gone: its subscription ends, even with nothing to send
         watcher = asyncio.create_task(response.wait())
         watcher.add_done_callback(lambda _: subscription.close())
