@@ -14,6 +14,7 @@ from api.accounts.admin import ENDPOINTS as ACCOUNT_ENDPOINTS
 from api.campaigns.admin import overview_endpoints as campaign_overview_endpoints
 from api.customers.admin import ENDPOINTS as CUSTOMER_ENDPOINTS
 from api.domains import ENDPOINTS as DOMAIN_ENDPOINTS
+from api.feed.admin import ENDPOINTS as FEED_ENDPOINTS
 from api.forwarding.admin import ENDPOINTS as FORWARDING_ENDPOINTS
 from api.forwarding.webhooks import HEADERS as WEBHOOK_HEADERS
 from api.forwarding.webhooks import WEBHOOKS as WEBHOOK_BODIES
@@ -62,6 +63,7 @@ ENDPOINTS = [
     *REPORT_ENDPOINTS,
     *EVENT_ENDPOINTS,
     *CUSTOMER_ENDPOINTS,
+    *FEED_ENDPOINTS,
     *PEOPLE_ENDPOINTS,
     Endpoint("GET", "/openapi.json", openapi, "This document", "meta", security=None),
 ]

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from linksvc.accounts.throttle import AuthThrottle
 from linksvc.campaigns.service import CampaignCounts
+from linksvc.feed.hub import FeedHub
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob
 from linksvc.links.clicks import ClickRecorder
@@ -21,3 +22,4 @@ CLICKS: web.AppKey[ClickRecorder] = web.AppKey("clicks", ClickRecorder)
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 EXPORTS: web.AppKey[ExportJob] = web.AppKey("exports", ExportJob)
 AUTH_THROTTLE: web.AppKey[AuthThrottle] = web.AppKey("auth_throttle", AuthThrottle)
+FEED: web.AppKey[FeedHub] = web.AppKey("feed", FeedHub)

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from api import errors
+from api.routing import STREAMING_HANDLERS
 from linksvc.errors import ServiceError
 from linksvc.jsoncodec import dumpb, loads
 from linksvc.logs import request_id_var
@@ -257,6 +258,11 @@ def route_label(request: web.Request) -> str:
     return resource.canonical
 
 
+def streams(request: web.Request) -> bool:
+    """Whether the request's route is a stream (the live feed), answered for as long as its client stays."""
+    return request.match_info.http_exception is None and request.match_info.handler in STREAMING_HANDLERS
+
+
 @web.middleware
 async def http_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     """The one middleware: a request id, ``{error, details}`` for every failure under /api/, metrics."""
@@ -269,7 +275,7 @@ async def http_middleware(request: web.Request, handler: Any) -> web.StreamRespo
     status = 500
     try:
         try:
-            if request.path.startswith(("/api/", "/dashboard/")):
+            if request.path.startswith(("/api/", "/dashboard/")) and not streams(request):
                 # A client that sends its body slowly (or a request stuck on the store) is answered 408 instead
                 # of holding a connection and a handler forever. Redirects read no body: no deadline to pay.
                 # (Headers have their own deadline, before the request exists: see api.server.)

@@ -26,6 +26,8 @@ from linksvc.resources.validation import validate
 from linksvc.untrusted import MAX_JSON_DEPTH, nesting_exceeds
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
+STREAMING_HANDLERS: set[Handler] = set()
+"""The handlers of streaming endpoints: ``api.observability`` sets them no request deadline."""
 RAW_BODY: web.RequestKey[Any] = web.RequestKey("raw_body", object)
 CHANGES = {"POST": "create", "PUT": "replace", "PATCH": "update", "DELETE": "delete"}
 
@@ -66,6 +68,8 @@ class Endpoint:
     description: str = ""  # the operation's description in the OpenAPI document
     # The audit log's action of a change (POST, PUT, PATCH, DELETE of an admin route); derived when None.
     action: str | None = None
+    # A stream (server-sent events): answered for as long as the client stays, so no request deadline applies.
+    streams: bool = False
 
     def handler(self) -> Handler:
         endpoint = self
@@ -79,6 +83,8 @@ class Endpoint:
                 raise
 
         wrapped.__name__ = self.func.__name__
+        if self.streams:
+            STREAMING_HANDLERS.add(wrapped)
         return wrapped
 
     async def run(self, request: web.Request) -> web.StreamResponse:

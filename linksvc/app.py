@@ -15,7 +15,7 @@ from pathlib import Path
 from aiohttp import web
 
 from api.admin import add_admin_routes
-from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, RESOURCES, SETTINGS
+from api.appkeys import AUTH_THROTTLE, CAMPAIGN_COUNTS, CLICKS, DB, DISPATCHER, EXPORTS, FEED, RESOURCES, SETTINGS
 from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
 from api.domains import add_domain_routes
@@ -44,6 +44,7 @@ from linksvc.client_address import parse_networks
 from linksvc.demo import setup as demo
 from linksvc.demo.endpoints import endpoints_of
 from linksvc.domains.hosts import SharedHosts
+from linksvc.feed.hub import FeedHub
 from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, version_gauge
 from linksvc.forwarding.dispatcher import Dispatcher
 from linksvc.forwarding.export import ExportJob, export_target_of
@@ -158,6 +159,19 @@ async def _count_compaction(compaction: CountCompaction, app: web.Application) -
     await compaction.stop()
 
 
+async def _feed(app: web.Application) -> AsyncIterator[None]:
+    """The worker's reader of the live feed (it reads nothing while nobody follows a feed); its streams end when
+    the server begins to stop (``on_shutdown``), before the server waits for its requests."""
+    hub = app[FEED]
+    hub.start()
+    yield
+    await hub.stop()
+
+
+async def _end_feeds(app: web.Application) -> None:
+    app[FEED].close_all()
+
+
 async def _click_recorder(app: web.Application) -> AsyncIterator[None]:
     """Started after the database opens and stopped before it closes: the last clicks are written."""
     recorder = app[CLICKS]
@@ -223,6 +237,9 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app.cleanup_ctx.append(partial(_count_compaction, CountCompaction(db)))
     app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(_export_job)
+    app[FEED] = FeedHub(db, settings.feed_poll_seconds)
+    app.cleanup_ctx.append(_feed)
+    app.on_shutdown.append(_end_feeds)
     app.cleanup_ctx.append(snapshot_metrics)
     if isinstance(db, PostgresDatabase):  # its reads wait: a scrape shows figures read every few seconds
         app.cleanup_ctx.append(refresh_gauges(gauges))

@@ -71,6 +71,10 @@ class Settings:
     # How often stored clicks are counted into the conversion rollups (off the click path; a report counts
     # what waits first, so it is always exact).
     click_rollup_seconds: float = 1.0
+    # The live feed (issue 37): how often each worker reads what was stored for the feeds it serves, and how
+    # often an idle stream sends a heartbeat comment (proxies close connections that stay silent).
+    feed_poll_seconds: float = 1.0
+    feed_heartbeat_seconds: float = 15.0
     # Longest time an /api/ request may take to arrive and be answered (408 beyond).
     request_timeout_seconds: float = 30.0
     # Longest time a request's headers may take to arrive, from its first byte (408 and closed beyond).
@@ -207,6 +211,8 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_SERVICE_LABEL": "service_label",
     "LINKSVC_CLICK_FLUSH_SECONDS": "click_flush_seconds",
     "LINKSVC_CLICK_ROLLUP_SECONDS": "click_rollup_seconds",
+    "LINKSVC_FEED_POLL_SECONDS": "feed_poll_seconds",
+    "LINKSVC_FEED_HEARTBEAT_SECONDS": "feed_heartbeat_seconds",
     "LINKSVC_REQUEST_TIMEOUT_SECONDS": "request_timeout_seconds",
     "LINKSVC_HEADER_TIMEOUT_SECONDS": "header_timeout_seconds",
     "LINKSVC_WORKERS": "workers",

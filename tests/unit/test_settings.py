@@ -42,6 +42,8 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_SERVICE_LABEL", "democoffee", "service_label", "democoffee"),
     ("LINKSVC_CLICK_FLUSH_SECONDS", "2.5", "click_flush_seconds", 2.5),
     ("LINKSVC_CLICK_ROLLUP_SECONDS", "10", "click_rollup_seconds", 10.0),
+    ("LINKSVC_FEED_POLL_SECONDS", "2", "feed_poll_seconds", 2.0),
+    ("LINKSVC_FEED_HEARTBEAT_SECONDS", "30", "feed_heartbeat_seconds", 30.0),
     ("LINKSVC_REQUEST_TIMEOUT_SECONDS", "5", "request_timeout_seconds", 5.0),
     ("LINKSVC_HEADER_TIMEOUT_SECONDS", "2.5", "header_timeout_seconds", 2.5),
     ("LINKSVC_WORKERS", "2", "workers", 2),

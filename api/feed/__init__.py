@@ -1,0 +1,1 @@
+"""The live feed's handler (issue 37)."""
