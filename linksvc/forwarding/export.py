@@ -15,6 +15,9 @@ Exactly once rests on three rules:
 
 A crash between writing and moving the watermark costs a rewrite, never a duplicate or a gap. An event is
 exported as it is at export time: a reversal that comes later is not exported again.
+
+The job (:class:`ExportJob`) and ``linksvc export`` (:func:`run_export`) also write the raw clicks when asked
+(:func:`export_all`; :mod:`linksvc.forwarding.click_export`), to the same target.
 """
 
 from __future__ import annotations
