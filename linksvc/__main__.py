@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 from linksvc import mail
 from linksvc.clock import parse_iso
 from linksvc.errors import InvalidField, ServiceError
-from linksvc.forwarding.export import export_target_of, run_export
+from linksvc.forwarding.export import EXPORTS, export_target_of, exports_of, run_export
 from linksvc.identity import VERSION
 from linksvc.imports.service import ImportOptions, import_links
 from linksvc.imports.vendors import VENDORS
@@ -66,11 +66,14 @@ def _parser() -> argparse.ArgumentParser:
     seed.add_argument("file", help="the seed file (JSON)")
     seed.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
     seed.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
-    export = commands.add_parser("export", help="write the events not exported yet as gzipped JSON lines")
+    export = commands.add_parser("export", help="write the events (and the clicks) not exported yet as gzipped "
+                                                "JSON lines")
     export.add_argument("--db", help="SQLite database file [LINKSVC_DB, data/linksvc.db]")
     export.add_argument("--database-url", help="PostgreSQL instead of the file [LINKSVC_DATABASE_URL]")
     export.add_argument("--dir", help="local export folder [LINKSVC_EXPORT_DIR, exports beside the database]; "
                                       "ignored when LINKSVC_EXPORT_S3_BUCKET is set")
+    export.add_argument("--what", choices=("events", "clicks", "all"),
+                        help="what to export [events, and the clicks too with LINKSVC_EXPORT_CLICKS]")
     route = commands.add_parser("route", help="what the resolver would answer a click on a link, and why")
     route.add_argument("code", help="the link's code")
     route.add_argument("--user-agent", default="", help="the click's User-Agent header")
@@ -189,16 +192,18 @@ async def _route(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _export(settings: Settings) -> int:
+async def _export(settings: Settings, what: str | None = None) -> int:
     target = export_target_of(settings)
+    chosen = exports_of(settings) if what is None else EXPORTS if what == "all" else (what,)
     try:
         with shown(interval=settings.progress_seconds) as progress:
             result = await run_export(settings.db_path, target, synchronous=settings.db_synchronous,
-                                      progress=progress, database_url=settings.database_url or None)
+                                      progress=progress, database_url=settings.database_url or None, what=chosen)
     except Exception as exc:  # S3 and disk errors alike; what was written stays recorded, a re-run goes on
         print(mask_url_credentials(f"error: export to {target.shown} failed: {exc}"), file=sys.stderr)
         return 1
-    print(json.dumps({"target": target.shown, "files": result.files, "events": result.events}))
+    print(json.dumps({"target": target.shown, "files": result.files, "events": result.events,
+                      **({"clicks": result.clicks} if "clicks" in chosen else {})}))
     return 0
 
 
@@ -445,7 +450,7 @@ def _command(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "serve":
         return _serve(settings)
     if args.command == "export":
-        return asyncio.run(_export(settings))
+        return asyncio.run(_export(settings, args.what))
     if args.command == "route":
         return asyncio.run(_route(settings, args))
     if args.command == "db":

@@ -47,7 +47,7 @@ from linksvc.domains.hosts import SharedHosts
 from linksvc.feed.hub import FeedHub
 from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, version_gauge
 from linksvc.forwarding.dispatcher import Dispatcher
-from linksvc.forwarding.export import ExportJob, export_target_of
+from linksvc.forwarding.export import ExportJob, export_target_of, exports_of
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.limits import CountCompaction
 from linksvc.links.service import hold_links
@@ -223,7 +223,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app[CLICKS] = ClickRecorder(db, interval=settings.click_flush_seconds,
                                 visitors=Visitors(parse_networks(settings.trusted_proxies)),
                                 geo=Geo(settings.geo_mmdb or None))
-    app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds)
+    app[EXPORTS] = ExportJob(db, export_target_of(settings), interval=settings.export_interval_seconds,
+                             what=exports_of(settings))
     app[DISPATCHER] = Dispatcher(db, settings.delivery_concurrency, settings.delivery_max_tries,
                                  settings.delivery_backoff_seconds, settings.delivery_timeout_seconds,
                                  settings.allow_private_destinations)

@@ -96,6 +96,8 @@ class Settings:
     export_s3_access_key_id: str = ""
     export_s3_secret_access_key: str = field(default="", repr=False)
     export_interval_seconds: float = 300.0
+    # The raw clicks too (linksvc.forwarding.click_export), to the same target, by the same job and command.
+    export_clicks: bool = False
     # Guesses: after this many failed admin-token, API-key or sign-in attempts of one kind from one client
     # address within the window, further attempts of that kind from it answer 429 until the window passes.
     auth_failure_limit: int = 30
@@ -228,6 +230,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_EXPORT_S3_ACCESS_KEY_ID": "export_s3_access_key_id",
     "LINKSVC_EXPORT_S3_SECRET_ACCESS_KEY": "export_s3_secret_access_key",
     "LINKSVC_EXPORT_INTERVAL_SECONDS": "export_interval_seconds",
+    "LINKSVC_EXPORT_CLICKS": "export_clicks",
     "LINKSVC_AUTH_FAILURE_LIMIT": "auth_failure_limit",
     "LINKSVC_AUTH_FAILURE_WINDOW_SECONDS": "auth_failure_window_seconds",
     "LINKSVC_LINK_PASSWORD_COOKIE_SECONDS": "link_password_cookie_seconds",

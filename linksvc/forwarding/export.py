@@ -15,6 +15,9 @@ Exactly once rests on three rules:
 
 A crash between writing and moving the watermark costs a rewrite, never a duplicate or a gap. An event is
 exported as it is at export time: a reversal that comes later is not exported again.
+
+The job (:class:`ExportJob`) and ``linksvc export`` (:func:`run_export`) also write the raw clicks when asked
+(:func:`export_all`; :mod:`linksvc.forwarding.click_export`), to the same target.
 """
 
 from __future__ import annotations
@@ -114,6 +117,12 @@ class ExportResult:
     files: int = 0
     events: int = 0
     keys: list[str] = field(default_factory=list)
+    clicks: int = 0  # the clicks export's (linksvc.forwarding.click_export)
+
+    def add(self, other: ExportResult) -> ExportResult:
+        """This result and ``other``'s together (a run of both exports)."""
+        return ExportResult(self.files + other.files, self.events + other.events, self.keys + other.keys,
+                            self.clicks + other.clicks)
 
 
 @dataclass(frozen=True)
@@ -336,15 +345,40 @@ async def export_events(db: AnyDatabase, target: ExportTarget, now: datetime, ba
     return result
 
 
+EXPORTS = ("events", "clicks")
+"""What an export run may write: the events, and the raw clicks (:mod:`linksvc.forwarding.click_export`)."""
+
+
+def exports_of(settings: Settings) -> tuple[str, ...]:
+    """What the settings export: the events, and the clicks with ``LINKSVC_EXPORT_CLICKS``."""
+    return ("events", "clicks") if settings.export_clicks else ("events",)
+
+
+async def export_all(db: AnyDatabase, target: ExportTarget, now: datetime, what: Collection[str] = ("events",),
+                     batch: int = 10_000, progress: Progress | None = None) -> ExportResult:
+    """The exports ``what`` names (of :data:`EXPORTS`), events first, into one result."""
+    # Imported here: the clicks export builds on this module's targets and sinks.
+    from linksvc.forwarding.click_export import export_clicks
+
+    result = ExportResult()
+    if "events" in what:
+        result = result.add(await export_events(db, target, now, batch, progress=progress))
+    if "clicks" in what:
+        result = result.add(await export_clicks(db, target, now, batch, progress=progress))
+    return result
+
+
 class ExportJob:
     """Exports every ``interval`` seconds, from the start; one export at a time. A failed run is logged and
-    the next run takes the work up again."""
+    the next run takes the work up again. ``what``: the events, and the clicks when the settings say so."""
 
-    def __init__(self, db: AnyDatabase, target: ExportTarget, interval: float = 300.0, batch: int = 10_000) -> None:
+    def __init__(self, db: AnyDatabase, target: ExportTarget, interval: float = 300.0, batch: int = 10_000,
+                 what: Collection[str] = ("events",)) -> None:
         self.db = db
         self.target = target
         self.interval = interval
         self.batch = batch
+        self.what = tuple(what)
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -352,7 +386,7 @@ class ExportJob:
     async def run_once(self) -> ExportResult:
         """One export now (also on demand), after the one in progress if any."""
         async with self._lock:
-            return await export_events(self.db, self.target, utcnow(), self.batch)
+            return await export_all(self.db, self.target, utcnow(), self.what, self.batch)
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
@@ -383,12 +417,12 @@ class ExportJob:
 
 async def run_export(db_path: str, target: ExportTarget, batch: int = 10_000,
                      synchronous: str = "FULL", progress: Progress | None = None,
-                     database_url: str | None = None) -> ExportResult:
-    """``linksvc export``: one export of the database at ``db_path`` to ``target``; ``progress`` shows the
-    migrations of an older database and the events written."""
+                     database_url: str | None = None, what: Collection[str] = ("events",)) -> ExportResult:
+    """``linksvc export``: one export of the database at ``db_path`` to ``target`` (``what``: of
+    :data:`EXPORTS`); ``progress`` shows the migrations of an older database and the events and clicks written."""
     db = open_store(db_path, database_url, synchronous)
     await db.open(progress)
     try:
-        return await export_events(db, target, utcnow(), batch, progress=progress)
+        return await export_all(db, target, utcnow(), what, batch, progress=progress)
     finally:
         await db.close()

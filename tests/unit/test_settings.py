@@ -60,6 +60,7 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_EXPORT_S3_ACCESS_KEY_ID", "AKIDEXAMPLE", "export_s3_access_key_id", "AKIDEXAMPLE"),
     ("LINKSVC_EXPORT_S3_SECRET_ACCESS_KEY", "s3cret", "export_s3_secret_access_key", "s3cret"),
     ("LINKSVC_EXPORT_INTERVAL_SECONDS", "60", "export_interval_seconds", 60.0),
+    ("LINKSVC_EXPORT_CLICKS", "1", "export_clicks", True),
     ("LINKSVC_AUTH_FAILURE_LIMIT", "5", "auth_failure_limit", 5),
     ("LINKSVC_AUTH_FAILURE_WINDOW_SECONDS", "3600", "auth_failure_window_seconds", 3600),
     ("LINKSVC_LINK_PASSWORD_COOKIE_SECONDS", "3600", "link_password_cookie_seconds", 3600),
