@@ -16,7 +16,7 @@ T = TypeVar("T")
 
 class Error(BaseModel):
     error: str
-    details: str | dict[str, Any]
+    details: str | dict[str, Any] | list[Any]
 
 
 def _noun(param: Any) -> str:

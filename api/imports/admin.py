@@ -27,7 +27,7 @@ class ImportQuery(BaseModel):
         "instead of an error"))
 
 
-class ImportedRow(BaseModel):
+class LinkImportRow(BaseModel):
     row: int = Field(description="the row's place in the file: a JSON list's item (from 1), a CSV row's line")
     status: Literal["created", "skipped", "error", "pending"] = Field(
         description="pending: not reached within the request's time; the same file sent again goes on")
@@ -58,7 +58,7 @@ class LinkImport(BaseModel):
     vendor: str = Field(description="whose export the file is: bitly, rebrandly, shortio, shlink, yourls or kutt")
     dry_run: bool = Field(description="true: nothing was written, the rows say what would happen")
     summary: ImportSummary = Field(description="the rows counted by what happened to them")
-    rows: list[ImportedRow]
+    rows: list[LinkImportRow]
 
 
 async def import_export(request: web.Request, query: ImportQuery) -> web.Response:

@@ -307,7 +307,8 @@ class ConnectionKind(Kind):
         if not isinstance(config, dict):
             return  # the field's own issue
         endpoint = config.get("endpoint_url")
-        config_model = CONFIGS.get(data.get("destination"))  # type: ignore[arg-type]
+        destination = data.get("destination")
+        config_model = CONFIGS.get(destination) if isinstance(destination, str) else None  # else: the field's issue
         if config_model is not None:  # the members the destination reads, typed (an unknown destination: its issue)
             with ctx.issues.collect():
                 validate(config_model, config, prefix=ctx.path("config"))

@@ -130,6 +130,11 @@ def test_admin(service: str, tmp_path: Path) -> None:
         operations=({"include-name": "DELETE /accounts/{account_id}",
                      "parameters": {"path.account_id": body["data"]["id"]}},
                     # the live feed answers a stream that lasts as long as its client: tests/http/test_feed.py
-                    {"include-name": "GET /accounts/{account_id}/feed", "enabled": False}),
+                    {"include-name": "GET /accounts/{account_id}/feed", "enabled": False},
+                    # a connection's body holds its config to its destination's model (`if`/`then` per destination
+                    # beside `additionalProperties: false`), which schemathesis cannot generate from ("Schema
+                    # Error"); tests/http/test_connection_configs.py covers those two operations
+                    {"include-name": "POST /accounts/{account_id}/connections", "enabled": False},
+                    {"include-name": "PUT /accounts/{account_id}/connections/{id}", "enabled": False}),
     )
     _run_schemathesis(service, "/api/admin/v1/openapi.json", config, tmp_path)

@@ -28,6 +28,14 @@ async def test_a_config_member_of_the_wrong_type_is_refused_by_name(service: Tes
     assert answer["data"]["config"]["kept"] == {"any": "thing"}  # type: ignore[index]
 
 
+async def test_a_destination_that_is_not_a_name_is_refused_not_a_500(service: TestClient) -> None:
+    # found by the fuzz run: a destination given as an object reached the config models' lookup
+    for destination in ({}, [], 7):
+        status, answer = await create(service, destination, {})  # type: ignore[arg-type]
+        assert status == 400, answer
+        assert set(answer) == {"error", "details"}
+
+
 async def test_the_document_types_config_per_destination(service: TestClient) -> None:
     document = await (await service.get("/api/admin/v1/openapi.json")).json()
     schemas = document["components"]["schemas"]
