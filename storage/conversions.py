@@ -328,11 +328,9 @@ def _click_dimension_ctes(sums: str) -> str:
 
 def _click_level_parts(sums: str) -> list[str]:
     """The coarse level's rows of :data:`CLICK_LEVELS` from :func:`_click_dimension_ctes`: country and referrer
-    host from ``placed``; the rule's and the variant's values from ``ruled``, and their '' rows (no rule, no
-    variant) as the link's sums (``links``), or the day's, less what a rule or a variant sent. The figures add
-    up so (a new visitor is counted under one click), and a group with no click is no row (``human + bot``)."""
-    less = ", ".join(f"t.{c} - coalesce(r.{c}, 0) AS {c}" for c in CLICK_COUNTS)
-    day_totals = f"(SELECT account_id, day, {sums} FROM links GROUP BY account_id, day)"
+    host from ``placed``; the rule's and the variant's values from ``ruled``. Their '' rows (no rule, no variant)
+    are not kept: a report reads them as the link's (or the day's) sums less what a rule or a variant sent
+    (:data:`EMPTY_FROM`)."""
     parts = []
     for level in CLICK_LEVELS:
         named = level.split(",")
@@ -346,11 +344,14 @@ def _click_level_parts(sums: str) -> list[str]:
         a, b = ("link_id", dim) if by_link else (dim, "''")
         parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM ruled WHERE {dim} <> '' "
                      f"GROUP BY {keys}, {dim}")
-        on = " AND ".join(f"r.{k} = t.{k}" for k in ["account_id", "day", *named[:-1]])
-        parts.append(f"SELECT * FROM (SELECT t.account_id, '{level}', t.day, {'t.link_id' if by_link else repr('')}, "
-                     f"'', {less} FROM {'links' if by_link else day_totals} t LEFT JOIN (SELECT {keys}, {sums} "
-                     f"FROM ruled WHERE {dim} <> '' GROUP BY {keys}) r ON {on}) d WHERE human + bot > 0")
     return parts
+
+
+EMPTY_FROM = {"rule": "", "link_id,rule": "link_id", "link_id,variant": "link_id"}
+"""The click levels whose '' rows (the clicks no rule or no variant sent) the pass does not keep, and the level
+whose rows hold their totals: the day's for the rule alone, the link's for the others. Most clicks have
+neither, so those rows were the link's rows again, one more per click and link on clicks spread over many
+links. :func:`_level_rows` reads them back as that level's rows less the level's own."""
 
 
 _PASS_STATEMENTS: dict[str, tuple[str, ...]] = {}
@@ -714,6 +715,21 @@ def _level_rows(table: str, account_id: str, level: str, periods: Sequence[tuple
     its parameters."""
     _own(table)
     where = "WHERE account_id = ? AND level = ? AND period = ? AND day >= ? AND day <= ?"
+    if table == "conversion_level_clicks" and level in EMPTY_FROM:
+        # The level's rows, the totals' rows under '', and the level's rows again under '' taken away: summed
+        # per key, the '' group is the clicks no rule (or variant) sent (:data:`EMPTY_FROM`).
+        counts = ", ".join(CLICK_COUNTS)
+        less = ", ".join(f"-{c} AS {c}" for c in CLICK_COUNTS)
+        empty = "a, '' AS b" if "," in level else "'' AS a, '' AS b"
+        parts = []
+        params = []
+        for period in periods:
+            parts += [f"SELECT day, a, b, {counts} FROM {table} {where}",
+                      f"SELECT day, a, b, {counts} FROM {table} {where}",
+                      f"SELECT day, {empty}, {less} FROM {table} {where}"]
+            params += [account_id, level, *period, account_id, EMPTY_FROM[level], *period,
+                       account_id, level, *period]
+        return "(" + " UNION ALL ".join(parts) + ") AS r", params
     params = [value for period in periods for value in (account_id, level, *period)]
     if len(periods) == 1:
         return f"{table} {where}", params
@@ -790,7 +806,7 @@ async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns:
     source, params = _restricted(source, params, _level_exprs(level), only)
     rows = await fetch_all(conn, f"SELECT {select}, {sums} FROM {source}{group}", params)
     return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows
-            if row[width] is not None]
+            if row[width] is not None and int(row[width]) + int(row[width + 1]) > 0]  # a '' group of no click
 
 
 async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str],
@@ -893,8 +909,10 @@ async def top_groups(conn: Conn, account_id: str, first: str, last: str, columns
     parts: list[str] = []
     params: list[Any] = []
     exprs = _level_exprs(level)
-    for table, figures in (("conversion_level_clicks", "0 AS p, human AS h"), ("conversion_level_events", "0, 0"),
-                           ("conversion_level_revenue", "purchases, 0")):
+    # c: whether a group has a row (a click, an event, a purchase). The clicks no rule or variant sent are read
+    # as a difference (EMPTY_FROM), which may be a group of none.
+    for table, figures in (("conversion_level_clicks", "0 AS p, human AS h, human + bot AS c"),
+                           ("conversion_level_events", "0, 0, 1"), ("conversion_level_revenue", "purchases, 0, 1")):
         if own_utm and table != "conversion_level_clicks":
             fine = table.replace("_level", "")
             _own(fine)
@@ -911,7 +929,7 @@ async def top_groups(conn: Conn, account_id: str, first: str, last: str, columns
     listed = ", ".join(keys)
     rows = await fetch_all(
         conn, f"SELECT {listed}, count(*) OVER () FROM ({' UNION ALL '.join(parts)}) AS u GROUP BY {listed} "
-              f"ORDER BY sum(p) DESC, sum(h) DESC, {listed} LIMIT ?", [*params, limit])
+              f"HAVING sum(c) > 0 ORDER BY sum(p) DESC, sum(h) DESC, {listed} LIMIT ?", [*params, limit])
     return [tuple(str(v) for v in row[:width]) for row in rows], int(rows[0][width]) if rows else 0
 
 

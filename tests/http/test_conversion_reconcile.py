@@ -338,10 +338,13 @@ async def test_the_upgrade_fills_the_coarse_level_as_the_writers_keep_it(seeded:
                  else MIGRATIONS / "0026_conversion_click_utm.sql").read_text(encoding="utf-8")
     dims = (MIGRATIONS / "postgresql" / "0017_conversion_click_dimensions.sql" if pg
             else MIGRATIONS / "0032_conversion_click_dimensions.sql").read_text(encoding="utf-8")
+    empty = (MIGRATIONS / "postgresql" / "0025_click_levels_without_empty_rows.sql" if pg
+             else MIGRATIONS / "0040_click_levels_without_empty_rows.sql").read_text(encoding="utf-8")
     fill = [*fill_statements(levels, "INSERT INTO conversion_level_clicks", 3),
             *fill_statements(weeks, "-- Filled from the rollups already kept", 6),
             *fill_statements(click_utm, "DELETE FROM conversion_level_events", 6),
-            *fill_statements(dims, "-- The coarse level's new levels", 6)]
+            *fill_statements(dims, "-- The coarse level's new levels", 6),
+            *fill_statements(empty, "DELETE FROM conversion_level_clicks", 1)]
 
     async def upgrade(tx: Any) -> None:
         for table in LEVEL_TABLES:

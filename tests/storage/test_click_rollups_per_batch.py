@@ -84,6 +84,8 @@ def _one_by_one(rows: list[list[Any]], folded: str | None = None
         for i, n in enumerate(counts):
             total[i] += n
         for level_key in conversions.level_keys(key, dims):
+            if level_key[1] in conversions.EMPTY_FROM and level_key[5 if "," in level_key[1] else 4] == "":
+                continue  # the clicks no rule or variant sent: not kept, read as a difference
             week = (*level_key[:2], conversions.WEEKLY, conversions.monday(level_key[3]), *level_key[4:])
             for k in (level_key, week) if folded is None or level_key[3] < folded else (level_key,):
                 total = coarse.setdefault(k, [0] * 6)
