@@ -22,6 +22,7 @@ from linksvc.settings import Settings
 from tests.conftest import ADMIN, service_server
 from tests.factories import ADMIN_TOKEN, A, B, two_accounts
 from tests.http.test_access_log import access_lines, log_text, served  # noqa: F401 (fixtures)
+from tests.people import make_person, session_of
 from tests.sse import Stream
 
 CODE_A = f"lnk{A[:4]}"
@@ -96,3 +97,17 @@ async def test_no_ticket_reaches_the_access_log(served: TestClient, log_text: io
     lines = access_lines(log_text)
     assert any(line["path"] == f"/api/admin/v1/accounts/{A}/feed" for line in lines)
     assert "lft_" not in log_text.getvalue()
+
+
+async def test_a_persons_ticket_follows_their_membership(service: TestClient) -> None:
+    member = await make_person(service, "live@example.com", A, "analyst")
+    session = await session_of(service, "live@example.com")
+    ticket = (await ticket_for(service, A, session))["ticket"]
+    assert (await service.post(f"/api/admin/v1/accounts/{B}/feed/tickets", headers=session)).status == 404
+    opened = await service.get(f"/api/admin/v1/accounts/{A}/feed?ticket={ticket}")
+    assert opened.status == 200
+    opened.close()
+    removed = await service.delete(f"/api/admin/v1/accounts/{A}/members/{member['id']}", headers=ADMIN)
+    assert removed.status == 204
+    refused = await service.get(f"/api/admin/v1/accounts/{A}/feed?ticket={ticket}")
+    assert refused.status == 404  # no longer of the account: as anyone else outside it
