@@ -71,9 +71,15 @@ export async function liveView(ctx) {
   let retry = null;
   let generation = 0;
 
-  let opened = false; // a stream was opened: the view was on the page by then
+  // Left: the view was on the page and is no more (it is built before the shell shows it; one never shown, the
+  // shell having moved on to another page meanwhile, counts as left after a few seconds).
+  let shown = false;
+  const born = Date.now();
   const setState = (name, text) => { state.dataset.state = name; state.textContent = text; };
-  const gone = () => opened && !view.isConnected;
+  const gone = () => {
+    if (view.isConnected) shown = true;
+    return !view.isConnected && (shown || Date.now() - born > 5000);
+  };
 
   function add(item) {
     list.querySelector('.live-empty')?.remove();
@@ -105,7 +111,6 @@ export async function liveView(ctx) {
       kinds: kinds.value, bots: bots.value })}`;
     const stream = new EventSource(url);
     source = stream;
-    opened = true;
     const mark = (event) => { if (event.lastEventId) last = event.lastEventId; };
     const alive = () => {
       if (gone()) { stop(); return false; }
