@@ -6,7 +6,7 @@ went past, and only from the value the writer read (compare-and-set, :func:`adva
 workers, two nodes) that read the same clicks never both write their deliveries. Clicks are read up to the
 horizon under which every id is committed (:func:`storage.feed.click_horizon`), so ``id > last_id`` is exactly
 "stored and not yet looked at". On SQLite a deleted click above every click left moves cursors back (the trigger
-of migration 0039), since its id is handed out again.
+of migration 0041), since its id is handed out again.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
--- 0024 = SQLite's 0039 (issue 37): the `link.clicked` webhook. Per subscribed webhook connection, how far it has
+-- 0026 = SQLite's 0041 (issue 37): the `link.clicked` webhook. Per subscribed webhook connection, how far it has
 -- taken the stored clicks (`last_id`, read up to the clicks' horizon, under which every id is committed:
 -- storage.feed.click_horizon), moved with the deliveries it wrote in one unit (compare-and-set); a delivery of
 -- clicks names them in `deliveries.click_ids` (a JSON array of click ids). The identity never hands out an id
