@@ -158,7 +158,7 @@ def test_a_customers_path_and_an_events_lineage(watched: Watched, scene: Scene, 
 
     # The click's origins as the API stored them, in words (clicks record them since the click writer does).
     lineage = call(f"{scene.admin}/events/{bought['purchase']}")[1]["data"]["lineage"]
-    origins = {"destination": "from the link’s stored destination",
+    origins = {"destination": "from the link’s destination",
                "defaults": "from the defaults of this kind of link", "unknown": "origin not recorded"}
     tracking = field("tracking_id")
     assert "from the event’s top level" in tracking.locator('[data-side="event"]').inner_text()

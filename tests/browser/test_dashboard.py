@@ -42,7 +42,7 @@ def test_create_edit_follow_and_count_a_link(watched: Watched, scene: Scene, tmp
     assert _desktop_preview(watched).endswith("#frag")
     why = page.locator('.device[data-device="desktop"] .why')
     assert why.locator('[data-step="route"]').inner_text() == "desktop and unknown platforms get the destination"
-    assert "utm_content=hero (from the stored destination)" in why.inner_text()
+    assert "utm_content=hero (from the link's destination)" in why.inner_text()
     page.get_by_role("button", name="Create link").click()
     page.get_by_role("heading", name="latte-launch").wait_for()
     link_id = page.url.rsplit("/", 1)[1]

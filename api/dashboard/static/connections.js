@@ -99,7 +99,8 @@ export async function connectionsView(ctx) {
       { label: 'Deliveries', class: 'wrap', cell: (c) => h('a', {
         href: `${ctx.base}/deliveries${query({ connection: c.id })}` }, c.counts) },
       { label: 'Actions', cell: actions },
-    ], rows, { empty: 'No connections yet: nothing is forwarded.' }));
+    ], rows, { empty: 'No connections yet: nothing is forwarded. Add one with New connection to send the '
+      + 'account\'s events to Meta, GA4, TikTok, Google Ads or a webhook.' }));
 }
 
 // The event types a connection forwards: every one ("*"), or PURCHASE and the account's custom types checked.

@@ -7,6 +7,7 @@
 
 import { admin, ApiError, inAccount, query } from './api.js';
 import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
+import { count } from './format.js';
 import { localValue, utcValue } from './lifecycle.js';
 
 const PAGE = 50;
@@ -91,12 +92,12 @@ async function replaysSection(ctx, chosen) {
   async function paint() {
     const replays = (await admin(`${url}${query({ limit: 20 })}`)).data;
     list.replaceChildren(table('Replays', [
-      { label: 'Started', cell: (r) => when(r.created_at) },
-      { label: 'Range', class: 'wrap', cell: (r) => `${when(r.from)} – ${when(r.to)}` },
+      { label: 'Started', sort: (r) => r.created_at, cell: (r) => when(r.created_at) },
+      { label: 'Range', class: 'wrap', sort: (r) => r.from, cell: (r) => `${when(r.from)} – ${when(r.to)}` },
       { label: 'State', cell: (r) => badge(r.state, r.state === 'failed' ? 'off' : null) },
       { label: 'Progress', class: 'wrap', cell: (r) => r.error ? `${replayProgress(r)} (${r.error})` : replayProgress(r) },
     ], replays.map((item) => ({ item, attrs: { 'data-replay': item.id, 'data-state': item.state } })),
-    { empty: 'No replay of this connection yet.' }));
+    { empty: 'No replay of this connection yet: Send again… sends a time range\'s events once more.' }));
     clearTimeout(timer);
     if (replays.some((r) => r.state === 'queued' || r.state === 'running')) {
       timer = setTimeout(() => { if (list.isConnected) paint(); }, 2000);
@@ -142,7 +143,8 @@ export async function deliveriesView(ctx) {
   const connections = (await admin(inAccount(ctx.account, `/connections${query({ limit: 500 })}`))).data;
   if (!connections.length) {
     return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
-      h('p', { class: 'empty' }, 'This account has no connections, so nothing is forwarded.'));
+      h('p', { class: 'empty' }, 'This account has no connections, so nothing is forwarded. Add one on the '
+        + 'Connections page; its deliveries show here.'));
   }
   const chosen = connections.find((c) => c.id === ctx.search.get('connection')) || connections[0];
   const state = STATES.includes(ctx.search.get('state')) ? ctx.search.get('state') : '';
@@ -191,11 +193,11 @@ export async function deliveriesView(ctx) {
 
   function paint() {
     results.replaceChildren(table('Deliveries', [
-      { label: 'Created', cell: (d) => when(d.created_at) },
+      { label: 'Created', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
       { label: 'Kind', cell: (d) => d.kind },
       { label: 'State', cell: (d) => badge(d.state) },
       { label: 'Reason or last error', class: 'wrap', cell: (d) => outcomeCell(ctx, d) },
-      { label: 'Tries', class: 'num', cell: (d) => String(d.tries) },
+      { label: 'Tries', class: 'num', sort: (d) => d.tries, cell: (d) => count(d.tries) },
       { label: 'Event', cell: (d) => h('code', { title: d.event_id }, d.event_id.slice(0, 8)) },
       { label: 'Action', cell: (d) => retryButton(d) || '—' },
     ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state } })),

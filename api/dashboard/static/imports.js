@@ -4,6 +4,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { badge, field, h, table, toast } from './dom.js';
+import { count } from './format.js';
 
 const VENDORS = [['bitly', 'Bitly'], ['rebrandly', 'Rebrandly'], ['shortio', 'Short.io'], ['shlink', 'Shlink'],
   ['yourls', 'YOURLS'], ['kutt', 'Kutt']];
@@ -29,7 +30,7 @@ function resultView(result) {
   return h('div', { class: 'import-result' },
     h('p', { class: 'import-summary', role: 'status' }, words + pending),
     table(result.dry_run ? 'What the import would do' : 'What the import did', [
-      { label: 'Row', class: 'num', cell: (r) => String(r.row) },
+      { label: 'Row', class: 'num', sort: (r) => r.row, cell: (r) => count(r.row) },
       { label: 'Status', cell: (r) => badge(r.status === 'created' ? created : LABELS[r.status], TONES[r.status]) },
       { label: 'Code', cell: (r) => r.code || (r.original_code ? `${r.original_code} → new code` : 'new code') },
       { label: 'Destination', class: 'url', cell: (r) => h('span', { title: r.destination_url }, r.destination_url) },
