@@ -97,7 +97,7 @@ def test_last_weeks_revenue_by_campaign_and_its_csv(watched: Watched, scene: Sce
     ours = next(r for r in report["rows"] if r["key"]["campaign"] == DEMO_CAMPAIGN)
     assert ours["purchases"] >= 1 and float(ours["revenue"]["USD"]) >= 40.25
     assert row.locator('td[data-label="Campaign"]').inner_text() == "Earn 1 point per dollar"
-    assert row.locator('td[data-label="Revenue"]').inner_text() == f"{ours['revenue']['USD']} USD"
+    assert row.locator('td[data-label="Revenue"]').inner_text() == f"${float(ours['revenue']['USD']):,.2f}"
     assert row.locator('td[data-label="Purchases"]').inner_text() == str(ours["purchases"])
     totals = page.locator("tfoot tr")
     assert totals.locator("td").first.inner_text() == "Total"

@@ -36,22 +36,23 @@ export function daysBetween(since, until) {
 
 const cut = (text, n) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 
-// Horizontal bars: points are [{ label, value }], drawn in the order given.
+// Horizontal bars: points are [{ label, value }], drawn in the order given, each name in full above its bar.
 export function barsChart(points, { width, label, format = String }) {
-  const row = 26;
-  const pad = { left: Math.min(180, Math.max(90, width * 0.32)), right: 84, top: 6, bottom: 6 };
+  const row = 40;
+  const pad = { left: 4, right: 90, top: 4, bottom: 4 };
   const height = pad.top + pad.bottom + row * Math.max(points.length, 1);
   const plotW = Math.max(width - pad.left - pad.right, 40);
   const max = Math.max(0, ...points.map((p) => p.value));
   const x = (v) => (max > 0 ? (v / max) * plotW : 0);
-  const chars = Math.floor((pad.left - 10) / 7);
+  const chars = Math.floor((width - pad.left) / 7);
   const bars = points.map((p, i) => {
     const y = pad.top + i * row;
+    const length = Math.max(x(p.value), p.value > 0 ? 2 : 0);
     return s('g', { class: 'bar-group', 'data-label': p.label, 'data-value': p.value },
       s('title', {}, `${p.label}: ${format(p.value)}`),
-      s('text', { class: 'label', x: pad.left - 8, y: y + row / 2 + 4, 'text-anchor': 'end' }, cut(p.label, chars)),
-      s('rect', { class: 'bar', x: pad.left, y: y + 4, height: row - 8, width: Math.max(x(p.value), p.value > 0 ? 2 : 0) }),
-      s('text', { class: 'value', x: pad.left + x(p.value) + 6, y: y + row / 2 + 4 }, format(p.value)));
+      s('text', { class: 'label', x: pad.left, y: y + 14 }, cut(p.label, chars)),
+      s('rect', { class: 'bar', x: pad.left, y: y + 20, height: 14, width: length }),
+      s('text', { class: 'value', x: pad.left + length + 6, y: y + 32 }, format(p.value)));
   });
   return s('svg', { class: 'chart bars', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img',
     'aria-label': label }, bars);

@@ -238,7 +238,7 @@ async function chartsOf(ctx, params, report, measure) {
         : h('p', { class: 'muted' }, 'Nothing to draw in this range.')),
     h('figure', { class: 'chart-holder', 'data-chart': 'over-time' },
       h('figcaption', {}, h('h3', {}, overTime)),
-      fitted(h('div', {}), (width) => daysChart(series, { width, format, label: `${overTime}, ${report.from} to `
+      fitted(h('div', {}), (width) => daysChart(series, { width, format, label: `${overTime}, ${report.from} – `
         + `${report.to}` }))));
 }
 

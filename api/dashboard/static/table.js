@@ -102,7 +102,7 @@ export function table(caption, columns, rows, {
       paint();
     });
     box = h('div', { class: 'table-tools' },
-      h('label', { for: input.id }, `Filter ${caption.charAt(0).toLowerCase()}${caption.slice(1)}`), input, count);
+      h('label', { for: input.id, title: caption }, 'Filter rows'), input, count);
   }
   const cellsOf = (item) => columns.map((c) => h('td', { 'data-label': c.label, class: c.class }, c.cell(item)));
   const element = h('div', { class: 'table-block' }, box,
