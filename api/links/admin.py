@@ -197,8 +197,9 @@ class LinkClicks(BaseModel):
     by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
     by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
     by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
-    by_browser_family: list[CountSplit] = Field(description="by browser family alone, whatever the version (browser: "
-                                                            "\"Instagram\"; null: unknown); by_browser has the versions")
+    by_browser_family: list[CountSplit] = Field(
+        description="by browser family alone, whatever the version (browser: \"Instagram\"; null: unknown); by_browser "
+                    "has the versions")
     by_os_family: list[CountSplit] = Field(description="by OS family alone, whatever the version (os: \"Android\"; "
                                                        "null: unknown); by_os has the versions")
     by_bot: list[CountSplit] = Field(description="the bots' clicks alone (human is 0), by the bot's name as the user "

@@ -4,7 +4,8 @@ referrer host (null: no Referer), the rule that matched (null: none), the varian
 parse: browser family and major version, OS family and major version, browser family and OS family alone
 ("Instagram" whatever its version: a dashboard's rows, the versions on demand from the former two), device brand
 and model (null where the parse knew nothing, and for clicks recorded before it existed), and the bots' clicks
-alone by the bot's name (the parse's browser family: "Applebot", "FacebookBot"; null when the parse knew none). The breakdowns by values a click's sender
+alone by the bot's name (the parse's browser family: "Applebot", "FacebookBot"; null when the parse knew none).
+The breakdowns by values a click's sender
 chooses (country, referrer host, rule, variant, utm_source, and the user agent's) hold their ``limit`` most clicked
 groups, the rest summed in ``other`` (docs/decisions.md, "Reports and bounded answers")."""
 

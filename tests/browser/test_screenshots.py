@@ -64,11 +64,6 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         sign_in(watched, scene)
         page.locator("tbody tr").first.wait_for()
         shot("links")
-        if width == "phone":  # the sections behind the Menu button
-            page.get_by_role("button", name="Menu").click()
-            page.get_by_role("link", name="Reports").wait_for()
-            shot("menu")
-            page.get_by_role("button", name="Menu").click()
 
         link = scene.showcase
         page.goto(scene.dashboard(f"/links/{link['id']}"))

@@ -197,24 +197,21 @@ def test_at_390_px_the_navigation_and_the_selectors_fit(browser: Any, scene: Sce
         sign_in(watched, scene)
         width = page.evaluate("document.documentElement.clientWidth")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        menu = page.get_by_role("button", name="Menu")
-        assert menu.get_attribute("aria-expanded") == "false"
-        assert not page.get_by_role("link", name="Reports").is_visible()
-        menu.click()
-        assert menu.get_attribute("aria-expanded") == "true"
-        for link in page.locator("#top nav a").all():
-            if link.is_visible():
-                box = link.bounding_box()
-                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, link.inner_text()
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # Every section's link is on the screen (the navigation wraps), none cut at its edge.
+        links = [link for link in page.locator("#top nav a").all() if link.is_visible()]
+        assert len(links) >= 10
+        for link in links:
+            box = link.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, link.inner_text()
+        header = page.locator("#top").bounding_box()
+        assert header is not None and header["height"] < 300  # a few rows, not a column of twelve
         page.get_by_role("link", name="Deliveries").click()
         page.get_by_role("heading", name="Deliveries").wait_for()
-        assert not page.get_by_role("link", name="Reports").is_visible()  # the menu closes on the way
         fits = _fits(page, "#account, select[name=connection]")
         assert len(fits) == 2 and all(fit[1] for fit in fits), fits
         for name in [o for o in page.locator("select[name=connection] option").all_inner_texts()]:
             page.get_by_label("Connection").select_option(label=name)
-            shown = wait_for(f"the deliveries of {name}", lambda: [  # noqa: B023
+            shown = wait_for(f"the deliveries of {name}", lambda name=name: [
                 fit for fit in _fits(page, "select[name=connection]") if fit[0] == name and fit[3] == fit[3]])
             assert shown[0][1], shown
         assert page.evaluate("document.documentElement.scrollWidth") <= width

@@ -20,7 +20,6 @@ import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
 import { membersView } from './members.js';
 import { acceptInvitationView, resetPasswordView } from './onetime.js';
-import './menu.js';
 import { linkPreviewSettingsView } from './previews.js';
 import { profileView } from './profile.js';
 import { reportsView } from './reports.js';
