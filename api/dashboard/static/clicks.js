@@ -70,7 +70,8 @@ function breakdown(caption, rows, key, label, other, { title } = {}) {
 function families(caption, byFamily, byVersion, field, other, unknown) {
   const rows = byFamily.filter((r) => r.human > 0).map((item) => ({ item }));
   if (other && other.human > 0) rows.push({ item: { ...other, other: true }, pinned: true });
-  const versionsOf = (family) => byVersion.filter((v) => v[field] === family && v.human > 0);
+  const versionsOf = (family) => byVersion.filter((v) => v[field] === family && v.human > 0)
+    .sort((a, b) => b.human - a.human);
   const cell = (r) => {
     if (r.other) return otherName(r);
     const name = r[field] || unknown;
@@ -86,7 +87,7 @@ function families(caption, byFamily, byVersion, field, other, unknown) {
   return table(caption, [
     { label: caption, sort: (r) => (r.other ? null : r[field] || unknown), cell },
     { label: 'Clicks', class: 'num', sort: (r) => r.human, cell: (r) => count(r.human) },
-  ], rows, { empty: 'No clicks by people in this period.', cards: false });
+  ], rows, { empty: 'No clicks by people in this period.', cards: false, sorted: { by: 'Clicks', descending: true } });
 }
 
 // The bots by name (the user agent's parse: "Applebot", "FacebookBot"), never among the people's browsers.
@@ -97,7 +98,7 @@ function bots(byBot, other) {
     { label: 'Bot', sort: (r) => (r.other ? null : r.name || 'A bot without a name'),
       cell: (r) => (r.other ? otherName(r) : r.name || 'A bot without a name') },
     { label: 'Clicks', class: 'num', sort: (r) => r.bot, cell: (r) => count(r.bot) },
-  ], rows, { empty: 'No bot clicks in this period.', cards: false });
+  ], rows, { empty: 'No bot clicks in this period.', cards: false, sorted: { by: 'Clicks', descending: true } });
 }
 
 const dayOf = (iso) => (iso || '').slice(0, 10);
@@ -194,6 +195,6 @@ export async function clicksView(ctx) {
       ], [...stats.by_device.filter((r) => r.human > 0).map((r) => ({ item: { ...r, name: deviceName(r.brand, r.model) } })),
         ...(other.by_device && other.by_device.human > 0
           ? [{ item: { ...other.by_device, other: true }, pinned: true }] : [])],
-      { empty: 'No clicks by people in this period.', cards: false })),
+      { empty: 'No clicks by people in this period.', cards: false, sorted: { by: 'Clicks', descending: true } })),
       section('Bots (crawlers and link previews)', bots(stats.by_bot, other.by_bot), { 'data-section': 'bots' })));
 }
