@@ -41,7 +41,7 @@ export function forwardedTypes(connection) {
 
 async function summary(ctx, chosen, onRetried) {
   const counts = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/counts`))).data;
-  const states = STATES.filter((s) => counts.by_state[s]).map((s) => `${counts.by_state[s]} ${s}`).join(', ');
+  const states = STATES.filter((s) => counts.by_state[s]).map((s) => `${count(counts.by_state[s])} ${s}`).join(', ');
   const sendable = counts.filtered.filter((f) => f.sendable).reduce((n, f) => n + f.deliveries, 0);
   const resend = h('button', { type: 'button', class: 'small' }, `Send the ${sendable} filtered deliveries now allowed`);
   resend.addEventListener('click', async () => {
@@ -53,10 +53,10 @@ async function summary(ctx, chosen, onRetried) {
   });
   // The API answers the most frequent reasons; the rest come summed in `other` (one line here).
   const reasons = (items, withSendable, rest) => h('ul', { class: 'reasons' }, items.map((f) => h('li',
-    { 'data-reason': f.reason }, `${f.deliveries} × ${f.reason}`,
+    { 'data-reason': f.reason }, `${count(f.deliveries)} × ${f.reason}`,
     withSendable && f.sendable ? h('span', { class: 'muted' }, ' (the connection now allows them)') : null)),
     rest ? h('li', { 'data-reason': '(other)', class: 'muted' },
-      `${rest.deliveries} × ${rest.groups} other reason${rest.groups === 1 ? '' : 's'}`) : null);
+      `${count(rest.deliveries)} × ${count(rest.groups)} other reason${rest.groups === 1 ? '' : 's'}`) : null);
   const other = counts.other || {};
   const failed = (counts.by_state.failed || 0) + (counts.by_state.dead || 0);
   const retryFailed = h('button', { type: 'button', class: 'small' }, `Retry the ${failed} failed and dead`);
@@ -79,8 +79,8 @@ async function summary(ctx, chosen, onRetried) {
 
 function replayProgress(r) {
   const share = `${Math.round(r.progress * 100)}%`;
-  return `${share}: ${r.events_found} of ${r.events_total} events; ${r.sent} sent, ${r.skipped} skipped, `
-    + `${r.failed} failed, ${r.pending} waiting`;
+  return `${share}: ${count(r.events_found)} of ${count(r.events_total)} events; ${count(r.sent)} sent, `
+    + `${count(r.skipped)} skipped, ${count(r.failed)} failed, ${count(r.pending)} waiting`;
 }
 
 // The connection's replays, newest first, and (for those who may) the form that starts one. While one runs

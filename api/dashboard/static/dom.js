@@ -2,6 +2,8 @@
 // errors stand beside their fields, and the small formatting rules every view shares (numbers and money:
 // format.js).
 
+import { number } from './format.js';
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 function assign(node, attrs) {
@@ -146,7 +148,7 @@ export function badge(text, tone) {
 export function pager(offset, limit, count, shown, go) {
   const last = Math.min(offset + shown, count);
   return h('nav', { class: 'pager', 'aria-label': 'Pages' },
-    h('span', { class: 'muted' }, count ? `${offset + 1}–${last} of ${count}` : 'None'),
+    h('span', { class: 'muted' }, count ? `${number(offset + 1)}–${number(last)} of ${number(count)}` : 'None'),
     h('button', { type: 'button', class: 'quiet', disabled: offset <= 0, onclick: () => go(Math.max(0, offset - limit)) },
       'Previous'),
     h('button', { type: 'button', class: 'quiet', disabled: last >= count, onclick: () => go(offset + limit) }, 'Next'));
