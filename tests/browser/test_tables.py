@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from tests.browser.conftest import PHONE, Scene, Watched, open_page, sign_in, wait_for
+from tests.browser.conftest import DEMO_CUSTOMER, DEMO_SERVER_KEY, PHONE, Scene, Watched, open_page, sign_in, wait_for
 from tests.browser.servers import call
 
 INSTAGRAM = ("Mozilla/5.0 (Linux; Android 13; SM-S901B Build/TP1A.220624.014; wv) AppleWebKit/537.36 (KHTML, like "
@@ -34,6 +34,9 @@ def _numbers(texts: list[str]) -> list[float]:
 
 
 def test_tables_sort_numbers_and_dates_and_filter_their_rows(watched: Watched, scene: Scene) -> None:
+    status, body = call(f"{scene.admin}/links", "POST", {"code": "filter-me-7q", "kind": "external",
+                                                         "destination_url": "https://shop.example/filter"})
+    assert status == 201, body
     page = watched.page
     sign_in(watched, scene)
 
@@ -52,10 +55,11 @@ def test_tables_sort_numbers_and_dates_and_filter_their_rows(watched: Watched, s
     assert _numbers(clicks.all_inner_texts()) == sorted(shown)
 
     # The filter box keeps the rows holding the words.
-    page.get_by_label("Filter rows").fill("welcome")
+    before = rows.count()
+    page.get_by_label("Filter rows").fill("FILTER-me-7Q")
     wait_for("the filtered rows", lambda: rows.count() == 1)
-    assert rows.first.get_attribute("data-code") == "welcome"
-    page.get_by_text("1 of").wait_for()
+    assert rows.first.get_attribute("data-code") == "filter-me-7q"
+    page.get_by_text(f"1 of {before} rows").wait_for()
     page.get_by_label("Filter rows").fill("no such words anywhere")
     page.get_by_text("No row holds these words.").wait_for()
 
@@ -218,3 +222,32 @@ def test_at_390_px_the_navigation_and_the_selectors_fit(browser: Any, scene: Sce
         assert not watched.unexpected(), watched.unexpected()
     finally:
         context.close()
+
+
+def _purchase(scene: Scene, order: str, currency: str, value: float) -> str:
+    status, body = call(f"{scene.base}/api/storefront/v1/auth/authorize", headers={"x-api-key": DEMO_SERVER_KEY},
+                        token=None)
+    assert status == 200, body
+    status, answer = call(f"{scene.base}/api/storefront/v1/behavior/events", "POST", {
+        "type": "PURCHASE", "customer_id": DEMO_CUSTOMER, "order_id": order, "currency": currency, "value": value,
+        "products": [{"sku": "LATTE-12"}]}, token=body["data"])
+    assert status == 202, answer
+    return str(answer["data"]["id"])
+
+
+def test_money_follows_its_currency_on_the_event_and_the_customer_pages(watched: Watched, scene: Scene) -> None:
+    """"5 USD" reads "$5.00" (two minor units), 850 yen "¥850" (none), wherever an amount is shown."""
+    dollars = _purchase(scene, "money-usd", "USD", 5)
+    yen = _purchase(scene, "money-jpy", "JPY", 850)
+    page = watched.page
+    sign_in(watched, scene)
+    for event_id, shown in ((dollars, "$5.00"), (yen, "¥850")):
+        page.goto(scene.dashboard(f"/events/{event_id}"))
+        page.get_by_role("heading", name="PURCHASE event").wait_for()
+        value = page.locator("dt", has_text="Value").locator("xpath=following-sibling::dd[1]")
+        assert value.inner_text() == shown
+    page.goto(scene.dashboard(f"/customers/{DEMO_CUSTOMER}"))
+    page.locator(f'tr[data-event="{yen}"]').wait_for()
+    assert page.locator(f'tr[data-event="{yen}"] td[data-label="Value"]').inner_text() == "¥850"
+    assert page.locator(f'tr[data-event="{dollars}"] td[data-label="Value"]').inner_text() == "$5.00"
+    assert " USD" not in page.locator("main").inner_text()
