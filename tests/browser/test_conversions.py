@@ -98,11 +98,11 @@ def test_last_weeks_revenue_by_campaign_and_its_csv(watched: Watched, scene: Sce
     assert ours["purchases"] >= 1 and float(ours["revenue"]["USD"]) >= 40.25
     assert row.locator('td[data-label="Campaign"]').inner_text() == "Earn 1 point per dollar"
     assert row.locator('td[data-label="Revenue"]').inner_text() == f"${float(ours['revenue']['USD']):,.2f}"
-    assert row.locator('td[data-label="Purchases"]').inner_text() == str(ours["purchases"])
+    assert row.locator('td[data-label="Purchases"]').inner_text() == f"{ours['purchases']:,}"
     totals = page.locator("tfoot tr")
     assert totals.locator("td").first.inner_text() == "Total"
-    assert totals.locator('td[data-label="Purchases"]').inner_text() == str(report["totals"]["purchases"])
-    assert totals.locator('td[data-label="Clicks"]').inner_text() == str(report["totals"]["clicks"]["human"])
+    assert totals.locator('td[data-label="Purchases"]').inner_text() == f"{report['totals']['purchases']:,}"
+    assert totals.locator('td[data-label="Clicks"]').inner_text() == f"{report['totals']['clicks']['human']:,}"
 
     # The CSV link downloads the same query's rows.
     with page.expect_download() as download:
