@@ -59,7 +59,7 @@ async function summary(ctx, chosen, onRetried) {
       `${count(rest.deliveries)} × ${count(rest.groups)} other reason${rest.groups === 1 ? '' : 's'}`) : null);
   const other = counts.other || {};
   const failed = (counts.by_state.failed || 0) + (counts.by_state.dead || 0);
-  const retryFailed = h('button', { type: 'button', class: 'small' }, `Retry the ${failed} failed and dead`);
+  const retryFailed = h('button', { type: 'button', class: 'small' }, `Retry the ${count(failed)} failed and dead`);
   retryFailed.addEventListener('click', async () => {
     retryFailed.disabled = true;
     const answer = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/retry-failed`),
@@ -123,7 +123,7 @@ async function replaysSection(ctx, chosen) {
     try {
       const started = (await admin(url, { method: 'POST', body: { from: utcValue(from.value),
         to: utcValue(to.value) } })).data;
-      toast(`Replay of ${started.events_total} events queued.`);
+      toast(`Replay of ${count(started.events_total)} events queued.`);
       await paint();
     } catch (error) {
       if (!(error instanceof ApiError) || error.status === 401) throw error;

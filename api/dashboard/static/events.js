@@ -5,7 +5,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { badge, h, pager, table, when } from './dom.js';
-import { money } from './format.js';
+import { count, money } from './format.js';
 import { platformName } from './names.js';
 
 const LINEAGE_FIELDS = ['tracking_id', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -160,7 +160,7 @@ export async function customerPath(ctx, customerId) {
     history.replaceState(null, '', `${base}${query({ offset: offset || '' })}`);
     const path = await admin(inAccount(ctx.account,
       `/customers/${encodeURIComponent(customerId)}/path${query({ limit: PATH_PAGE, offset })}`));
-    intro.replaceChildren(`${path.count === 1 ? '1 event' : `${path.count} events`}, newest first, each with the `
+    intro.replaceChildren(`${path.count === 1 ? '1 event' : `${count(path.count)} events`}, newest first, each with the `
       + 'click that led to it (the click behind its tracking id).');
     results.replaceChildren(...[table('Events of the customer and their clicks', [
       { label: 'Event', cell: (r) => h('span', {}, h('a', { href: eventHref(r.event) }, r.event.type),

@@ -22,8 +22,10 @@ function why(row) {
 function resultView(result) {
   const { summary } = result;
   const words = result.dry_run
-    ? `${summary.rows} rows: ${summary.created} to create, ${summary.skipped} skipped, ${summary.failed} failed.`
-    : `${summary.rows} rows: ${summary.created} created, ${summary.skipped} skipped, ${summary.failed} failed.`;
+    ? `${count(summary.rows)} rows: ${count(summary.created)} to create, ${count(summary.skipped)} skipped, `
+      + `${count(summary.failed)} failed.`
+    : `${count(summary.rows)} rows: ${count(summary.created)} created, ${count(summary.skipped)} skipped, `
+      + `${count(summary.failed)} failed.`;
   const created = result.dry_run ? 'Would be created' : 'Created';
   const pending = summary.pending
     ? ` ${summary.pending} not reached in time: import the same file again to go on.` : '';
@@ -60,7 +62,7 @@ export async function importView(ctx) {
       const answer = await admin(path, { method: 'POST', raw: await chosen.text() });
       results.replaceChildren(resultView(answer.data));
       importButton.disabled = !dryRun;
-      if (!dryRun) toast(`${answer.data.summary.created} links imported.`);
+      if (!dryRun) toast(`${count(answer.data.summary.created)} links imported.`);
     } catch (error) {
       problem.textContent = error.text || String(error);
       results.replaceChildren();

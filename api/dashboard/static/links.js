@@ -2,7 +2,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { badge, clearErrors, debounce, field, h, pager, saveBlob, showErrors, table, toast } from './dom.js';
-import { count } from './format.js';
+import { count, number } from './format.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 
 const PAGE = 20;
@@ -124,7 +124,7 @@ function bulkBar(ctx, selected, reload) {
       error.focus();
     }
   };
-  const changed = (verb) => (data) => `${verb}: ${data.changed} of ${data.selected} link(s) changed.`;
+  const changed = (verb) => (data) => `${verb}: ${number(data.changed)} of ${number(data.selected)} link(s) changed.`;
   const button = (label, onclick, attrs = {}) => h('button', { type: 'button', class: 'quiet', onclick, ...attrs }, label);
   const writes = ctx.can('links:write') ? [
     h('span', { class: 'bulk-group' }, tagName,
