@@ -222,8 +222,9 @@ async function chartsOf(ctx, params, report, measure) {
   const format = measureFormat(measure);
   const name = measuresOf(report).find(([key]) => key === measure)?.[1] || measure;
   const dimensionName = DIMENSIONS.find(([k]) => k === first)[1];
+  // the largest first; days stay in their order
   const points = byFirst.rows.map((row) => ({ label: rowName(first, row.key), value: measureValue(row, measure) }))
-    .sort((a, b) => b.value - a.value);
+    .sort((a, b) => (first === 'day' ? 0 : b.value - a.value));
   const shown = points.slice(0, CHART_BARS);
   const days = new Map(byDay.rows.map((row) => [row.key.day, measureValue(row, measure)]));
   const series = daysBetween(report.from, report.to).map((date) => ({ date, value: days.get(date) ?? 0 }));
