@@ -266,7 +266,8 @@ def _referrer_hosts(postgresql: bool) -> str:
 async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict[str, ClickGroups]:
     """Clicks of a link since ``since``, human and bot apart: by day and platform (every group: their number
     is bounded), and by country, referrer host, rule, variant, utm_source, browser family and major version, OS family
-    and major version, device brand and model, values a click's sender chooses: the ``limit`` most clicked
+    and major version, browser family and OS family alone, device brand and model, and the bots' clicks alone by
+    the bot's name (the user agent's browser family), values a click's sender chooses: the ``limit`` most clicked
     groups (then by key, null first), with how many groups there are in all. The store groups, orders and cuts:
     what comes back is at most ``limit`` rows per breakdown, however many distinct values the clicks carry."""
     where = "FROM clicks WHERE link_id = ? AND clicked_at >= ?"
@@ -274,10 +275,11 @@ async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict
     # PostgreSQL puts NULL last where SQLite puts it first.
     nulls = " NULLS FIRST" if pg else ""
 
-    async def groups(key: str, value: str | None, cut: bool) -> ClickGroups:
+    async def groups(key: str, value: str | None, cut: bool, bots: bool = False) -> ClickGroups:
         second = value or "NULL"
         rows = await fetch_all(
-            conn, f"SELECT {key} AS k, {second} AS v, sum(1 - bot), sum(bot), count(*) OVER () {where} "
+            conn, f"SELECT {key} AS k, {second} AS v, sum(1 - bot), sum(bot), count(*) OVER () {where}"
+                  f"{' AND bot = 1' if bots else ''} "
                   f"GROUP BY {key}{', ' + value if value else ''} ORDER BY "
                   f"{'count(*) DESC, ' if cut else ''}k{nulls}{', v' + nulls if value else ''}"
                   f"{' LIMIT ?' if cut else ''}", (link_id, since, *((limit,) if cut else ())))
@@ -302,6 +304,9 @@ async def click_counts(conn: Conn, link_id: str, since: str, limit: int) -> dict
         "browser": await groups("browser_family", _major("browser_version", pg), True),
         "os": await groups("os_family", _major("os_version", pg), True),
         "device": await groups("device_brand", "device_model", True),
+        "browser_family": await groups("browser_family", None, True),
+        "os_family": await groups("os_family", None, True),
+        "bot_name": await groups("browser_family", None, True, bots=True),
     }
 
 

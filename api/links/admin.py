@@ -163,7 +163,8 @@ class ClicksQuery(BaseModel):
     days: int = Field(default=30, ge=1, le=366, description="how many days back")
     limit: int = Field(default=DEFAULT_GROUPS, ge=1, le=MAX_GROUPS,
                        description="the groups of by_country, by_referrer_host, by_rule, by_variant, by_utm_source, "
-                                   "by_browser, by_os and by_device shown at most, the most clicked first; the rest "
+                                   "by_browser, by_os, by_device, by_browser_family, by_os_family and by_bot shown "
+                                   "at most, the most clicked first; the rest "
                                    "are summed in other")
 
 
@@ -196,9 +197,18 @@ class LinkClicks(BaseModel):
     by_browser: list[CountSplit] = Field(description="by browser family and major version (null: unknown)")
     by_os: list[CountSplit] = Field(description="by OS family and major version (null: unknown)")
     by_device: list[CountSplit] = Field(description="by device brand and model (null: unknown)")
+    by_browser_family: list[CountSplit] = Field(
+        description="by browser family alone, whatever the version (browser: \"Instagram\"; null: unknown); by_browser "
+                    "has the versions")
+    by_os_family: list[CountSplit] = Field(description="by OS family alone, whatever the version (os: \"Android\"; "
+                                                       "null: unknown); by_os has the versions")
+    by_bot: list[CountSplit] = Field(description="the bots' clicks alone (human is 0), by the bot's name as the user "
+                                                 "agent's parse gives it (name: \"Applebot\", \"FacebookBot\"; null: "
+                                                 "a bot the parse does not name)")
     other: dict[str, ClickOtherGroups] = Field(description="per breakdown holding more groups than limit (by_country, "
                                                       "by_referrer_host, by_rule, by_variant, by_utm_source, "
-                                                      "by_browser, by_os, by_device), the groups left out, summed")
+                                                      "by_browser, by_os, by_device, by_browser_family, by_os_family, "
+                                                      "by_bot), the groups left out, summed")
 
 
 async def link_clicks(request: web.Request, query: ClicksQuery) -> web.Response:
@@ -266,7 +276,9 @@ def link_endpoints() -> list[Endpoint]:
                  media_types=tuple(QR_CONTENT_TYPES.values()), security="admin",
                  permission="links:read", errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/clicks", link_clicks,
-                 "Clicks of a link: by day (human and bot apart), platform and utm_source", "links",
+                 "Clicks of a link: by day (human and bot apart), platform, utm_source, country, referrer, rule, "
+                 "variant, browser and OS (by family, and by family and version), device, and the bots by name",
+                 "links",
                  query=ClicksQuery, response=Envelope[LinkClicks], security="admin",
                  permission="links:read", errors=(401, 404)),
         Endpoint("GET", "/accounts/{account_id}/links/{id}/lifecycle", link_lifecycle,

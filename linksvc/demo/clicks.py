@@ -1,4 +1,4 @@
-"""A week of clicks on the demo's links, made up once when the demo data is loaded (see :mod:`linksvc.demo.setup`).
+"""Two weeks of clicks on the demo's links, made up once when the demo data is loaded (see :mod:`linksvc.demo.setup`).
 
 Each click is what the resolver would have recorded for a real one: the user agent is one of the real
 strings of ``fixtures/user_agents.json``, classified by :func:`linksvc.links.devices.classify`, and the
@@ -34,7 +34,7 @@ from linksvc.links.decide import decide, unavailable
 from linksvc.links.devices import classify
 from linksvc.links.visitors import visitor_hash
 
-WEEK = timedelta(days=7)
+SPAN = timedelta(days=14)  # two weeks: "Last week" and "Last 7 days" both hold clicks, whatever the weekday
 LOCAL_OFFSET_HOURS = -5  # Bogotá
 # Relative activity by local hour: asleep, breakfast, lunch, after work.
 HOURLY = (0.15, 0.08, 0.05, 0.05, 0.05, 0.12, 0.35, 0.8, 1.0, 0.85, 0.7, 0.75,
@@ -48,7 +48,7 @@ class Mix:
     share: float  # the link's weight among the account's links
     agents: Mapping[str, float]  # group of user agents -> weight (see agent_groups)
     queries: Sequence[tuple[str, float]] = (("", 1.0),)
-    burst: bool = False  # clicks come after a send, not all week long
+    burst: bool = False  # clicks come after a send, not all the time
 
 
 SOCIAL_QUERIES = (("", 0.5), ("utm_source=facebook&utm_medium=paid_social", 0.2),
@@ -108,15 +108,15 @@ def _busy(rng: random.Random, moment: datetime) -> bool:
 
 
 def _moment(rng: random.Random, now: datetime, sent: datetime | None) -> datetime:
-    """When one click happened: after the send (most within hours) or any busy moment of the week."""
+    """When one click happened: after the send (most within hours) or any busy moment of the two weeks."""
     for _ in range(100):
         if sent is not None and rng.random() < 0.8:
             moment = sent + timedelta(hours=rng.expovariate(1 / 6))
         else:
-            moment = now - WEEK * rng.random()
-        if now - WEEK < moment < now and _busy(rng, moment):
+            moment = now - SPAN * rng.random()
+        if now - SPAN < moment < now and _busy(rng, moment):
             return moment
-    return now - WEEK * rng.random()
+    return now - SPAN * rng.random()
 
 
 def _query(text: str) -> dict[str, str]:
@@ -145,7 +145,7 @@ def _referer(rng: random.Random, kind: str, query: Mapping[str, str], agent: str
 
 def demo_clicks(account_id: str, links: Sequence[Mapping[str, Any]], agents: Sequence[Mapping[str, Any]],
                 now: datetime, per_link: int, public_url: str, service_label: str, seed: int) -> list[Click]:
-    """About ``per_link`` clicks a link on average over the week before ``now``, on the links a click can
+    """About ``per_link`` clicks a link on average over the two weeks before ``now``, on the links a click can
     reach (not disabled, not expired), in time order; campaign links get more than the others."""
     rng = random.Random(seed)
     groups = agent_groups(agents)

@@ -1,18 +1,19 @@
-"""The demo's week of customer activity, as the events a shop's backend and app would have sent (see
+"""The demo's two weeks of customer activity, as the events a shop's backend and app would have sent (see
 :mod:`linksvc.demo.setup`, which applies them through the ingest path of ``POST /behavior/events``).
 
-For every customer of the account, in a seeded random order over the six days before ``now`` (Meta takes
-events up to seven days old):
+For every customer of the account, in a seeded random order over the 13 days before ``now`` (so that the
+report's presets "Last 7 days" and "Last week", Monday to Sunday, both hold purchases attributed to campaign
+links whatever the weekday; Meta and GA4 skip the older ones, as they would refuse them):
 
 - purchases of the account's products (the SKUs its campaigns name) at its stores, some attributed to a
   person's click on one of the demo links (its ``tracking_id`` and UTM), some carrying the analytics
   client id a web shop would pass on, some Meta's ``fbp`` cookie;
 - the account's active custom events (``app_open``, ``store_visit``...), a few a customer, some after a
-  click (its ``tracking_id`` and UTM, drawn apart so the rest of the week stays as it was);
+  click (its ``tracking_id`` and UTM, drawn apart so the rest of the two weeks stays as it was);
 - one catering order over $250 by a customer of the lowest tier (the demo's tiers move a customer up on
   such an order), one purchase that spends points the customer holds, and one purchase returned the
   next day (a reversal);
-- customers of a higher tier open their week with a bulk order ($100 to $200 of the dearest product):
+- customers of a higher tier open their two weeks with a bulk order ($100 to $200 of the dearest product):
   their tier's exit conditions count only the purchases the service has seen, and a first small one
   would read as a customer who buys little.
 
@@ -32,10 +33,10 @@ from typing import Any
 from linksvc.clock import iso
 from linksvc.links.clicks import Click
 
-DAYS = 6
+DAYS = 13
 FALLBACK_SKUS = ("SKU-LATTE-12OZ", "SKU-AMERICANO-12OZ", "SKU-COLDBREW-16OZ")
 CHANNELS = ("app", "store", "store", "web")
-PURCHASES_PER_CUSTOMER = (4, 3, 2, 2, 3, 2)
+PURCHASES_PER_CUSTOMER = (8, 6, 4, 4, 6, 4)
 CATERING_VALUE = Decimal("262.50")
 BULK_VALUE = Decimal(110)
 REDEEM_AMOUNT = Decimal(450)
@@ -95,7 +96,7 @@ def _bulk(menu: Sequence[tuple[str, Decimal]]) -> tuple[list[dict[str, Any]], De
 def demo_events(customers: Sequence[Mapping[str, Any]], campaigns: Sequence[Mapping[str, Any]],
                 custom_types: Sequence[str], lowest_tier: str | None, points: Mapping[str, tuple[str, Decimal]],
                 clicks: Sequence[Click], now: datetime, seed: int) -> list[Planned]:
-    """The week's events in time order. ``points`` holds, per customer, a POINTS reward and its balance."""
+    """The two weeks' events in time order. ``points`` holds, per customer, a POINTS reward and its balance."""
     rng = random.Random(seed)
     tagging = random.Random(seed + 1)  # which custom events follow a click
     menu, stores = _menu(campaigns, rng), _stores(campaigns)

@@ -2,10 +2,10 @@
 top of their resources, once, at the first start of the service after they were loaded
 (:func:`add_activity`).
 
-- **A week of clicks** on the account's links (:mod:`linksvc.demo.clicks`), ending at the moment of
+- **Two weeks of clicks** on the account's links (:mod:`linksvc.demo.clicks`), ending at the moment of
   loading, written the way the click writer writes real ones: the same row
   (:func:`linksvc.links.clicks.stored_row`) with the user agent's full parse (browser, OS, device).
-- **A week of customer activity** (:mod:`linksvc.demo.events`): purchases and custom events accepted
+- **Two weeks of customer activity** (:mod:`linksvc.demo.events`): purchases and custom events accepted
   through the ingest of ``POST /behavior/events`` (:func:`linksvc.loyalty.service.prepare` and
   :func:`~linksvc.loyalty.service.apply`), at the moment each happened, so wallets, tiers and the ledger
   move as they would, and every enabled connection gets its deliveries in the outbox; one purchase is
@@ -44,7 +44,7 @@ from storage.db import AnyDatabase, Tx
 
 log = logging.getLogger("linksvc.demo")
 USER_AGENTS = REPO_ROOT / "fixtures" / "user_agents.json"
-CLICKS_PER_LINK = 150
+CLICKS_PER_LINK = 300  # over two weeks: about 150 a week
 
 
 def read_user_agents(path: Path = USER_AGENTS) -> list[dict[str, Any]]:
@@ -81,7 +81,7 @@ async def _points(tx: Tx, account_id: str, customers: list[dict[str, Any]], rewa
 
 async def _populate(tx: Tx, account_id: str, now: datetime, public_url: str, service_label: str,
                     agents: list[dict[str, Any]]) -> tuple[int, int]:
-    """Adds one account's week of clicks and activity; returns how many clicks and events."""
+    """Adds one account's two weeks of clicks and activity; returns how many clicks and events."""
     seed = _seed_of(account_id)
     links = await _bodies(tx, "links", account_id)
     clicks = demo_clicks(account_id, links, agents, now, CLICKS_PER_LINK, public_url, service_label, seed)

@@ -24,8 +24,8 @@ Step = dict[str, Any]
 PLATFORM_NAMES = {"android": "Android", "ios": "iOS", "desktop": "desktop", "unknown": "unknown platform"}
 SOURCE_TEXT = {
     "query": "from the click's query",
-    "destination": "from the stored destination",
-    "fallback": "from the selected fallback",
+    "destination": "from the link's destination",
+    "fallback": "from the fallback page",
     "defaults": "from the defaults of this kind of link",
 }
 FALLBACK_TEXT = {

@@ -1,8 +1,11 @@
 """Clicks of a link as the admin API shows them, human and bot apart: by day, platform, country (null: unknown),
 referrer host (null: no Referer), the rule that matched (null: none), the variant of the link's A/B split
 (null: none), utm_source, and by the user agent's full
-parse: browser family and major version, OS family and major version, device brand and model (null where the
-parse knew nothing, and for clicks recorded before it existed). The breakdowns by values a click's sender
+parse: browser family and major version, OS family and major version, browser family and OS family alone
+("Instagram" whatever its version: a dashboard's rows, the versions on demand from the former two), device brand
+and model (null where the parse knew nothing, and for clicks recorded before it existed), and the bots' clicks
+alone by the bot's name (the parse's browser family: "Applebot", "FacebookBot"; null when the parse knew none).
+The breakdowns by values a click's sender
 chooses (country, referrer host, rule, variant, utm_source, and the user agent's) hold their ``limit`` most clicked
 groups, the rest summed in ``other`` (docs/decisions.md, "Reports and bounded answers")."""
 
@@ -22,7 +25,9 @@ CAPPED = {"country": ("by_country", "country", None), "referrer_host": ("by_refe
           "rule": ("by_rule", "rule", None), "variant": ("by_variant", "variant", None),
           "utm_source": ("by_utm_source", "utm_source", None),
           "browser": ("by_browser", "browser", "major"), "os": ("by_os", "os", "major"),
-          "device": ("by_device", "brand", "model")}
+          "device": ("by_device", "brand", "model"),
+          "browser_family": ("by_browser_family", "browser", None), "os_family": ("by_os_family", "os", None),
+          "bot_name": ("by_bot", "name", None)}
 
 
 def _rows(found: ClickGroups, name: str, second: str | None) -> list[dict[str, Any]]:
@@ -45,7 +50,9 @@ async def link_clicks(conn: Conn, link_id: str, days: int, limit: int = DEFAULT_
         found = counts[breakdown]
         answer[field] = rows = _rows(found, name, second)
         if found.groups > len(rows):
-            other[field] = {"groups": found.groups - len(rows), "human": human - sum(r["human"] for r in rows),
+            # by_bot counts bot clicks only: its rest is of those
+            other[field] = {"groups": found.groups - len(rows),
+                            "human": 0 if breakdown == "bot_name" else human - sum(r["human"] for r in rows),
                             "bot": bot - sum(r["bot"] for r in rows)}
     answer["other"] = other
     return answer

@@ -97,12 +97,12 @@ def test_last_weeks_revenue_by_campaign_and_its_csv(watched: Watched, scene: Sce
     ours = next(r for r in report["rows"] if r["key"]["campaign"] == DEMO_CAMPAIGN)
     assert ours["purchases"] >= 1 and float(ours["revenue"]["USD"]) >= 40.25
     assert row.locator('td[data-label="Campaign"]').inner_text() == "Earn 1 point per dollar"
-    assert row.locator('td[data-label="Revenue"]').inner_text() == f"{ours['revenue']['USD']} USD"
-    assert row.locator('td[data-label="Purchases"]').inner_text() == str(ours["purchases"])
+    assert row.locator('td[data-label="Revenue"]').inner_text() == f"${float(ours['revenue']['USD']):,.2f}"
+    assert row.locator('td[data-label="Purchases"]').inner_text() == f"{ours['purchases']:,}"
     totals = page.locator("tfoot tr")
     assert totals.locator("td").first.inner_text() == "Total"
-    assert totals.locator('td[data-label="Purchases"]').inner_text() == str(report["totals"]["purchases"])
-    assert totals.locator('td[data-label="Clicks"]').inner_text() == str(report["totals"]["clicks"]["human"])
+    assert totals.locator('td[data-label="Purchases"]').inner_text() == f"{report['totals']['purchases']:,}"
+    assert totals.locator('td[data-label="Clicks"]').inner_text() == f"{report['totals']['clicks']['human']:,}"
 
     # The CSV link downloads the same query's rows.
     with page.expect_download() as download:
@@ -158,7 +158,7 @@ def test_a_customers_path_and_an_events_lineage(watched: Watched, scene: Scene, 
 
     # The click's origins as the API stored them, in words (clicks record them since the click writer does).
     lineage = call(f"{scene.admin}/events/{bought['purchase']}")[1]["data"]["lineage"]
-    origins = {"destination": "from the link’s stored destination",
+    origins = {"destination": "from the link’s destination",
                "defaults": "from the defaults of this kind of link", "unknown": "origin not recorded"}
     tracking = field("tracking_id")
     assert "from the event’s top level" in tracking.locator('[data-side="event"]').inner_text()

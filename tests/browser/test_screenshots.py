@@ -81,8 +81,8 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
                        if item["code"] == "welcome")
         page.goto(scene.dashboard(f"/links/{welcome['id']}/clicks?days=7"))
         page.locator("svg.chart").wait_for()
-        assert int(page.locator('[data-total="human"]').inner_text()) > 100
-        assert int(page.locator('[data-total="bot"]').inner_text()) > 0
+        assert int(page.locator('[data-total="human"]').get_attribute("data-value") or 0) > 100
+        assert int(page.locator('[data-total="bot"]').get_attribute("data-value") or 0) > 0
         shot("clicks")
 
         page.goto(scene.dashboard("/campaigns"))
@@ -107,6 +107,7 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         # click, their path and that purchase's lineage.
         page.goto(scene.dashboard("/reports?group_by=campaign"))
         page.locator("tfoot tr").wait_for()
+        page.locator('[data-chart="over-time"] g.day').first.wait_for()  # the charts of the chosen measure
         shot("reports")
         customer, step = _customer_with_an_attributed_purchase(scene)
         page.goto(scene.dashboard(f"/customers/{customer}"))

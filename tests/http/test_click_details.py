@@ -51,6 +51,33 @@ async def test_the_clicks_answer_breaks_clicks_down_by_browser_os_and_device(see
     assert (rows[0]["browser_version"], rows[0]["os_version"]) == ("120.0.6099", "14")
 
 
+INSTAGRAM = ("Mozilla/5.0 (Linux; Android 13; SM-S901B Build/TP1A.220624.014; wv) AppleWebKit/537.36 (KHTML, like "
+             "Gecko) Version/4.0 Chrome/118.0.0.0 Mobile Safari/537.36 Instagram {} Android")
+APPLEBOT = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 "
+            "Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)")
+
+
+async def test_browsers_and_oses_by_family_whatever_the_version_and_the_bots_by_name_alone(seeded: TestClient) -> None:
+    for user_agent in (INSTAGRAM.format("330.0.0.40.92"), INSTAGRAM.format("334.0.0.42.95"),
+                       INSTAGRAM.format("334.0.0.42.95"), IPHONE_SAFARI, APPLEBOT, APPLEBOT, GOOGLEBOT):
+        await click(seeded, user_agent)
+    response = await seeded.get(f"/api/admin/v1/accounts/{A}/links/{ids(A)['links']}/clicks", headers=ADMIN)
+    data = (await response.json())["data"]
+    assert counts(data["by_browser"], "browser", "major")[("Instagram", "334")] == (2, 0)
+    assert counts(data["by_browser_family"], "browser") == {
+        ("Instagram",): (3, 0), ("Mobile Safari",): (1, 0), ("Applebot",): (0, 2), ("Googlebot",): (0, 1)}
+    assert data["by_browser_family"][0]["browser"] == "Instagram"
+    assert counts(data["by_os_family"], "os") == {("Android",): (3, 0), ("iOS",): (1, 0), ("Mac OS X",): (0, 2),
+                                                  (None,): (0, 1)}
+    assert data["by_bot"] == [{"name": "Applebot", "human": 0, "bot": 2}, {"name": "Googlebot", "human": 0, "bot": 1}]
+
+    response = await seeded.get(f"/api/admin/v1/accounts/{A}/links/{ids(A)['links']}/clicks?limit=1", headers=ADMIN)
+    data = (await response.json())["data"]
+    assert data["by_bot"] == [{"name": "Applebot", "human": 0, "bot": 2}]
+    assert data["other"]["by_bot"] == {"groups": 1, "human": 0, "bot": 1}
+    assert data["other"]["by_browser_family"] == {"groups": 3, "human": 1, "bot": 3}
+
+
 async def test_a_poison_click_is_set_aside_and_the_others_of_its_batch_keep_their_details(seeded: TestClient) -> None:
     recorder = seeded.app[CLICKS]
     link = ids(A)["links"]

@@ -1,6 +1,6 @@
-"""The demo's made-up week (linksvc.demo.clicks, linksvc.demo.events): real user agents classified and routed
-by the resolver's own rules, the same week for the same seed, nothing outside the week, and the events a
-client would send."""
+"""The demo's made-up two weeks (linksvc.demo.clicks, linksvc.demo.events): real user agents classified and
+routed by the resolver's own rules, the same two weeks for the same seed, nothing outside them, the events a
+client would send, and purchases attributed to campaign links in the report's presets whatever the weekday."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ NOW = datetime(2026, 11, 23, 15, 30, tzinfo=UTC)
 
 def _clicks(seed: int = 7, now: datetime = NOW) -> list[Any]:
     links = [{**link, "disabled": link.get("disabled", False)} for link in DEMO["links"]]
-    return demo_clicks(DEMO["id"], links, AGENTS, now, 150, "https://go.example.com", "linksvc", seed)
+    return demo_clicks(DEMO["id"], links, AGENTS, now, 300, "https://go.example.com", "linksvc", seed)
 
 
 def test_the_same_seed_gives_the_same_week_ending_now() -> None:
@@ -35,13 +35,13 @@ def test_the_same_seed_gives_the_same_week_ending_now() -> None:
     a_week_later = _clicks(now=NOW + timedelta(days=7))  # the same weekdays and hours: the same week, moved
     assert [c.clicked_at + 7 * 86400 for c in first] == pytest.approx([c.clicked_at for c in a_week_later])
     assert _clicks(seed=8) != first
-    assert all(NOW - timedelta(days=7) < datetime.fromtimestamp(c.clicked_at, UTC) < NOW for c in first)
+    assert all(NOW - timedelta(days=14) < datetime.fromtimestamp(c.clicked_at, UTC) < NOW for c in first)
     assert [c.clicked_at for c in first] == sorted(c.clicked_at for c in first)
 
 
 def test_clicks_are_what_the_resolver_records() -> None:
     clicks = _clicks()
-    assert 1000 <= len(clicks) <= 2000
+    assert 2000 <= len(clicks) <= 4000
     by_code = {link["id"]: link for link in DEMO["links"]}
     assert {by_code[c.link_id]["code"] for c in clicks} == {
         link["code"] for link in DEMO["links"] if not link.get("disabled") and link["code"] != "summer24"}
@@ -75,7 +75,7 @@ def test_the_mix_of_platforms_bots_and_sources() -> None:
     assert sum(h in (8, 18, 19) for h in local_hours) > 4 * sum(h in (2, 3, 4) for h in local_hours)
 
 
-def test_events_are_valid_client_events_of_the_last_six_days() -> None:
+def test_events_are_valid_client_events_of_the_last_thirteen_days() -> None:
     clicks = _clicks()
     customers = DEMO["customers"]
     bronze = "3f6c1a52-0002-4000-8000-000000000001"
@@ -85,7 +85,7 @@ def test_events_are_valid_client_events_of_the_last_six_days() -> None:
                                NOW, 7)
     events = [p.event for p in plan if p.event is not None]
     assert [p.at for p in plan] == sorted(p.at for p in plan)
-    assert all(NOW - timedelta(days=6, hours=12) < p.at < NOW for p in plan)
+    assert all(NOW - timedelta(days=13, hours=12) < p.at < NOW for p in plan)
     for planned in plan:
         if planned.event is not None:
             prepare(loads(dumpb(planned.event)), "SERVER", planned.at)  # raises on anything a client could not send
@@ -108,3 +108,25 @@ def test_any_seed_keeps_the_week_and_the_events_valid(seed: int) -> None:
     for planned in plan:
         if planned.event is not None:
             prepare(loads(dumpb(planned.event)), "SERVER", planned.at)
+
+
+@pytest.mark.parametrize("weekday", range(7))
+def test_last_week_and_the_last_seven_days_hold_purchases_of_campaign_links_whatever_the_day(weekday: int) -> None:
+    """The README's question, "Last week, group by campaign", has revenue to show on any day of the week."""
+    now = NOW + timedelta(days=weekday)
+    clicks = _clicks(now=now)
+    by_tracking = {c.tracking_id: c for c in clicks}
+    campaign_of = {link["id"]: link.get("campaign_id") for link in DEMO["links"]}
+    plan = demo_events(DEMO["customers"], DEMO["campaigns"], ["app_open"], None, {}, clicks, now, 7)
+    monday = (now - timedelta(days=now.weekday())).date()
+    last_week = (monday - timedelta(days=7), monday - timedelta(days=1))
+    days: list[Any] = []
+    for planned in plan:
+        event = planned.event
+        if event is None or event["type"] != "PURCHASE" or "attribution" not in event:
+            continue
+        click = by_tracking[event["attribution"]["tracking_id"]]
+        if campaign_of.get(click.link_id):
+            days.append(datetime.fromtimestamp(click.clicked_at, UTC).date())
+    assert sum(last_week[0] <= day <= last_week[1] for day in days) >= 3
+    assert sum(day >= (now - timedelta(days=6)).date() for day in days) >= 3

@@ -60,7 +60,7 @@ export async function auditView(ctx) {
     }
     results.replaceChildren(
       table('Audit log', [
-        { label: 'When', cell: (e) => when(e.at) },
+        { label: 'When', sort: (e) => e.at, cell: (e) => when(e.at) },
         { label: 'Who', cell: (e) => who(e.actor) },
         { label: 'Object', cell: (e) => [e.object.kind, e.object.id ? [' ', h('code', {}, e.object.id)] : null] },
         { label: 'Action', cell: (e) => e.action },

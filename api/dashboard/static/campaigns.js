@@ -56,10 +56,10 @@ export async function campaignsView(ctx) {
         { label: 'Type', cell: (c) => words(c.type) },
         { label: 'Brand', cell: (c) => brandName.get(c.brand_id) || '—' },
         { label: 'Status', cell: (c) => badge(words(c.status), c.status.toLowerCase()) },
-        { label: 'Starts', cell: (c) => day(c.starts_at) },
-        { label: 'Ends', cell: endCell },
+        { label: 'Starts', sort: (c) => c.starts_at || null, cell: (c) => day(c.starts_at) },
+        { label: 'Ends', sort: (c) => c.ends_at || null, cell: endCell },
       ], page.data.map((item) => ({ item, attrs: { 'data-status': item.status } })),
-      { empty: 'No campaign matches these filters.' }),
+      { empty: 'No campaign matches these filters: set a filter back to All to see more.' }),
       pager(offset, PAGE, page.count, page.data.length, (next) => { offset = next; load(); }));
   }
 
@@ -154,6 +154,6 @@ export async function campaignView(ctx) {
     campaign.codes ? [h('h2', {}, 'Coupon codes'), table('Coupon codes', [
       { label: 'Code', cell: (c) => h('code', {}, c.code) },
       { label: 'Status', cell: (c) => words(c.status) },
-      { label: 'Expires', cell: (c) => when(c.expires_at) },
+      { label: 'Expires', sort: (c) => c.expires_at || null, cell: (c) => when(c.expires_at) },
     ], campaign.codes.map((item) => ({ item })), { empty: 'No codes.' })] : null);
 }

@@ -6,6 +6,7 @@
 import { editableIf } from './access.js';
 import { admin, inAccount, query } from './api.js';
 import { badge, clearErrors, field, h, showErrors, shownOnce, table, toast } from './dom.js';
+import { count } from './format.js';
 
 const MASK = '********';
 const DESTINATIONS = ['webhook', 'messaging', 'meta', 'tiktok', 'ga4', 'google_ads', 's3_export'];
@@ -43,7 +44,7 @@ export const connectionName = (c) => c.name || c.destination;
 async function stateCounts(ctx, connection) {
   const counts = (await admin(inAccount(ctx.account, `/connections/${connection.id}/deliveries/counts${query(
     { limit: 1 })}`))).data.by_state;
-  return STATES.filter((s) => counts[s]).map((s) => `${counts[s]} ${s}`).join(', ') || 'none yet';
+  return STATES.filter((s) => counts[s]).map((s) => `${count(counts[s])} ${s}`).join(', ') || 'none yet';
 }
 
 // The connection's test: the vendor's verdict in `out`.
@@ -99,7 +100,8 @@ export async function connectionsView(ctx) {
       { label: 'Deliveries', class: 'wrap', cell: (c) => h('a', {
         href: `${ctx.base}/deliveries${query({ connection: c.id })}` }, c.counts) },
       { label: 'Actions', cell: actions },
-    ], rows, { empty: 'No connections yet: nothing is forwarded.' }));
+    ], rows, { empty: 'No connections yet: nothing is forwarded. Add one with New connection to send the '
+      + 'account\'s events to Meta, GA4, TikTok, Google Ads or a webhook.' }));
 }
 
 // The event types a connection forwards: every one ("*"), or PURCHASE and the account's custom types checked.

@@ -4,6 +4,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { day, field, h, table } from './dom.js';
+import { count } from './format.js';
 import { customerPath } from './events.js';
 
 const customerHref = (ctx, id) => `${ctx.base}/customers/${encodeURIComponent(id)}`;
@@ -38,13 +39,12 @@ export async function customersView(ctx) {
         : '—') },
       { label: 'Tier', cell: (c) => (c.tier_id ? tiers.get(c.tier_id) || 'a removed tier' : '—') },
     ], found.map((item) => ({ item, attrs: { 'data-customer': item.id } })),
-    { empty: `No customer matches “${text}”.` });
+    { empty: `No customer matches “${text}”. Try part of the name, the e-mail, or four digits of the phone.` });
   }
   return h('section', { class: 'customers' }, h('h1', { tabindex: -1 }, 'Customers'), form,
     h('div', { class: 'results', 'aria-live': 'polite' }, results));
 }
 
-const amount = (value) => (typeof value === 'number' ? value.toLocaleString() : String(value));
 
 export async function customerView(ctx) {
   const [customerId] = ctx.params;
@@ -67,14 +67,15 @@ export async function customerView(ctx) {
       row('External id', customer.external_id),
       row('Status', customer.status),
       row('Registered', customer.registration_date && day(customer.registration_date)),
-      row('Purchases', metrics.purchase_count !== undefined ? String(metrics.purchase_count) : null)),
+      row('Purchases', metrics.purchase_count !== undefined ? count(metrics.purchase_count) : null)),
     h('h2', {}, 'Wallet'),
     table('Rewards held', [
       { label: 'Reward', cell: (t) => t.reward?.name || 'a removed reward' },
-      { label: 'Amount', class: 'num', cell: (t) => amount(t.total) },
-      { label: 'First expiry', cell: (t) => (t.expiration_date ? day(t.expiration_date) : 'never') },
+      { label: 'Amount', class: 'num', sort: (t) => Number(t.total), cell: (t) => count(t.total) },
+      { label: 'First expiry', sort: (t) => t.expiration_date || null,
+        cell: (t) => (t.expiration_date ? day(t.expiration_date) : 'never') },
     ], totals.map((item) => ({ item, attrs: { 'data-reward': item.reward_id } })),
-    { empty: 'No rewards held.' }),
+    { empty: 'No rewards held yet: purchases earn them under the account\'s campaigns.' }),
     h('h2', {}, 'Customer path'),
     await customerPath(ctx, customerId));
 }

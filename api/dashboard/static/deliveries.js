@@ -7,6 +7,7 @@
 
 import { admin, ApiError, inAccount, query } from './api.js';
 import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
+import { count } from './format.js';
 import { localValue, utcValue } from './lifecycle.js';
 
 const PAGE = 50;
@@ -40,7 +41,7 @@ export function forwardedTypes(connection) {
 
 async function summary(ctx, chosen, onRetried) {
   const counts = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/counts`))).data;
-  const states = STATES.filter((s) => counts.by_state[s]).map((s) => `${counts.by_state[s]} ${s}`).join(', ');
+  const states = STATES.filter((s) => counts.by_state[s]).map((s) => `${count(counts.by_state[s])} ${s}`).join(', ');
   const sendable = counts.filtered.filter((f) => f.sendable).reduce((n, f) => n + f.deliveries, 0);
   const resend = h('button', { type: 'button', class: 'small' }, `Send the ${sendable} filtered deliveries now allowed`);
   resend.addEventListener('click', async () => {
@@ -52,13 +53,13 @@ async function summary(ctx, chosen, onRetried) {
   });
   // The API answers the most frequent reasons; the rest come summed in `other` (one line here).
   const reasons = (items, withSendable, rest) => h('ul', { class: 'reasons' }, items.map((f) => h('li',
-    { 'data-reason': f.reason }, `${f.deliveries} × ${f.reason}`,
+    { 'data-reason': f.reason }, `${count(f.deliveries)} × ${f.reason}`,
     withSendable && f.sendable ? h('span', { class: 'muted' }, ' (the connection now allows them)') : null)),
     rest ? h('li', { 'data-reason': '(other)', class: 'muted' },
-      `${rest.deliveries} × ${rest.groups} other reason${rest.groups === 1 ? '' : 's'}`) : null);
+      `${count(rest.deliveries)} × ${count(rest.groups)} other reason${rest.groups === 1 ? '' : 's'}`) : null);
   const other = counts.other || {};
   const failed = (counts.by_state.failed || 0) + (counts.by_state.dead || 0);
-  const retryFailed = h('button', { type: 'button', class: 'small' }, `Retry the ${failed} failed and dead`);
+  const retryFailed = h('button', { type: 'button', class: 'small' }, `Retry the ${count(failed)} failed and dead`);
   retryFailed.addEventListener('click', async () => {
     retryFailed.disabled = true;
     const answer = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries/retry-failed`),
@@ -78,8 +79,8 @@ async function summary(ctx, chosen, onRetried) {
 
 function replayProgress(r) {
   const share = `${Math.round(r.progress * 100)}%`;
-  return `${share}: ${r.events_found} of ${r.events_total} events; ${r.sent} sent, ${r.skipped} skipped, `
-    + `${r.failed} failed, ${r.pending} waiting`;
+  return `${share}: ${count(r.events_found)} of ${count(r.events_total)} events; ${count(r.sent)} sent, `
+    + `${count(r.skipped)} skipped, ${count(r.failed)} failed, ${count(r.pending)} waiting`;
 }
 
 // The connection's replays, newest first, and (for those who may) the form that starts one. While one runs
@@ -91,12 +92,12 @@ async function replaysSection(ctx, chosen) {
   async function paint() {
     const replays = (await admin(`${url}${query({ limit: 20 })}`)).data;
     list.replaceChildren(table('Replays', [
-      { label: 'Started', cell: (r) => when(r.created_at) },
-      { label: 'Range', class: 'wrap', cell: (r) => `${when(r.from)} – ${when(r.to)}` },
+      { label: 'Started', sort: (r) => r.created_at, cell: (r) => when(r.created_at) },
+      { label: 'Range', class: 'wrap', sort: (r) => r.from, cell: (r) => `${when(r.from)} – ${when(r.to)}` },
       { label: 'State', cell: (r) => badge(r.state, r.state === 'failed' ? 'off' : null) },
       { label: 'Progress', class: 'wrap', cell: (r) => r.error ? `${replayProgress(r)} (${r.error})` : replayProgress(r) },
     ], replays.map((item) => ({ item, attrs: { 'data-replay': item.id, 'data-state': item.state } })),
-    { empty: 'No replay of this connection yet.' }));
+    { empty: 'No replay of this connection yet: Send again… sends a time range\'s events once more.' }));
     clearTimeout(timer);
     if (replays.some((r) => r.state === 'queued' || r.state === 'running')) {
       timer = setTimeout(() => { if (list.isConnected) paint(); }, 2000);
@@ -122,7 +123,7 @@ async function replaysSection(ctx, chosen) {
     try {
       const started = (await admin(url, { method: 'POST', body: { from: utcValue(from.value),
         to: utcValue(to.value) } })).data;
-      toast(`Replay of ${started.events_total} events queued.`);
+      toast(`Replay of ${count(started.events_total)} events queued.`);
       await paint();
     } catch (error) {
       if (!(error instanceof ApiError) || error.status === 401) throw error;
@@ -142,7 +143,8 @@ export async function deliveriesView(ctx) {
   const connections = (await admin(inAccount(ctx.account, `/connections${query({ limit: 500 })}`))).data;
   if (!connections.length) {
     return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
-      h('p', { class: 'empty' }, 'This account has no connections, so nothing is forwarded.'));
+      h('p', { class: 'empty' }, 'This account has no connections, so nothing is forwarded. Add one on the '
+        + 'Connections page; its deliveries show here.'));
   }
   const chosen = connections.find((c) => c.id === ctx.search.get('connection')) || connections[0];
   const state = STATES.includes(ctx.search.get('state')) ? ctx.search.get('state') : '';
@@ -191,11 +193,11 @@ export async function deliveriesView(ctx) {
 
   function paint() {
     results.replaceChildren(table('Deliveries', [
-      { label: 'Created', cell: (d) => when(d.created_at) },
+      { label: 'Created', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
       { label: 'Kind', cell: (d) => d.kind },
       { label: 'State', cell: (d) => badge(d.state) },
       { label: 'Reason or last error', class: 'wrap', cell: (d) => outcomeCell(ctx, d) },
-      { label: 'Tries', class: 'num', cell: (d) => String(d.tries) },
+      { label: 'Tries', class: 'num', sort: (d) => d.tries, cell: (d) => count(d.tries) },
       { label: 'Event', cell: (d) => h('code', { title: d.event_id }, d.event_id.slice(0, 8)) },
       { label: 'Action', cell: (d) => retryButton(d) || '—' },
     ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state } })),

@@ -1,5 +1,8 @@
 // Building the page without innerHTML (so no value from the API is ever read as markup), forms whose
-// errors stand beside their fields, and the small formatting rules every view shares.
+// errors stand beside their fields, and the small formatting rules every view shares (numbers and money:
+// format.js).
+
+import { number } from './format.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -145,24 +148,14 @@ export function badge(text, tone) {
 export function pager(offset, limit, count, shown, go) {
   const last = Math.min(offset + shown, count);
   return h('nav', { class: 'pager', 'aria-label': 'Pages' },
-    h('span', { class: 'muted' }, count ? `${offset + 1}–${last} of ${count}` : 'None'),
+    h('span', { class: 'muted' }, count ? `${number(offset + 1)}–${number(last)} of ${number(count)}` : 'None'),
     h('button', { type: 'button', class: 'quiet', disabled: offset <= 0, onclick: () => go(Math.max(0, offset - limit)) },
       'Previous'),
     h('button', { type: 'button', class: 'quiet', disabled: last >= count, onclick: () => go(offset + limit) }, 'Next'));
 }
 
-// A table that turns into labelled cards on a narrow screen (each cell carries its column's name); `foot`,
-// when given, is one more item shown in the table's footer (a totals row).
-export function table(caption, columns, rows, { empty = 'Nothing to show.', cards = true, foot = null } = {}) {
-  if (!rows.length) return h('p', { class: 'empty' }, empty);
-  const cells = (item) => columns.map((c) => h('td', { 'data-label': c.label, class: c.class }, c.cell(item)));
-  return h('div', { class: 'table-wrap' },
-    h('table', { class: cards ? 'cards' : 'plain' },
-      h('caption', { class: 'visually-hidden' }, caption),
-      h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label)))),
-      h('tbody', {}, rows.map((row) => h('tr', row.attrs || {}, cells(row.item)))),
-      foot ? h('tfoot', {}, h('tr', { class: 'total-row' }, cells(foot))) : null));
-}
+// Every table, sortable and filtered: table.js (given here too, where the pages have always found it).
+export { table } from './table.js';
 
 export async function copyText(text, fallbackInput) {
   try {

@@ -147,12 +147,13 @@ export async function domainsView(ctx) {
       { label: 'Host', cell: (d) => h('strong', {}, d.host) },
       { label: 'Status', cell: (d) => badge(d.status) },
       { label: 'Serve this to prove the domain is yours', class: 'wrap', cell: (d) => proof(d) },
-      { label: 'Added', cell: (d) => when(d.created_at) },
-      { label: 'Verified', cell: (d) => (d.verified_at ? when(d.verified_at) : '—') },
+      { label: 'Added', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
+      { label: 'Verified', sort: (d) => d.verified_at || null, cell: (d) => (d.verified_at ? when(d.verified_at) : '—') },
       ...(editable ? [{ label: 'Action', cell: (d) => h('div', { class: 'actions' }, verifyButton(d), deleteButton(d)) }]
         : []),
     ], domains.map((item) => ({ item, attrs: { 'data-domain': item.host, 'data-status': item.status } })),
-    { empty: 'No custom domains yet: the account\'s links resolve on the shared host.' }));
+    { empty: 'No custom domains yet: the account\'s links resolve on the shared host. Add your '
+      + 'own (such as go.yourbrand.com) above.' }));
     for (const domain of domains) {
       if (!editors.has(domain.id)) editors.set(domain.id, editableIf(ctx.account, 'domains:write', patternsForm(domain)));
     }

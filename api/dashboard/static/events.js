@@ -5,6 +5,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { badge, h, pager, table, when } from './dom.js';
+import { count, money } from './format.js';
 import { platformName } from './names.js';
 
 const LINEAGE_FIELDS = ['tracking_id', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -14,8 +15,8 @@ const EVENT_SOURCES = {
   'event.properties': 'the event’s properties',
 };
 const CLICK_ORIGINS = {
-  query: 'from the query of the click',
-  destination: 'from the link’s stored destination',
+  query: 'from the address the visitor clicked',
+  destination: 'from the link’s destination',
   fallback: 'from the link’s fallback URL',
   defaults: 'from the defaults of this kind of link',
   unknown: 'origin not recorded: a click stored before clicks kept it',
@@ -127,8 +128,7 @@ export async function eventView(ctx) {
       row('Type', event.type),
       row('Customer', customer),
       row('Order id', event.order_id),
-      row('Value', event.value !== null && event.value !== undefined
-        ? `${event.value}${event.currency ? ` ${event.currency}` : ''}` : null),
+      row('Value', event.value !== null && event.value !== undefined ? money(event.value, event.currency) : null),
       row('Issued', when(event.issued_at)),
       row('Received', when(event.received_at)),
       row('Reversed', event.reversed_at && when(event.reversed_at)),
@@ -160,24 +160,25 @@ export async function customerPath(ctx, customerId) {
     history.replaceState(null, '', `${base}${query({ offset: offset || '' })}`);
     const path = await admin(inAccount(ctx.account,
       `/customers/${encodeURIComponent(customerId)}/path${query({ limit: PATH_PAGE, offset })}`));
-    intro.replaceChildren(`${path.count === 1 ? '1 event' : `${path.count} events`}, newest first, each with the `
+    intro.replaceChildren(`${path.count === 1 ? '1 event' : `${count(path.count)} events`}, newest first, each with the `
       + 'click that led to it (the click behind its tracking id).');
     results.replaceChildren(...[table('Events of the customer and their clicks', [
       { label: 'Event', cell: (r) => h('span', {}, h('a', { href: eventHref(r.event) }, r.event.type),
         r.event.reversed_at ? [' ', badge('Reversed', 'off')] : null) },
-      { label: 'When', cell: (r) => when(r.event.issued_at) },
-      { label: 'Value', class: 'num', cell: (r) => (r.event.value !== null && r.event.value !== undefined
-        ? `${r.event.value}${r.event.currency ? ` ${r.event.currency}` : ''}` : '—') },
+      { label: 'When', sort: (r) => r.event.issued_at, cell: (r) => when(r.event.issued_at) },
+      { label: 'Value', class: 'num', sort: (r) => (r.event.value === null || r.event.value === undefined ? null
+        : Number(r.event.value)), cell: (r) => money(r.event.value, r.event.currency) },
       { label: 'Link', cell: (r) => (r.click ? (r.click.link_id
         ? h('a', { href: `${ctx.base}/links/${r.click.link_id}` }, r.click.link_code || r.click.link_id) : '—')
         : h('span', { class: 'muted' }, 'no click')) },
       { label: 'Campaign', cell: (r) => (r.click && r.click.campaign_id ? h('a',
         { href: `${ctx.base}/campaigns/${r.click.campaign_id}` }, r.click.campaign_name || r.click.campaign_id) : '—') },
-      { label: 'Clicked', cell: (r) => (r.click ? when(r.click.clicked_at) : '—') },
+      { label: 'Clicked', sort: (r) => r.click?.clicked_at ?? null, cell: (r) => (r.click ? when(r.click.clicked_at) : '—') },
       { label: 'Platform', cell: (r) => (r.click ? platformName(r.click.platform) : '—') },
       { label: 'UTM', class: 'wrap', cell: (r) => (r.click ? utmText(r.click.utm) : '—') },
     ], path.data.map((item) => ({ item, attrs: { 'data-event': item.event.id } })),
-    { empty: 'No events of this customer.' }),
+    { empty: 'No events of this customer yet: they show here once the shop sends them (the storefront API\'s '
+      + 'POST /behavior/events).' }),
     path.count > PATH_PAGE ? pager(offset, PATH_PAGE, path.count, path.data.length,
       (next) => { offset = next; load(); }) : null].filter(Boolean));
   }

@@ -68,7 +68,8 @@ export async function eventTypesView(ctx) {
       { label: 'Actions', cell: (t) => (writable ? h('button', { type: 'button', class: 'small quiet',
         'aria-label': `Edit ${t.name}`, onclick: () => choose(t) }, 'Edit') : null) },
     ], types.map((t) => ({ item: t, attrs: { 'data-type': t.name, 'data-active': String(t.active) } })),
-    { empty: 'No custom event types: the API accepts PURCHASE only.' }));
+    { empty: 'No custom event types: the shop can send purchases only. Create one (such as '
+      + 'app_open) to count other actions.' }));
   }
 
   paint();

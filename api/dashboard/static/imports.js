@@ -4,6 +4,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { badge, field, h, table, toast } from './dom.js';
+import { count } from './format.js';
 
 const VENDORS = [['bitly', 'Bitly'], ['rebrandly', 'Rebrandly'], ['shortio', 'Short.io'], ['shlink', 'Shlink'],
   ['yourls', 'YOURLS'], ['kutt', 'Kutt']];
@@ -21,15 +22,17 @@ function why(row) {
 function resultView(result) {
   const { summary } = result;
   const words = result.dry_run
-    ? `${summary.rows} rows: ${summary.created} to create, ${summary.skipped} skipped, ${summary.failed} failed.`
-    : `${summary.rows} rows: ${summary.created} created, ${summary.skipped} skipped, ${summary.failed} failed.`;
+    ? `${count(summary.rows)} rows: ${count(summary.created)} to create, ${count(summary.skipped)} skipped, `
+      + `${count(summary.failed)} failed.`
+    : `${count(summary.rows)} rows: ${count(summary.created)} created, ${count(summary.skipped)} skipped, `
+      + `${count(summary.failed)} failed.`;
   const created = result.dry_run ? 'Would be created' : 'Created';
   const pending = summary.pending
     ? ` ${summary.pending} not reached in time: import the same file again to go on.` : '';
   return h('div', { class: 'import-result' },
     h('p', { class: 'import-summary', role: 'status' }, words + pending),
     table(result.dry_run ? 'What the import would do' : 'What the import did', [
-      { label: 'Row', class: 'num', cell: (r) => String(r.row) },
+      { label: 'Row', class: 'num', sort: (r) => r.row, cell: (r) => count(r.row) },
       { label: 'Status', cell: (r) => badge(r.status === 'created' ? created : LABELS[r.status], TONES[r.status]) },
       { label: 'Code', cell: (r) => r.code || (r.original_code ? `${r.original_code} → new code` : 'new code') },
       { label: 'Destination', class: 'url', cell: (r) => h('span', { title: r.destination_url }, r.destination_url) },
@@ -59,7 +62,7 @@ export async function importView(ctx) {
       const answer = await admin(path, { method: 'POST', raw: await chosen.text() });
       results.replaceChildren(resultView(answer.data));
       importButton.disabled = !dryRun;
-      if (!dryRun) toast(`${answer.data.summary.created} links imported.`);
+      if (!dryRun) toast(`${count(answer.data.summary.created)} links imported.`);
     } catch (error) {
       problem.textContent = error.text || String(error);
       results.replaceChildren();

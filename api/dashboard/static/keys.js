@@ -28,12 +28,12 @@ export async function keysView(ctx) {
       { label: 'Name', cell: (k) => k.name || '—' },
       { label: 'Starts with', cell: (k) => h('code', {}, k.prefix) },
       { label: 'Kind', cell: (k) => k.kind },
-      { label: 'Created', cell: (k) => when(k.created_at) },
+      { label: 'Created', sort: (k) => k.created_at, cell: (k) => when(k.created_at) },
       { label: 'Status', cell: (k) => (k.revoked_at ? badge(`Revoked ${when(k.revoked_at)}`, 'off')
         : badge('Active', 'on')) },
       { label: 'Actions', cell: (k) => (!k.revoked_at && ctx.can('keys:write') ? revokeButton(k) : null) },
     ], keys.map((k) => ({ item: k, attrs: { 'data-key': k.id, 'data-name': k.name,
-      'data-status': k.revoked_at ? 'revoked' : 'active' } })), { empty: 'No API keys yet.' }));
+      'data-status': k.revoked_at ? 'revoked' : 'active' } })), { empty: 'No API keys yet: create one for the shop\'s server (SERVER) or its app (CLIENT).' }));
   }
 
   function createForm() {

@@ -7,6 +7,7 @@
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
 import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
+import { number } from './format.js';
 
 const pad = (n) => String(n).padStart(2, '0');
 
@@ -31,8 +32,8 @@ const zoneName = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'your
 
 function stateLine(state) {
   if (!state) return null;
-  const count = `${state.human_clicks.toLocaleString()} click${state.human_clicks === 1 ? '' : 's'} by people so far`;
-  const left = state.max_clicks === null ? '' : `; ${state.clicks_left.toLocaleString()} of ${state.max_clicks.toLocaleString()} left`;
+  const count = `${number(state.human_clicks)} click${state.human_clicks === 1 ? '' : 's'} by people so far`;
+  const left = state.max_clicks === null ? '' : `; ${number(state.clicks_left)} of ${number(state.max_clicks)} left`;
   const words = {
     'not yet valid': 'Not open yet', expired: 'Expired', 'click limit reached': 'Click limit reached',
     disabled: 'Disabled',

@@ -27,7 +27,7 @@ function details(link, campaignName, colors) {
   return h('dl', { class: 'facts' },
     row('Kind', kindLabel(link.kind)),
     row('Campaign', campaignName),
-    row('Template id', link.template_id),
+    row('Campaign name for UTM', link.template_id && h('span', { title: 'template_id' }, link.template_id)),
     row('Domain', link.domain),
     row('Tags', (link.tags || []).length && tagBadges(link.tags, colors)),
     row('Folder', link.folder),

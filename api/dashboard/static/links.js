@@ -2,6 +2,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { badge, clearErrors, debounce, field, h, pager, saveBlob, showErrors, table, toast } from './dom.js';
+import { count, number } from './format.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 
 const PAGE = 20;
@@ -75,7 +76,7 @@ export async function linksView(ctx) {
         { label: 'Destination', class: 'url', cell: (l) => h('span', { title: l.destination_url }, l.destination_url) },
         { label: 'Tags', cell: (l) => tagBadges(l.tags, colors) },
         { label: 'Folder', cell: (l) => l.folder || '—' },
-        { label: 'Clicks (7 days)', class: 'num', cell: (l) => String(l.clicks_7d) },
+        { label: 'Clicks (7 days)', class: 'num', sort: (l) => l.clicks_7d, cell: (l) => count(l.clicks_7d) },
         { label: 'Status', cell: (l) => (l.disabled ? badge('Disabled', 'off') : badge('Active', 'on')) },
       ], rows, { empty: filtered ? 'No link matches this search.' : 'No links yet: create the first one.' }),
       rows.length ? h('label', { class: 'select-page' }, all, ' Select every link of this page') : null,
@@ -123,7 +124,7 @@ function bulkBar(ctx, selected, reload) {
       error.focus();
     }
   };
-  const changed = (verb) => (data) => `${verb}: ${data.changed} of ${data.selected} link(s) changed.`;
+  const changed = (verb) => (data) => `${verb}: ${number(data.changed)} of ${number(data.selected)} link(s) changed.`;
   const button = (label, onclick, attrs = {}) => h('button', { type: 'button', class: 'quiet', onclick, ...attrs }, label);
   const writes = ctx.can('links:write') ? [
     h('span', { class: 'bulk-group' }, tagName,
@@ -200,7 +201,8 @@ export async function newLinkView(ctx) {
       optional('code', 'Code', { hint: 'Optional: leave empty for a random 7-character code.', placeholder: 'summer-menu' }),
       field('Campaign', campaign),
       field('Domain', domain, { hint: 'Optional: the link then resolves only on this custom domain.' }),
-      optional('template_id', 'Template id', { hint: 'Optional: the default utm_campaign when there is no campaign.' }),
+      optional('template_id', 'Campaign name for UTM', { hint: 'Optional: the utm_campaign the link gets when it '
+        + 'belongs to no campaign.' }),
       field('Destination URL', destination, { wide: true, hint: 'An https address; its parameters and #fragment stay.' }),
       optional('deeplink', 'Deeplink', { placeholder: 'myapp://path', hint: 'Optional: the app\'s URI.' })),
     h('details', { class: 'apps' }, h('summary', {}, 'App and fallback settings (optional)'),

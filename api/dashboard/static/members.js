@@ -104,24 +104,24 @@ export async function membersView(ctx) {
       { label: 'Name', cell: (m) => [m.name, m.person_id === me ? ' (you)' : ''] },
       { label: 'Email', cell: (m) => m.email },
       { label: 'Role', cell: roleControl },
-      { label: 'Since', cell: (m) => when(m.since) },
+      { label: 'Since', sort: (m) => m.since, cell: (m) => when(m.since) },
     ];
     if (editable) columns.push({ label: 'Actions', cell: actions });
     memberList.replaceChildren(table('Members', columns,
-      members.map((m) => ({ item: m, attrs: { 'data-email': m.email } })), { empty: 'No members yet.' }));
+      members.map((m) => ({ item: m, attrs: { 'data-email': m.email } })), { empty: 'No members yet: invite a colleague by e-mail.' }));
     const pending = invitations.filter((i) => i.status === 'pending');
     const invitationColumns = [
       { label: 'Email', cell: (i) => i.email },
       { label: 'Role', cell: (i) => i.role },
       { label: 'Status', cell: (i) => badge(i.status) },
-      { label: 'Expires', cell: (i) => when(i.expires_at) },
+      { label: 'Expires', sort: (i) => i.expires_at, cell: (i) => when(i.expires_at) },
     ];
     if (editable) invitationColumns.push({ label: 'Actions', cell: (i) => (i.status === 'pending' ? cancelButton(i) : null) });
     invitationList.replaceChildren(
       h('h2', { id: 'invitations-title' }, `Invitations (${pending.length} pending)`),
       table('Invitations', invitationColumns,
         invitations.map((i) => ({ item: i, attrs: { 'data-email': i.email, 'data-status': i.status } })),
-        { empty: 'No invitations.' }));
+        { empty: 'No invitations waiting.' }));
   }
 
   function inviteForm() {

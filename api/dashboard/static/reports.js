@@ -8,6 +8,8 @@
 
 import { admin, inAccount, query } from './api.js';
 import { clearErrors, day, field, h, saveBlob, showErrors, table } from './dom.js';
+import { barsChart, daysBetween, daysChart, fitted } from './chart.js';
+import { count, money as moneyOf, moneyText, moneyValue, percent } from './format.js';
 import { platformName } from './names.js';
 
 export const DIMENSIONS = [
@@ -74,22 +76,18 @@ export function duration(seconds) {
   return `${Math.round(n / 86400)} d`;
 }
 
-export function percent(rate) {
-  if (rate === null || rate === undefined) return '—';
-  return `${(Number(rate) * 100).toFixed(2)}%`;
-}
-
-// Revenue per currency, one line each: amounts are the API's exact decimal text.
+// Revenue per currency, one line each, by the currency's rules (format.js).
 export function money(revenue) {
   const entries = Object.entries(revenue || {});
   if (!entries.length) return '—';
   return h('div', {}, entries.map(([currency, amount]) => h('span', { class: 'line', 'data-currency': currency },
-    `${amount} ${currency}`)));
+    moneyOf(amount, currency))));
 }
 
 const counts = (byType) => {
   const entries = Object.entries(byType || {});
-  return entries.length ? h('div', {}, entries.map(([type, n]) => h('span', { class: 'line' }, `${type} ${n}`))) : '—';
+  return entries.length ? h('div', {}, entries.map(([type, n]) => h('span', { class: 'line' }, `${type} ${count(n)}`)))
+    : '—';
 };
 
 function groupFrom(search) {
@@ -113,26 +111,38 @@ function keyCell(ctx, dimension, key) {
   return value || '(none)';
 }
 
+// What a row sorts by in a dimension's column: the name shown (a day as its date).
+const dimensionSort = (dimension) => (row) => {
+  const key = row.key || {};
+  if (dimension === 'link') return key.link_code || key.link || null;
+  if (dimension === 'campaign') return key.campaign_name || key.campaign || null;
+  if (dimension === 'platform') return key.platform ? platformName(key.platform) : null;
+  return key[dimension] ?? null;
+};
+
 function columns(ctx, group) {
   const label = (key) => DIMENSIONS.find(([k]) => k === key)[1];
   return [
     ...group.map((dimension, i) => ({
-      label: label(dimension), class: `dim ${dimension}`,
+      label: label(dimension), class: `dim ${dimension}`, sort: dimensionSort(dimension),
       cell: (row) => {
         if (row.other) return i === 0 ? h('em', {}, `Other (${row.groups} more)`) : '';
         return row.key ? keyCell(ctx, dimension, row.key) : (i === 0 ? h('strong', {}, 'Total') : '');
       },
     })),
-    { label: 'Clicks', class: 'num', cell: (r) => String(r.clicks.human) },
-    { label: 'Bot clicks', class: 'num', cell: (r) => String(r.clicks.bot) },
-    { label: 'Visitors', class: 'num', cell: (r) => String(r.visitors) },
-    { label: 'Routes', class: 'routes', cell: (r) => h('div', {}, ['web', 'app', 'store'].map((route) =>
-      h('span', { class: 'line', 'data-route': route }, `${route} ${r.routes[route] ?? 0}`))) },
-    { label: 'Events', class: 'events', cell: (r) => counts(r.events) },
-    { label: 'Purchases', class: 'num', cell: (r) => String(r.purchases) },
-    { label: 'Revenue', class: 'num revenue', cell: (r) => money(r.revenue) },
-    { label: 'Conversion rate', class: 'num', cell: (r) => percent(r.conversion_rate) },
-    { label: 'Click to purchase (median / p90)', class: 'num', cell: (r) => (r.purchases && r.click_to_purchase
+    { label: 'Clicks', class: 'num', sort: (r) => r.clicks.human, cell: (r) => count(r.clicks.human) },
+    { label: 'Bot clicks', class: 'num', sort: (r) => r.clicks.bot, cell: (r) => count(r.clicks.bot) },
+    { label: 'Visitors', class: 'num', sort: (r) => r.visitors, cell: (r) => count(r.visitors) },
+    { label: 'Routes', class: 'routes', sort: false, cell: (r) => h('div', {}, ['web', 'app', 'store'].map((route) =>
+      h('span', { class: 'line', 'data-route': route }, `${route} ${count(r.routes[route] ?? 0)}`))) },
+    { label: 'Events', class: 'events', sort: (r) => Object.values(r.events || {}).reduce((a, b) => a + b, 0),
+      cell: (r) => counts(r.events) },
+    { label: 'Purchases', class: 'num', sort: (r) => r.purchases, cell: (r) => count(r.purchases) },
+    { label: 'Revenue', class: 'num revenue', sort: (r) => moneyValue(r.revenue), cell: (r) => money(r.revenue) },
+    { label: 'Conversion rate', class: 'num', sort: (r) => (r.conversion_rate === null ? null : Number(r.conversion_rate)),
+      cell: (r) => percent(r.conversion_rate) },
+    { label: 'Click to purchase (median / p90)', class: 'num', sort: (r) => r.click_to_purchase?.median_seconds ?? null,
+      cell: (r) => (r.purchases && r.click_to_purchase
       ? `${duration(r.click_to_purchase.median_seconds)} / ${duration(r.click_to_purchase.p90_seconds)}` : '—') },
   ];
 }
@@ -158,17 +168,86 @@ function utmLine(report) {
 function unattributedLine(report) {
   const left = report.unattributed;
   if (!left || !left.events) return null;
-  const revenue = Object.entries(left.revenue || {}).map(([currency, amount]) => `${amount} ${currency}`).join(', ');
+  const revenue = Object.keys(left.revenue || {}).length ? moneyText(left.revenue) : '';
   return h('p', { class: 'muted', 'data-unattributed': left.events },
     `${left.events} ${left.events === 1 ? 'event' : 'events'} in this range (${left.purchases} `
     + `${left.purchases === 1 ? 'purchase' : 'purchases'}${revenue ? `, ${revenue}` : ''}) had no click behind `
     + 'them and are not in the table.');
 }
 
+// The measures a chart can show: the counts, the rate, and the revenue of each currency the totals hold.
+function measuresOf(report) {
+  const currencies = Object.keys(report.totals?.revenue || {});
+  return [
+    ...currencies.map((currency) => [`revenue:${currency}`, `Revenue (${currency})`]),
+    ['clicks', 'Clicks'], ['visitors', 'Visitors'], ['purchases', 'Purchases'], ['conversion_rate', 'Conversion rate'],
+  ];
+}
+
+function measureValue(row, measure) {
+  if (measure.startsWith('revenue:')) return Number(row.revenue?.[measure.slice(8)] ?? 0) || 0;
+  if (measure === 'clicks') return row.clicks.human;
+  if (measure === 'conversion_rate') return Number(row.conversion_rate ?? 0) || 0;
+  return Number(row[measure] ?? 0);
+}
+
+function measureFormat(measure) {
+  if (measure.startsWith('revenue:')) return (v) => moneyOf(v, measure.slice(8));
+  if (measure === 'conversion_rate') return percent;
+  return count;
+}
+
+// A row's name in a chart: the words its table cell shows.
+function rowName(dimension, key) {
+  const value = key[dimension];
+  if (dimension === 'link') return key.link_code || value || '(no link)';
+  if (dimension === 'campaign') return value ? key.campaign_name || value : '(no campaign)';
+  if (dimension === 'platform') return platformName(value);
+  if (dimension === 'variant') return `${value || UNKNOWN.variant} · ${key.link_code || key.link || ''}`;
+  return value || UNKNOWN[dimension] || '(none)';
+}
+
+const CHART_BARS = 12;
+
+// The chosen measure by the first dimension (the largest CHART_BARS groups) and over the range's days. Grouped
+// by two, the first dimension's figures are asked of the API grouped by it alone (a visitor or a rate does not
+// add up across the second); a variant stays with its link.
+async function chartsOf(ctx, params, report, measure) {
+  const first = report.group_by[0];
+  const ask = async (group) => (await admin(inAccount(ctx.account,
+    `/reports/conversions${query({ ...params, group_by: group })}`))).data;
+  const alone = report.group_by.length === 1 || first === 'variant';
+  const [byFirst, byDay] = await Promise.all([alone ? report : ask(first),
+    report.group_by.length === 1 && first === 'day' ? report : ask('day')]);
+  const format = measureFormat(measure);
+  const name = measuresOf(report).find(([key]) => key === measure)?.[1] || measure;
+  const dimensionName = DIMENSIONS.find(([k]) => k === first)[1];
+  // the largest first; days stay in their order
+  const points = byFirst.rows.map((row) => ({ label: rowName(first, row.key), value: measureValue(row, measure) }))
+    .sort((a, b) => (first === 'day' ? 0 : b.value - a.value));
+  const shown = points.slice(0, CHART_BARS);
+  const days = new Map(byDay.rows.map((row) => [row.key.day, measureValue(row, measure)]));
+  const series = daysBetween(report.from, report.to).map((date) => ({ date, value: days.get(date) ?? 0 }));
+  const byFirstTitle = `${name} by ${dimensionName.toLowerCase()}`;
+  const overTime = `${name} by day`;
+  return h('div', { class: 'chart-pair', 'data-measure': measure },
+    h('figure', { class: 'chart-holder', 'data-chart': 'by-dimension' },
+      h('figcaption', {}, h('h3', {}, byFirstTitle), points.length > CHART_BARS
+        ? h('p', { class: 'hint' }, `The ${CHART_BARS} largest of ${count(points.length)}.`) : null),
+      shown.length
+        ? fitted(h('div', {}), (width) => barsChart(shown, { width, format, label: byFirstTitle }))
+        : h('p', { class: 'muted' }, 'Nothing to draw in this range.')),
+    h('figure', { class: 'chart-holder', 'data-chart': 'over-time' },
+      h('figcaption', {}, h('h3', {}, overTime)),
+      fitted(h('div', {}), (width) => daysChart(series, { width, format, label: `${overTime}, ${report.from} – `
+        + `${report.to}` }))));
+}
+
 export async function reportsView(ctx) {
   const initial = presetRange('last-7-days');
   const chosen = { from: ctx.search.get('from') || initial.from, to: ctx.search.get('to') || initial.to,
-    group: groupFrom(ctx.search), utmFrom: ctx.search.get('utm_from') === 'event' ? 'event' : 'click' };
+    group: groupFrom(ctx.search), utmFrom: ctx.search.get('utm_from') === 'event' ? 'event' : 'click',
+    measure: ctx.search.get('measure') || '' };
   const from = h('input', { type: 'date', name: 'from', value: chosen.from, required: true });
   const to = h('input', { type: 'date', name: 'to', value: chosen.to, required: true });
   const first = h('select', { name: 'group_by' }, DIMENSIONS.map(([value, text]) =>
@@ -209,7 +288,8 @@ export async function reportsView(ctx) {
     chosen.utmFrom = utmFrom.value;
     const params = { from: chosen.from, to: chosen.to, group_by: chosen.group.join(',') };
     if (chosen.utmFrom === 'event') params.utm_from = 'event';
-    history.replaceState(null, '', `${ctx.base}/reports${query(params)}`);
+    const shownParams = () => (chosen.measure ? { ...params, measure: chosen.measure } : params);
+    history.replaceState(null, '', `${ctx.base}/reports${query(shownParams())}`);
     const path = inAccount(ctx.account, `/reports/conversions${query(params)}`);
     clearErrors(form);
     let report;
@@ -228,15 +308,30 @@ export async function reportsView(ctx) {
         event.preventDefault();
         saveBlob(await admin(csvPath, { as: 'blob' }), csvName);
       } }, 'Download CSV');
+    // The chart's measure: the one asked for when this report has it, else its first revenue, else clicks.
+    const measures = measuresOf(report);
+    const measure = measures.some(([key]) => key === chosen.measure) ? chosen.measure : measures[0][0];
+    const measureSelect = h('select', { name: 'measure' }, measures.map(([value, text]) =>
+      h('option', { value, selected: value === measure }, text)));
+    const charts = h('div', { class: 'charts' }, report.rows.length ? await chartsOf(ctx, params, report, measure) : null);
+    measureSelect.addEventListener('change', async () => {
+      chosen.measure = measureSelect.value;
+      history.replaceState(null, '', `${ctx.base}/reports${query(shownParams())}`);
+      charts.replaceChildren(await chartsOf(ctx, params, report, measureSelect.value));
+    });
+    const chartTools = report.rows.length ? h('div', { class: 'measure-choice' }, field('Chart of', measureSelect)) : null;
     const grouped = report.group_by.map((key) => DIMENSIONS.find(([k]) => k === key)[1]).join(' and ');
     const caption = `Conversions by ${grouped}, ${day(report.from)} to ${day(report.to)}`;
     results.replaceChildren(...[
       h('div', { class: 'title-row' }, h('h2', {}, caption), download),
+      chartTools, charts,
       table(caption, columns(ctx, report.group_by),
         [...report.rows.map((item) => ({ item, attrs: { 'data-key': report.group_by.map((k) => item.key[k]).join('|') } })),
-          ...(report.other ? [{ item: { ...report.other, other: true }, attrs: { 'data-other': report.other.groups } }]
+          ...(report.other ? [{ item: { ...report.other, other: true }, attrs: { 'data-other': report.other.groups },
+            pinned: true }]
             : [])],
-        { empty: 'No clicks and no attributed events in this range.', foot: report.rows.length ? report.totals : null }),
+        { empty: 'No clicks and no attributed events in this range. Try Last 30 days, or share a link to get '
+          + 'clicks: purchases sent with a click\'s tracking_id show here.', foot: report.rows.length ? report.totals : null }),
       tagLine(report), utmLine(report), unattributedLine(report)].filter(Boolean));
   }
 

@@ -6,7 +6,7 @@
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
-import { clearErrors, debounce, field, h, showErrors, toast } from './dom.js';
+import { clearErrors, debounce, field, h, showErrors, table, toast } from './dom.js';
 
 const PLATFORMS = [['desktop', 'Desktop'], ['android', 'Android'], ['ios', 'iPhone and iPad']];
 const DEVICES = [['mobile', 'Phone'], ['tablet', 'Tablet'], ['desktop', 'Computer']];
@@ -158,14 +158,11 @@ function visitorPreview(account, linkBody) {
     try {
       const answer = (await admin(inAccount(account, '/links/preview'), { method: 'POST',
         body: { ...body, visitor: visitor() } })).data;
-      out.replaceChildren(h('table', {},
-        h('caption', {}, 'Where this visitor goes'),
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Device'), h('th', { scope: 'col' }, 'Rule'),
-          h('th', { scope: 'col' }, 'Goes to'))),
-        h('tbody', {}, ...answer.devices.map((device) => h('tr', {},
-          h('th', { scope: 'row' }, device.label || device.device),
-          h('td', {}, device.rule || 'none: the link’s own'),
-          h('td', {}, h('code', { class: 'destination' }, device.location || device.answer)))))));
+      out.replaceChildren(h('p', { class: 'muted' }, 'Where this visitor goes'), table('Where this visitor goes', [
+        { label: 'Device', cell: (device) => device.label || device.device },
+        { label: 'Rule', cell: (device) => device.rule || 'none: the link’s own' },
+        { label: 'Goes to', cell: (device) => h('code', { class: 'destination' }, device.location || device.answer) },
+      ], answer.devices.map((item) => ({ item })), { cards: false }));
     } catch (error) {
       if (error.status === 401) throw error;
       out.replaceChildren(h('p', { class: 'muted' }, 'No preview until the errors are fixed.'));

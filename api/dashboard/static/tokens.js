@@ -31,11 +31,11 @@ export async function tokensView(ctx) {
       { label: 'Account', cell: (t) => names.get(t.account_id) || t.account_id },
       { label: 'Role', cell: (t) => t.role },
       { label: 'Status', cell: (t) => badge(t.status, t.status === 'active' ? 'on' : 'off') },
-      { label: 'Last used', cell: (t) => (t.last_used_at ? when(t.last_used_at) : 'never') },
-      { label: 'Expires', cell: (t) => when(t.expires_at) },
+      { label: 'Last used', sort: (t) => t.last_used_at || null, cell: (t) => (t.last_used_at ? when(t.last_used_at) : 'never') },
+      { label: 'Expires', sort: (t) => t.expires_at, cell: (t) => when(t.expires_at) },
       { label: 'Actions', cell: (t) => (t.status === 'active' ? revokeButton(t) : null) },
     ], tokens.map((t) => ({ item: t, attrs: { 'data-token': t.id, 'data-name': t.name, 'data-status': t.status } })),
-    { empty: 'No tokens yet.' }));
+    { empty: 'No tokens yet: create one for a script that calls the admin API as you.' }));
   }
 
   function createForm() {

@@ -1,6 +1,6 @@
 // The variant report of a link's A/B split (GET .../links/{id}/variants): per variant, clicks, visitors,
 // purchases, revenue, conversion rate and the z-test against the control, in a table sorted by any column
-// (a header's button; again to reverse). The figures are the admin API's; nothing is computed here. Beside it,
+// (table.js: a header's button; again to reverse). The figures are the admin API's; nothing is computed here. Beside it,
 // the split's editor: each variant's name, weight and destination (none: the link's own), saved with one PATCH
 // of the link's `variants`; a variant whose target is another link, or has more than a destination, keeps it.
 // A period picker above the report: the split's whole life (the default), a preset, or any from/to (UTC days).
@@ -8,62 +8,28 @@
 import { can } from './access.js';
 import { admin, inAccount, query } from './api.js';
 import { clearErrors, day, field, h, showErrors, toast } from './dom.js';
+import { count, moneyText, moneyValue, percent } from './format.js';
 import { presetRange } from './reports.js';
-
-const money = (revenue) => Object.entries(revenue).map(([c, a]) => `${a} ${c}`).join(', ') || '—';
-const percent = (rate) => (rate === null ? '—' : `${(Number(rate) * 100).toFixed(2)}%`);
+import { table } from './table.js';
 
 const COLUMNS = [
-  { label: 'Variant', key: (r) => r.variant, cell: (r) => [r.variant, r.control ? ' (control)' : '',
+  { label: 'Variant', sort: (r) => r.variant, cell: (r) => [r.variant, r.control ? ' (control)' : '',
     r.in_link ? '' : ' (removed)'] },
-  { label: 'Weight', num: true, key: (r) => r.weight ?? -1, cell: (r) => (r.weight === null ? '—' : String(r.weight)) },
-  { label: 'Clicks', num: true, key: (r) => r.clicks.human, cell: (r) => String(r.clicks.human) },
-  { label: 'Visitors', num: true, key: (r) => r.visitors, cell: (r) => String(r.visitors) },
-  { label: 'Purchases', num: true, key: (r) => r.purchases, cell: (r) => String(r.purchases) },
-  { label: 'Revenue', key: (r) => money(r.revenue), cell: (r) => money(r.revenue) },
-  { label: 'Conversion', num: true, key: (r) => (r.conversion_rate === null ? -1 : Number(r.conversion_rate)),
+  { label: 'Weight', class: 'num', sort: (r) => r.weight, cell: (r) => (r.weight === null ? '—' : count(r.weight)) },
+  { label: 'Clicks', class: 'num', sort: (r) => r.clicks.human, cell: (r) => count(r.clicks.human) },
+  { label: 'Visitors', class: 'num', sort: (r) => r.visitors, cell: (r) => count(r.visitors) },
+  { label: 'Purchases', class: 'num', sort: (r) => r.purchases, cell: (r) => count(r.purchases) },
+  { label: 'Revenue', class: 'num', sort: (r) => moneyValue(r.revenue), cell: (r) => moneyText(r.revenue) },
+  { label: 'Conversion', class: 'num', sort: (r) => (r.conversion_rate === null ? null : Number(r.conversion_rate)),
     cell: (r) => percent(r.conversion_rate) },
-  { label: 'p-value', num: true, key: (r) => r.significance?.p_value ?? 2,
+  { label: 'p-value', class: 'num', sort: (r) => r.significance?.p_value ?? null,
     cell: (r) => (r.significance?.p_value ?? '—').toString() },
-  { label: 'Against the control', key: (r) => r.significance?.verdict ?? '',
+  { label: 'Against the control', sort: (r) => r.significance?.verdict ?? null,
     cell: (r) => (r.significance ? r.significance.verdict : '—') },
 ];
 
-function sortable(rows) {
-  let by = null;
-  let descending = false;
-  const body = h('tbody', {});
-  const heads = COLUMNS.map((column, index) => {
-    const button = h('button', { type: 'button', class: 'link-button' }, column.label);
-    const th = h('th', { scope: 'col', class: column.num ? 'num' : '', 'aria-sort': 'none' }, button);
-    button.addEventListener('click', () => {
-      descending = by === index ? !descending : Boolean(column.num);
-      by = index;
-      heads.forEach((other) => other.setAttribute('aria-sort', 'none'));
-      th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
-      paint();
-    });
-    return th;
-  });
-  const paint = () => {
-    const shown = [...rows];
-    if (by !== null) {
-      const key = COLUMNS[by].key;
-      shown.sort((a, b) => {
-        const x = key(a);
-        const y = key(b);
-        const order = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
-        return descending ? -order : order;
-      });
-    }
-    body.replaceChildren(...shown.map((row) => h('tr', {}, COLUMNS.map((c) =>
-      h('td', { 'data-label': c.label, class: c.num ? 'num' : '' }, c.cell(row))))));
-  };
-  paint();
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'cards variants' },
-    h('caption', { class: 'visually-hidden' }, 'Variants of the A/B split'),
-    h('thead', {}, h('tr', {}, heads)), body));
-}
+const sortable = (rows) => table('Variants of the A/B split', COLUMNS, rows.map((item) => ({ item })),
+  { className: 'variants', filter: false });
 
 function variantRow(variant, index, remove) {
   const at = `variants[${index}]`;
