@@ -1,0 +1,87 @@
+"""axe-core on every page of the dashboard, at desktop and phone widths: no serious or critical violation.
+
+axe-core comes from the npm registry, pinned in ``tests/browser/axe/package-lock.json`` (``npm ci --prefix
+tests/browser/axe``, which ``.ci/run`` runs); the tests inject it into each page once the page has drawn its
+content, so the check sees what a person sees (forms, tables, the errors a form shows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import (
+    DEMO_CAMPAIGN,
+    DEMO_CUSTOMER,
+    DEMO_WEBHOOK,
+    DESKTOP,
+    PHONE,
+    Scene,
+    axe_violations,
+    open_page,
+    sign_in,
+)
+from tests.browser.servers import call
+
+Ready = Callable[[Any], None]
+
+
+def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
+    """Each page's path under the account, what to wait for before checking it."""
+    link = scene.showcase
+    event = call(f"{scene.admin}/customers/{DEMO_CUSTOMER}/path")[1]["data"][0]["event"]["id"]
+
+    def heading(name: str) -> Ready:
+        return lambda page: page.get_by_role("heading", name=name, exact=True).first.wait_for()
+
+    def rows(page: Any) -> None:
+        page.locator("tbody tr").first.wait_for()
+
+    return [
+        ("links", "/links", rows),
+        ("new link", "/links/new", heading("New link")),
+        ("import", "/links/import", heading("Import links")),
+        ("link", f"/links/{link['id']}", lambda page: page.locator('.device[data-device="ios"]').wait_for()),
+        ("clicks", f"/links/{link['id']}/clicks", lambda page: page.locator("svg.chart").wait_for()),
+        ("campaigns", "/campaigns", rows),
+        ("campaign", f"/campaigns/{DEMO_CAMPAIGN}", lambda page: page.locator('[data-section="attributes"]')
+         .wait_for()),
+        ("reports", "/reports?group_by=campaign", lambda page: page.locator("tfoot tr").wait_for()),
+        ("deliveries", f"/deliveries?connection={DEMO_WEBHOOK}", rows),
+        ("domains", "/domains", heading("Domains")),
+        ("link preview", "/link-preview", heading("Link previews")),
+        ("customers", "/customers", heading("Customers")),
+        ("customer", f"/customers/{DEMO_CUSTOMER}", rows),
+        ("event", f"/events/{event}", lambda page: page.locator('.field-path').first.wait_for()),
+        ("connections", "/connections", rows),
+        ("new connection", "/connections/new", heading("New connection")),
+        ("connection", f"/connections/{DEMO_WEBHOOK}", lambda page: page.locator("main form").first.wait_for()),
+        ("api keys", "/api-keys", rows),
+        ("event types", "/event-types", heading("Event types")),
+        ("members", "/members", heading("Members")),
+        ("audit log", "/audit-log", heading("Audit log")),
+    ]
+
+
+@pytest.mark.parametrize(("width", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
+def test_no_serious_accessibility_violation_on_any_page(browser: Any, scene: Scene, width: str,
+                                                        viewport: dict[str, int]) -> None:
+    context, watched = open_page(browser, scene, viewport, bypass_csp=True)  # axe-core is injected inline
+    page = watched.page
+    found: dict[str, list[str]] = {}
+    try:
+        page.goto(f"{scene.base}/dashboard")
+        page.get_by_label("Email").wait_for()
+        found["sign-in"] = axe_violations(page)
+        sign_in(watched, scene)
+        for name, path, ready in _pages(scene):
+            page.goto(scene.dashboard(path))
+            ready(page)
+            found[name] = axe_violations(page)
+    finally:
+        context.close()
+    assert not watched.unexpected(), watched.unexpected()
+    failing = {name: lines for name, lines in found.items() if lines}
+    assert not failing, "\n".join(f"{name}: {line}" for name, lines in failing.items() for line in lines)
