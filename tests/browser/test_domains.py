@@ -1,4 +1,5 @@
-"""Custom domains in the dashboard: add a domain, read the token it must serve, verify it (live), see why
+"""Custom domains in the dashboard: add a domain, read and copy the DNS record to create, verify it (live: the
+record goes), see why
 another one is not verified, and create a link that resolves only on the live domain; then edit a live domain's
 long-link URL patterns (add one, so a long link to it is followed; see an invalid one refused in the API's words;
 remove them, so it is refused again).
@@ -106,12 +107,26 @@ def test_add_verify_and_use_a_domain(browser: Any, behind_proxy: Scene, width: s
             page.locator(f'tr[data-domain="{host}"][data-status="pending"]').wait_for()
         stored = {d["host"]: d for d in call(f"{scene.base}/api/admin/v1/accounts/{DEMO}/domains")[1]["data"]}
         row = page.locator(f'tr[data-domain="{live}"]')
-        assert row.locator('[data-role="token"]').inner_text() == stored[live]["verification"]["token"]
-        assert row.locator('[data-role="path"]').inner_text() == stored[live]["verification"]["path"]
+        # The DNS record the verification expects: the service's public host is an address here (an A record).
+        assert stored[live]["verification"]["dns"] == {"type": "A", "name": live, "value": "127.0.0.1"}
+        assert row.locator('[data-role="dns-type"]').inner_text() == "A"
+        assert row.locator('[data-role="dns-name"]').inner_text() == live
+        assert row.locator('[data-role="dns-value"]').inner_text() == "127.0.0.1"
+        row.get_by_role("button", name=f"Copy the value of the DNS record of {live}").click()
+        assert page.evaluate("navigator.clipboard.readText()") == "127.0.0.1"
+        row.get_by_role("button", name=f"Copy the name of the DNS record of {live}").click()
+        assert page.evaluate("navigator.clipboard.readText()") == live
 
         page.get_by_role("button", name=f"Verify {live}").click()
         page.locator(f'tr[data-domain="{live}"][data-status="live"]').wait_for()
         page.locator(".verify-result .ok").filter(has_text=f"{live} is live").wait_for()
+        # Live: the record and the Verify button are gone, the row says so (and still after a reload).
+        for _ in range(2):
+            row.locator('[data-role="live"]').filter(has_text=f"Live: the account's links resolve on {live}").wait_for()
+            assert row.locator('[data-role="dns"]').count() == 0
+            assert row.get_by_role("button", name=f"Verify {live}").count() == 0
+            page.reload()
+        page.locator(f'tr[data-domain="{broken}"] [data-role="dns"]').wait_for()
 
         page.get_by_role("button", name=f"Verify {broken}").click()
         alert = page.get_by_role("alert").filter(has_text=f"{broken} is not verified")
