@@ -198,7 +198,7 @@ def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Sce
         form.get_by_role("button", name=f"Add a pattern for {LONG}").click()
         assert form.get_by_label("Pattern 1", exact=True).evaluate("node => node === document.activeElement")
         form.get_by_label("Pattern 1", exact=True).fill(GOOD)
-        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("button", name=f"Save patterns of {LONG}").click()
         form.get_by_role("status").filter(has_text=f"Saved: 1 pattern for long links on {LONG}.").wait_for()
         assert call(domain)[1]["data"]["url_patterns"] == [GOOD]
         status, location = _long_link(scene, PARTNER)
@@ -210,7 +210,7 @@ def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Sce
         form.get_by_role("button", name=f"Add a pattern for {LONG}").click()
         second = form.get_by_label("Pattern 2", exact=True)
         second.fill(TOO_BROAD)
-        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("button", name=f"Save patterns of {LONG}").click()
         error = form.locator('[data-field="url_patterns[1]"] .field-error')
         error.filter(has_text="Pattern 2 is too broad").wait_for()
         assert error.inner_text() == f"Pattern 2 {refused['details']['message']}"
@@ -223,7 +223,7 @@ def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Sce
         # Removed: the invalid one, then the valid one; the long link is refused again.
         form.get_by_role("button", name=f"Remove pattern 2 of {LONG}").click()
         form.get_by_role("button", name=f"Remove pattern 1 of {LONG}").click()
-        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("button", name=f"Save patterns of {LONG}").click()
         form.get_by_role("status").filter(has_text=f"Saved: 0 patterns for long links on {LONG}.").wait_for()
         assert call(domain)[1]["data"]["url_patterns"] == []
         assert _long_link(scene, PARTNER) == (400, None)

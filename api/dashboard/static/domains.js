@@ -44,7 +44,7 @@ export async function domainsView(ctx) {
     const saved = h('p', { class: 'ok', role: 'status', 'aria-live': 'polite' });
     const addButton = h('button', { type: 'button', class: 'small', 'aria-label': `Add a pattern for ${domain.host}` },
       'Add a pattern');
-    const save = h('button', { type: 'submit', class: 'primary small', 'aria-label': `Save the patterns of ${domain.host}` },
+    const save = h('button', { type: 'submit', class: 'primary small', 'aria-label': `Save patterns of ${domain.host}` },
       'Save patterns');
     const form = h('form', { class: 'card patterns', 'aria-label': `URL patterns of ${domain.host}`,
       'data-patterns': domain.host, novalidate: true },
