@@ -170,7 +170,7 @@ def _app_of_device(device_name: str, device: Any, target: Mapping[str, Any], sho
     decision, _ = explain(target, device, {"$app-found": "true"}, False, short_url, TRACKING_ID, service_label)
     via = "a universal link" if device_name == "ios" else "a verified App Link"
     files = "apple-app-site-association" if device_name == "ios" else "assetlinks.json"
-    opened = decision.location if decision.answer == "deeplink" else "the destination (the link has no deeplink)"
+    opened = "with the deeplink" if decision.answer == "deeplink" else "with the destination (no deeplink)"
     text = (f"with the app installed, the short link is {via}: {files} on {apps.host} lists {', '.join(names)} "
             f"for every path, so the app opens and asks the service with $app-found=true, which answers {opened}")
     return ({"apps": list(names), "via": "universal_link" if device_name == "ios" else "app_link",
