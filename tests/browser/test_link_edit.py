@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.browser.conftest import USER_AGENTS, Scene, Watched, sign_in, wait_for
+from tests.browser.conftest import DEMO_CAMPAIGN, USER_AGENTS, Scene, Watched, sign_in, wait_for
 from tests.browser.servers import call
 
 
@@ -37,13 +37,19 @@ def test_edit_where_a_link_leads_with_the_apis_messages(watched: Watched, scene:
     form.get_by_label("Deeplink").fill("democoffee://b")
     form.get_by_label("Android package").fill("com.democoffee.app")
     form.get_by_label("App Store id").fill("1234567890")
+    form.get_by_label("Kind").select_option("email")
+    form.get_by_label("Campaign").select_option(DEMO_CAMPAIGN)
     android.locator(".answer").filter(has_text="Opens the app").wait_for()  # the preview follows the form
+    page.locator('[data-default-for="utm_medium"]').filter(has_text="default: email").wait_for()
     form.get_by_role("button", name="Save where it leads").click()
     page.get_by_role("heading", name=renamed, exact=True).wait_for()
     stored = call(f"{scene.admin}/links/{link['id']}")[1]["data"]
     assert (stored["code"], stored["destination_url"], stored["deeplink"]) == (
         renamed, "https://democoffee.example.com/b?x=1#top", "democoffee://b")
     assert stored["android"]["package"] == "com.democoffee.app" and stored["ios"]["app_store_id"] == "1234567890"
+    assert (stored["kind"], stored["campaign_id"]) == ("email", DEMO_CAMPAIGN)
+    campaign = call(f"{scene.admin}/campaigns/{DEMO_CAMPAIGN}")[1]["data"]["name"]
+    page.locator(".facts dd").filter(has_text=campaign).first.wait_for()
     assert page.locator('input[name="short_url"]').input_value().endswith(f"/{renamed}")
     status, _ = call(f"{scene.base}/{renamed}", headers={"User-Agent": USER_AGENTS["android"]}, token=None)
     assert status == 302

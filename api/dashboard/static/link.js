@@ -93,7 +93,7 @@ async function qrSection(ctx, link) {
 export async function linkView(ctx) {
   const [linkId] = ctx.params;
   let link = (await admin(inAccount(ctx.account, `/links/${linkId}`))).data;
-  const campaignName = link.campaign_id
+  let campaignName = link.campaign_id
     ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
   const colors = new Map((await admin(inAccount(ctx.account, '/links/tags'))).data.tags
     .filter((t) => t.color).map((t) => [t.name, t.color]));
@@ -163,8 +163,10 @@ export async function linkView(ctx) {
       }
       panel.stale('No preview until the errors are fixed.');
     });
-  target = targetSection(ctx, link, { onInput: preview.soon, saved: async (saved) => {
+  target = await targetSection(ctx, link, { onInput: preview.soon, saved: async (saved) => {
     link = saved;
+    campaignName = link.campaign_id
+      ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
     paint();
     const fresh = (await admin(inAccount(ctx.account, '/links/preview'), { method: 'POST',
       body: previewBody(link, {}) })).data;

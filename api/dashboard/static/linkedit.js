@@ -1,20 +1,32 @@
-// Where a link leads, edited on its page: its code, destination, deeplink, the Android app (package and fallback),
-// the iPhone app (App Store id and fallback) and the web fallback, saved with one PATCH of the fields that
-// changed. The app settings the form does not show (certificate fingerprints, bundle and team ids, the landing
+// Where a link leads, edited on its page: its code, kind, campaign, custom domain, destination, deeplink, the
+// Android app (package and fallback), the iPhone app (App Store id and fallback) and the web fallback, saved with
+// one PATCH of the fields that changed. The app settings the form does not show (certificate fingerprints, bundle and team ids, the landing
 // page) are kept as stored. The API checks everything; its messages stand beside the fields they name. While
 // typing, the page's "Where a click goes" preview follows the form (`edited(link)` is the link as it would be).
 
 import { editableIf } from './access.js';
-import { admin, inAccount } from './api.js';
+import { admin, inAccount, query } from './api.js';
 import { clearErrors, field, h, showErrors, toast } from './dom.js';
+import { KINDS } from './links.js';
 
-const TEXT = ['code', 'destination_url', 'deeplink', 'fallback_url'];
+const TEXT = ['code', 'kind', 'campaign_id', 'domain', 'destination_url', 'deeplink', 'fallback_url'];
+
+function choice(name, options, current, none) {
+  const known = options.some(([value]) => value === current);
+  return h('select', { name },
+    none ? h('option', { value: '' }, none) : null,
+    current && !known ? h('option', { value: current, selected: true }, current) : null,
+    options.map(([value, label]) => h('option', { value, selected: value === current }, label)));
+}
 
 function input(name, value, { type = 'text', placeholder } = {}) {
   return h('input', { name, type, value: value || '', autocomplete: 'off', spellcheck: 'false', placeholder });
 }
 
-export function targetSection(ctx, link, { onInput, saved }) {
+export async function targetSection(ctx, link, { onInput, saved }) {
+  const [campaigns, domains] = await Promise.all([
+    admin(inAccount(ctx.account, `/campaigns/overview${query({ limit: 500 })}`)),
+    admin(inAccount(ctx.account, '/domains'))]).then((answers) => answers.map((answer) => answer.data));
   const form = h('form', { class: 'target-form card', novalidate: true, 'aria-label': 'Where the link leads' });
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save where it leads');
   const value = (name) => form.elements[name].value.trim();
@@ -24,6 +36,13 @@ export function targetSection(ctx, link, { onInput, saved }) {
       h('div', { class: 'grid' },
         field('Code', input('code', current.code), { hint: 'The short link\u2019s path. Changing it breaks the old '
           + 'short link and its printed QR codes.' }),
+        field('Kind', choice('kind', KINDS, current.kind), { hint: 'Email, push and WhatsApp links get default UTM '
+          + 'values.' }),
+        field('Campaign', choice('campaign_id', campaigns.map((c) => [c.id, c.name]), current.campaign_id,
+          '\u2014 none \u2014')),
+        field('Domain', choice('domain', domains.map((d) => [d.host, `${d.host}${d.status === 'live' ? ''
+          : ' (pending)'}`]), current.domain, '\u2014 the shared host and every live domain \u2014'),
+        { hint: 'A custom domain: the link then resolves only there.' }),
         field('Destination URL', input('destination_url', current.destination_url, { type: 'url' }),
           { wide: true, hint: 'An https address; its parameters and #fragment stay as typed.' }),
         field('Deeplink', input('deeplink', current.deeplink, { placeholder: 'myapp://path' }),
