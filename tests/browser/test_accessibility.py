@@ -63,6 +63,7 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
         ("campaign", f"/campaigns/{DEMO_CAMPAIGN}", lambda page: page.locator('[data-section="attributes"]')
          .wait_for()),
         ("new campaign", "/campaigns/new", heading("New campaign")),
+        ("catalog", "/campaigns/catalog", heading("Brands, tiers and rewards")),
         ("new campaign, refused", "/campaigns/new", refused("Create campaign")),
         ("reports", "/reports?group_by=campaign", lambda page: page.locator("tfoot tr").wait_for()),
         ("deliveries", f"/deliveries?connection={DEMO_WEBHOOK}", rows),

@@ -44,3 +44,48 @@ def test_create_then_edit_a_behaviour_campaign(watched: Watched, scene: Scene) -
     wait_for("the pause", lambda: call(f"{scene.admin}/campaigns/{created['id']}")[1]["data"]["status"] == "PAUSED")
     stored = call(f"{scene.admin}/campaigns/{created['id']}")[1]["data"]
     assert stored["paused"] is True and stored["attributes"]["reward_id"] == reward["id"]
+
+
+def test_brands_tiers_and_rewards_created_and_edited(watched: Watched, scene: Scene) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    brand, reward = f"Beans {suffix}", f"Free latte {suffix}"
+    page = watched.page
+    watched.expect("status of 400")  # the refused reward type
+    sign_in(watched, scene)
+    page.goto(scene.dashboard("/campaigns"))
+    page.get_by_role("link", name="Brands, tiers and rewards").click()
+    page.get_by_role("heading", name="Brands, tiers and rewards").wait_for()
+
+    brands = page.get_by_role("form", name="Brands: brand")
+    brands.get_by_label("Name").fill(brand)
+    brands.get_by_role("button", name="Create brand").click()
+    page.locator(f'tr[data-brand="{brand}"]').wait_for()
+
+    page.reload()  # the rewards' brand choice lists the new brand
+    rewards = page.get_by_role("form", name="Rewards: reward")
+    rewards.get_by_label("Name").fill(reward)
+    rewards.get_by_label("Type").fill("free latte")
+    rewards.get_by_label("Brand").select_option(label=brand)
+    rewards.get_by_role("button", name="Create reward").click()
+    rewards.locator('[data-field="type"] .field-error').filter(has_text="pattern").wait_for()
+    rewards.get_by_label("Type").fill("PRODUCT")
+    rewards.get_by_label("Conversion factor").fill("3.5")
+    rewards.get_by_role("button", name="Create reward").click()
+    page.locator(f'tr[data-reward="{reward}"]').wait_for()
+    stored = next(r for r in call(f"{scene.admin}/rewards?limit=500")[1]["data"] if r["name"] == reward)
+    assert stored["type"] == "PRODUCT" and float(stored["attributes"]["conversion_factor"]) == 3.5
+    brand_id = next(b["id"] for b in call(f"{scene.admin}/brands?limit=500")[1]["data"] if b["name"] == brand)
+    assert stored["brand_id"] == brand_id
+
+    page.get_by_role("button", name=f"Edit {reward}").click()
+    rewards.get_by_label("Status").select_option("INACTIVE")
+    rewards.get_by_role("button", name="Save reward").click()
+    page.locator(f'tr[data-reward="{reward}"]').filter(has_text="Inactive").wait_for()
+    assert call(f"{scene.admin}/rewards/{stored['id']}")[1]["data"]["status"] == "INACTIVE"
+
+    tiers = page.get_by_role("form", name="Tiers: tier")
+    tiers.get_by_label("Name").fill(f"Platinum {suffix}")
+    tiers.get_by_label("Level").fill("9")
+    tiers.get_by_label("Status").select_option("INACTIVE")  # held by no customer: the scene's others stay as they are
+    tiers.get_by_role("button", name="Create tier").click()
+    page.locator(f'tr[data-tier="Platinum {suffix}"]').wait_for()

@@ -105,6 +105,10 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.get_by_role("form", name="New campaign").get_by_label("Name").fill("Spring double points")
         shot("campaign-new")
 
+        page.goto(scene.dashboard("/campaigns/catalog"))
+        page.locator("tr[data-reward]").first.wait_for()
+        shot("catalog")
+
         # The demo's webhook, answered by the service's own sink; Meta refusing the demo's expired token.
         page.goto(scene.dashboard(f"/deliveries?connection={DEMO_WEBHOOK}"))
         page.locator('tr[data-state="delivered"]').first.wait_for()

@@ -7,6 +7,7 @@ import { admin, ApiError, AuthError, inAccount, query, session } from './api.js'
 import { auditView } from './audit.js';
 import { campaignsView, campaignView } from './campaigns.js';
 import { newCampaignView } from './campaignedit.js';
+import { catalogView } from './catalog.js';
 import { clicksView } from './clicks.js';
 import { connectionsView, connectionView } from './connections.js';
 import { customersView, customerView } from './customers.js';
@@ -38,6 +39,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}/clicks$`), clicksView],
   [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],
   [new RegExp(`^${BASE}/${SEG}/campaigns/new$`), newCampaignView, 'campaigns:write'],
+  [new RegExp(`^${BASE}/${SEG}/campaigns/catalog$`), catalogView],
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],

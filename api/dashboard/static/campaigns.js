@@ -73,8 +73,10 @@ export async function campaignsView(ctx) {
   await load();
   return h('section', {},
     h('div', { class: 'title-row' }, h('h1', { tabindex: -1 }, 'Campaigns'),
-      ctx.can('campaigns:write') ? h('a', { class: 'button primary', href: `${ctx.base}/campaigns/new` }, 'New campaign')
-        : null),
+      h('div', { class: 'actions' },
+        h('a', { class: 'button', href: `${ctx.base}/campaigns/catalog` }, 'Brands, tiers and rewards'),
+        ctx.can('campaigns:write') ? h('a', { class: 'button primary', href: `${ctx.base}/campaigns/new` },
+          'New campaign') : null)),
     form, results);
 }
 

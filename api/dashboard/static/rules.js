@@ -158,7 +158,7 @@ function visitorPreview(account, linkBody) {
     try {
       const answer = (await admin(inAccount(account, '/links/preview'), { method: 'POST',
         body: { ...body, visitor: visitor() } })).data;
-      out.replaceChildren(h('table', {},
+      out.replaceChildren(h('table', { class: 'visitor-routes' },
         h('caption', {}, 'Where this visitor goes'),
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Device'), h('th', { scope: 'col' }, 'Rule'),
           h('th', { scope: 'col' }, 'Goes to'))),
