@@ -38,7 +38,7 @@ from linksvc.store import Store
 from storage import link_overview as repo
 from storage.clicks import human_clicks_of
 from storage.db import Conn
-from storage.links import AppSettings, StoredLink, account_app_settings, link_by_code, links_at_codes
+from storage.links import AppSettings, StoredLink, app_settings_of_account, link_by_code, links_at_codes
 
 CLICK_DAYS = 7
 TRACKING_ID = "TRACKING_ID"
@@ -147,8 +147,7 @@ async def apps_on_host_of(db: Store, account_id: str, link: Mapping[str, Any], p
             return HostApps(host)
     elif any(row.account_id == account_id and row.status == LIVE for row in held.values()):
         return HostApps(host)
-    rows = await account_app_settings(db.background)
-    return host_apps(host, [apps for account, apps in rows if account == account_id])
+    return host_apps(host, await app_settings_of_account(db.background, account_id))
 
 
 def _app_of_device(device_name: str, device: Any, target: Mapping[str, Any], short_url: str, service_label: str,
