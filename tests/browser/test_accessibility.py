@@ -78,6 +78,7 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
         ("api keys", "/api-keys", rows),
         ("event types", "/event-types", heading("Event types")),
         ("members", "/members", heading("Members")),
+        ("account", "/account", lambda page: page.get_by_role("form", name="New account").wait_for()),
         ("audit log", "/audit-log", heading("Audit log")),
     ]
 

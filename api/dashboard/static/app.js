@@ -4,6 +4,7 @@
 
 import { can, isOperator, setAccess, signedPerson } from './access.js';
 import { admin, ApiError, AuthError, inAccount, query, session } from './api.js';
+import { accountView } from './account.js';
 import { auditView } from './audit.js';
 import { campaignsView, campaignView } from './campaigns.js';
 import { newCampaignView } from './campaignedit.js';
@@ -54,6 +55,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/event-types$`), eventTypesView, 'campaigns:read'],
   [new RegExp(`^${BASE}/${SEG}/link-preview$`), linkPreviewSettingsView],
   [new RegExp(`^${BASE}/${SEG}/members$`), membersView, 'members:read'],
+  [new RegExp(`^${BASE}/${SEG}/account$`), accountView, 'account:read'],
   [new RegExp(`^${BASE}/${SEG}/audit-log$`), auditView, 'audit:read'],
   [new RegExp(`^${BASE}/${SEG}/tokens$`), tokensView, 'self'],
   [new RegExp(`^${BASE}/${SEG}/profile$`), profileView, 'self'],
