@@ -35,7 +35,8 @@ from linksvc.resources.kinds import KINDS
 PREFIX = "/api/admin/v1"
 # The requests a webhook connection receives (docs/decisions.md, "Forwarding"), in the document's ``webhooks``.
 WEBHOOKS = Webhooks(WEBHOOK_BODIES, WEBHOOK_HEADERS, description=(
-    "Sent to the `endpoint_url` of each enabled webhook connection whose `event_types` allow the event, as a JSON "
+    "Sent to the `endpoint_url` of each enabled webhook connection whose `event_types` allow the event "
+    "(`link.clicked`: whose `config.clicks` subscribes it to the clicks), as a JSON "
     "POST signed with Standard Webhooks (https://www.standardwebhooks.com): check `webhook-signature` with the "
     "connection's secret before trusting the body. Delivery is at least once: drop a `webhook-id` seen before."))
 

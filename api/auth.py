@@ -26,7 +26,9 @@ from api.accounts.throttle import attempt
 from api.appkeys import AUTH_THROTTLE, DB, SETTINGS
 from linksvc.accounts.service import Principal, principal_for
 from linksvc.client_address import client_address
+from linksvc.clock import utcnow
 from linksvc.errors import Forbidden, Unauthorized
+from linksvc.feed import tickets as feed_tickets
 from linksvc.people.access import Actor, authorize
 from linksvc.people.credentials import admin_actor
 
@@ -55,7 +57,9 @@ def _printable_ascii(value: str) -> bool:
     return value.isascii() and value.isprintable()
 
 
-async def authenticate(request: web.Request, security: str | None) -> None:
+async def authenticate(request: web.Request, security: str | None, tickets: bool = False) -> None:
+    """``tickets``: the route also takes a feed ticket as ``?ticket=`` (:mod:`linksvc.feed.tickets`), when no
+    Authorization header is sent."""
     if security == "bearer":
         principal = await principal_for(request.app[DB], _bearer_token(request))
         claimed = request.headers.get("x-account-id")
@@ -67,8 +71,13 @@ async def authenticate(request: web.Request, security: str | None) -> None:
             raise Unauthorized("Missing API key", "send the integration's API key in the x-api-key header")
 
     elif security == "admin":
-        async with attempt(request, "admin", carried="Authorization" in request.headers):
-            await _admin(request)
+        ticket = request.query.get("ticket") if tickets and "Authorization" not in request.headers else None
+        async with attempt(request, "admin", carried="Authorization" in request.headers or ticket is not None):
+            if ticket is not None:
+                request[ACTOR] = feed_tickets.actor_of(request.app[SETTINGS].admin_token, ticket,
+                                                       request.match_info.get("account_id", ""), utcnow())
+            else:
+                await _admin(request)
 
 
 async def _admin(request: web.Request) -> None:

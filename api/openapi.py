@@ -21,6 +21,8 @@ SECURITY_SCHEMES = {
     "bearer": {"type": "http", "scheme": "bearer", "description": "an access token from GET /auth/authorize"},
     "api_key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
     "admin": {"type": "http", "scheme": "bearer", "description": "the admin token (LINKSVC_ADMIN_TOKEN)"},
+    "feed_ticket": {"type": "apiKey", "in": "query", "name": "ticket",
+                    "description": "a ticket from POST /accounts/{account_id}/feed/tickets: the live feed only"},
 }
 # The path parameters, by name.
 PATH_PARAMETERS = {
@@ -252,7 +254,7 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
                 "content": {"application/json": {"schema": error_ref}},
             }
         if endpoint.security is not None:
-            op["security"] = [{endpoint.security: []}]
+            op["security"] = [{endpoint.security: []}, *([{"feed_ticket": []}] if endpoint.tickets else [])]
         if endpoint.security == "admin":
             # The permission the route needs (docs/decisions.md, "People and roles"): "operator", "self", or
             # "<area>:read|write" of the account its path names; the route-and-role test reads it from here.
@@ -261,7 +263,8 @@ def build_openapi(title: str, version: str, base_path: str, endpoints: list[Endp
         op["description"] = ((endpoint.description or endpoint.summary + ".") + " " + op.get("description", "")).strip()
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = op
     _describe_properties(defs)
-    used = {e.security for e in endpoints if e.security}
+    used = {e.security for e in endpoints if e.security} | ({"feed_ticket"} if any(e.tickets for e in endpoints)
+                                                              else set())
     return _named_by_title({
         **({"webhooks": _webhook_items(webhooks, refs)} if webhooks is not None else {}),
         "openapi": "3.1.0",

@@ -70,6 +70,8 @@ class Endpoint:
     action: str | None = None
     # A stream (server-sent events): answered for as long as the client stays, so no request deadline applies.
     streams: bool = False
+    # Also opened with a feed ticket as ``?ticket=`` (an EventSource cannot send headers): the live feed only.
+    tickets: bool = False
 
     def handler(self) -> Handler:
         endpoint = self
@@ -88,7 +90,7 @@ class Endpoint:
         return wrapped
 
     async def run(self, request: web.Request) -> web.StreamResponse:
-        await auth.authenticate(request, self.security)
+        await auth.authenticate(request, self.security, self.tickets)
         if self.security == "admin":
             await auth.require(request, self.permission or "")
         if self.require_kind == "SERVER":

@@ -55,13 +55,16 @@ BASELINE = "clicks only (insert_click_rows)"
 WRITER = "the click writer (insert_clicks)"
 
 
-def todays_clicks(count: int) -> list[list[Any]]:
-    """The report benchmark's clicks, moved to today (a batch holds the clicks of a few seconds)."""
+def todays_clicks(count: int, spread: bool = False) -> list[list[Any]]:
+    """The report benchmark's clicks, moved to today (a batch holds the clicks of a few seconds); with
+    ``spread``, each on a link of its own (as ``bench.redirects``' codes drawn over 100,000 links nearly are)."""
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     rows = [list(row) for row in Generator(2026_11_24).clicks(count)]
-    for row in rows:
+    for n, row in enumerate(rows):
         row[3] = day + row[3][10:]
         row[17] = row[17][-4:]  # 65,536 visitor values at most, of which the clicks use about 20,000
+        if spread:
+            row[1] = f"{row[1][:-12]}{n:012d}"
     return rows
 
 
@@ -174,11 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--breakdown", action="store_true", help="print where one run spends its CPU")
     parser.add_argument("--span", type=int, default=BATCH, help="with --breakdown: clicks between two passes")
+    parser.add_argument("--spread", action="store_true",
+                        help="each click on a link of its own (the worst case of the pass: a row per click and level)")
     load.output_options(parser, "4,000 clicks, 1 round")
     args = parser.parse_args(argv)
     if args.smoke:
         args.clicks, args.rounds = 4_000, 1
-    rows = todays_clicks(args.clicks)
+    rows = todays_clicks(args.clicks, args.spread)
     if args.breakdown:
         print(breakdown(rows, args.span))
         return 0

@@ -270,8 +270,8 @@ def check(path: Path, document: dict[str, Any], saves: Sequence[tuple[str, dict[
 # ---------------------------------------------------------------------------------------------------------
 # Links (bench.redirects): one account and 100,000 links.
 
-LINKS_VERSION = 3  # 2: the bodies hold what links gained since (iOS landing_page, domain, preview); 3: the
-# lifecycle fields, the password, the rules and the variants (issue 34)
+LINKS_VERSION = 4  # 2: the bodies hold what links gained since (iOS landing_page, domain, preview); 3: the
+# lifecycle fields, the password, the rules and the variants (issue 34); 4: tags and folder (issue 36)
 LINKS_SEED = 20250412
 LINK_COLUMNS = ("id", "account_id", "body", "created_at", "updated_at", *TABLES["links"])
 KIND_WEIGHTS = (("email", 30), ("push", 20), ("whatsapp", 15), ("campaign", 20), ("external", 15))
@@ -296,7 +296,8 @@ class Link:
 
     def row(self, index: int) -> tuple[Any, ...]:
         stamp = docs.created_at(index)
-        return (self.id, docs.ACCOUNT_ID, dumps(self.body), stamp, stamp, self.code, self.kind, self.campaign_id)
+        columns = {"code": self.code, "kind": self.kind, "campaign_id": self.campaign_id}
+        return (self.id, docs.ACCOUNT_ID, dumps(self.body), stamp, stamp, *(columns.get(c) for c in TABLES["links"]))
 
 
 def link_campaigns() -> list[dict[str, Any]]:
@@ -364,7 +365,7 @@ def link(rng: random.Random, code: str, campaigns: Sequence[str]) -> Link:
             "destination_url": destination, "deeplink": deeplink, "android": android, "ios": ios,
             "fallback_url": fallback, "expires_at": None, "disabled": False, "valid_since": None, "pending_url": None,
             "expired_url": None, "max_clicks": None, "password": None, "domain": None, "preview": None, "rules": None,
-            "variants": None}
+            "variants": None, "tags": [], "folder": None}
     return Link(link_id, code, kind, campaign_id, body)
 
 

@@ -99,7 +99,12 @@ async def _database(db: AnyDatabase, app: web.Application) -> AsyncIterator[None
 FREEZE_HELD: web.AppKey[bool] = web.AppKey("freeze_held", bool)
 """Set by ``linksvc serve``: once the links are held, the objects the worker has made so far are moved out of
 the garbage collector's sight (``gc.freeze``). A full collection otherwise walks every held link again and
-again, pausing every request for tens of milliseconds (docs/decisions.md, "Redirects on a fast lane")."""
+again, pausing every request for tens of milliseconds (docs/decisions.md, "Redirects on a fast lane"). The
+collector's thresholds are then raised (:data:`GC_THRESHOLDS`)."""
+GC_THRESHOLDS = (20_000, 50, 1_000)
+"""The collector's thresholds in a serving worker (Python's are 700, 10, 10): a redirect allocates a few hundred
+objects, nearly none of them in cycles, so the youngest generation was collected every few requests, 6% of
+the event loop's time on redirects (docs/decisions.md, "The garbage collector's thresholds")."""
 
 
 async def _hold(app: web.Application) -> None:
@@ -108,6 +113,7 @@ async def _hold(app: web.Application) -> None:
     log.info("holding %d links for the fast lane (read in %.1f s)", held, time.perf_counter() - started)
     if app.get(FREEZE_HELD):
         gc.freeze()
+        gc.set_threshold(*GC_THRESHOLDS)
 
 
 async def _read_models(app: web.Application) -> AsyncIterator[None]:

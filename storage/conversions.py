@@ -35,7 +35,8 @@ from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, js
 
 OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue",
         "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue", "conversion_click_mark",
-        "conversion_variant_days", "conversion_variant_visitors", "conversion_variant_day_revenue")
+        "conversion_variant_days", "conversion_variant_visitors", "conversion_variant_day_revenue",
+        "conversion_click_weeks")
 
 BUCKETS: tuple[float, ...] = (60, 300, 900, 3600, 10800, 21600, 43200, 86400, 172800, 259200, 604800, 1209600,
                               2592000, float("inf"))
@@ -255,7 +256,8 @@ def _variant_statements() -> tuple[str, str]:
 
 def _pass_statements(conn: Conn) -> tuple[str, ...]:
     """A pass's statements over the clicks with ids in (?, ?], each one statement for all of them: the fine
-    rows, the coarse level's daily and weekly rows, then the visitors counted (after the two that read which
+    rows, the coarse level's daily rows and the weekly rows of the days already folded (the coarse statement's
+    third parameter: :func:`fold_click_weeks`), then the visitors counted (after the two that read which
     are new); then the same for the variants of A/B splits (:func:`_variant_statements`). The levels of
     :data:`CLICK_LEVELS` count a new visitor (of a fine key) under the dimensions of their first click in the
     pass, so that the visitors of a grouping by country add up to the day's as they do for the others; a rule's
@@ -292,7 +294,7 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
         f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
         f"SELECT account_id, level, '{DAILY}', day, a, b, {counts} FROM daily WHERE true "
         f"UNION ALL SELECT account_id, level, '{WEEKLY}', {_monday_sql(conn, 'day')} AS week, a, b, {sums} "
-        f"FROM daily WHERE true GROUP BY account_id, level, week, a, b "
+        f"FROM daily WHERE day < ? GROUP BY account_id, level, week, a, b "
         f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}")
     visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
                 f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
@@ -326,11 +328,9 @@ def _click_dimension_ctes(sums: str) -> str:
 
 def _click_level_parts(sums: str) -> list[str]:
     """The coarse level's rows of :data:`CLICK_LEVELS` from :func:`_click_dimension_ctes`: country and referrer
-    host from ``placed``; the rule's and the variant's values from ``ruled``, and their '' rows (no rule, no
-    variant) as the link's sums (``links``), or the day's, less what a rule or a variant sent. The figures add
-    up so (a new visitor is counted under one click), and a group with no click is no row (``human + bot``)."""
-    less = ", ".join(f"t.{c} - coalesce(r.{c}, 0) AS {c}" for c in CLICK_COUNTS)
-    day_totals = f"(SELECT account_id, day, {sums} FROM links GROUP BY account_id, day)"
+    host from ``placed``; the rule's and the variant's values from ``ruled``. Their '' rows (no rule, no variant)
+    are not kept: a report reads them as the link's (or the day's) sums less what a rule or a variant sent
+    (:data:`EMPTY_FROM`)."""
     parts = []
     for level in CLICK_LEVELS:
         named = level.split(",")
@@ -344,11 +344,14 @@ def _click_level_parts(sums: str) -> list[str]:
         a, b = ("link_id", dim) if by_link else (dim, "''")
         parts.append(f"SELECT account_id, '{level}', day, {a}, {b}, {sums} FROM ruled WHERE {dim} <> '' "
                      f"GROUP BY {keys}, {dim}")
-        on = " AND ".join(f"r.{k} = t.{k}" for k in ["account_id", "day", *named[:-1]])
-        parts.append(f"SELECT * FROM (SELECT t.account_id, '{level}', t.day, {'t.link_id' if by_link else repr('')}, "
-                     f"'', {less} FROM {'links' if by_link else day_totals} t LEFT JOIN (SELECT {keys}, {sums} "
-                     f"FROM ruled WHERE {dim} <> '' GROUP BY {keys}) r ON {on}) d WHERE human + bot > 0")
     return parts
+
+
+EMPTY_FROM = {"rule": "", "link_id,rule": "link_id", "link_id,variant": "link_id"}
+"""The click levels whose '' rows (the clicks no rule or no variant sent) the pass does not keep, and the level
+whose rows hold their totals: the day's for the rule alone, the link's for the others. Most clicks have
+neither, so those rows were the link's rows again, one more per click and link on clicks spread over many
+links. :func:`_level_rows` reads them back as that level's rows less the level's own."""
 
 
 _PASS_STATEMENTS: dict[str, tuple[str, ...]] = {}
@@ -384,6 +387,52 @@ async def first_waiting_click(conn: Conn) -> str | None:
     return None if row is None else str(row[0])
 
 
+COARSE_STATEMENT = 1
+"""Which of :func:`_pass_statements` writes the coarse level (it takes the fold mark as a third parameter)."""
+WEEKS_MARK = "clicks"
+"""The row of ``conversion_click_weeks`` holding the fold mark of the clicks' weekly rows: the first day whose
+clicks are not in them yet."""
+
+
+async def click_weeks_folded(conn: Conn) -> str | None:
+    """The fold mark of the clicks' coarse level (YYYY-MM-DD): its weekly rows hold the clicks of every day
+    before it, and none of the days from it on, which only its daily rows hold. None before the first pass of
+    a release that folds: the weekly rows then hold every day (the passes before added to both)."""
+    row = await fetch_one(conn, "SELECT day FROM conversion_click_weeks WHERE name = ?", (WEEKS_MARK,))
+    return None if row is None else str(row[0])
+
+
+async def fold_click_weeks(tx: Tx, today: str) -> str:
+    """Adds the daily rows of the clicks' coarse level of the days from the fold mark up to the day before
+    ``today`` (those days are over: the newest click counted is of ``today``) to their weeks, once, and moves
+    the mark to ``today``; returns the mark. Before, each pass added every click to its day's row and to its
+    week's: on clicks spread over many links, a row per click twice. A click of a folded day that is counted
+    later (a node's late batch, a spill file read back) is added to both rows by its pass, so the weekly rows
+    always hold exactly the days before the mark, and :func:`spans` reads the days from it by day. The first
+    fold of a store puts the mark after the last day counted so far (whose weekly rows are whole)."""
+    folded = await click_weeks_folded(tx)
+    if folded is None:
+        row = await fetch_one(tx, "SELECT max(day) FROM conversion_level_clicks WHERE period = ?", (DAILY,))
+        newest = None if row is None or row[0] is None else str(row[0])
+        folded = (date.fromisoformat(newest) + timedelta(days=1)).isoformat() if newest is not None else today
+    elif folded < today:
+        counts = ", ".join(CLICK_COUNTS)
+        sums = ", ".join(f"sum({c})" for c in CLICK_COUNTS)
+        await execute(
+            tx, f"INSERT INTO conversion_level_clicks ({', '.join(LEVEL_KEY)}, {counts}) "
+                f"SELECT account_id, level, '{WEEKLY}', {_monday_sql(tx, 'day')} AS week, a, b, {sums} "
+                f"FROM conversion_level_clicks WHERE period = ? AND day >= ? AND day < ? "
+                f"GROUP BY account_id, level, week, a, b "
+                f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}",
+            (DAILY, folded, today))
+        folded = today
+    else:
+        return folded
+    await execute(tx, "INSERT INTO conversion_click_weeks (name, day) VALUES (?, ?) "
+                      "ON CONFLICT (name) DO UPDATE SET day = excluded.day", (WEEKS_MARK, folded))
+    return folded
+
+
 async def roll_up_clicks(tx: Tx, upto: int, limit: int) -> tuple[int, bool]:
     """Counts into the rollups the stored clicks after the mark, up to id ``upto`` (a :func:`click_horizon`)
     and at most ``limit`` of them, and moves the mark past them in the same transaction: (how many were
@@ -396,17 +445,19 @@ async def roll_up_clicks(tx: Tx, upto: int, limit: int) -> tuple[int, bool]:
     counted = int(row[0]) if row is not None else 0
     if counted >= upto:
         return 0, False
-    span = await fetch_one(tx, "SELECT count(*), max(id) FROM (SELECT id FROM clicks WHERE id > ? AND id <= ? "
-                               "ORDER BY id LIMIT ?) s", (counted, upto, limit))
+    span = await fetch_one(tx, "SELECT count(*), max(id), max(clicked_at) FROM (SELECT id, clicked_at FROM clicks "
+                               "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?) s", (counted, upto, limit))
     found = int(span[0]) if span is not None else 0
     last = int(span[1]) if span is not None and found == limit else upto
     if found:
+        assert span is not None
+        folded = await fold_click_weeks(tx, str(span[2])[:10])
         kind = dialect(tx)
         statements = _PASS_STATEMENTS.get(kind)
         if statements is None:
             statements = _PASS_STATEMENTS[kind] = _pass_statements(tx)
-        for statement in statements:
-            await execute(tx, statement, (counted, last))
+        for i, statement in enumerate(statements):
+            await execute(tx, statement, (counted, last, folded) if i == COARSE_STATEMENT else (counted, last))
     await execute(tx, "INSERT INTO conversion_click_mark (name, counted) VALUES ('clicks', ?) "
                       "ON CONFLICT (name) DO UPDATE SET counted = excluded.counted", (last,))
     return found, last < upto
@@ -635,15 +686,19 @@ def _level_of(columns: Sequence[str]) -> str:
     return level
 
 
-def spans(first: str, last: str, by_day: bool) -> list[tuple[str, str, str]]:
+def spans(first: str, last: str, by_day: bool, folded: str | None = None) -> list[tuple[str, str, str]]:
     """The (period, first day, last day) whose rows a report over ``first`` .. ``last`` (inclusive) sums: the
     weekly rows of the whole ISO weeks in the range and the daily rows of the days before and after them; the
-    daily rows only when the report is grouped ``by_day`` or holds no whole week."""
+    daily rows only when the report is grouped ``by_day`` or holds no whole week. With ``folded`` (the clicks'
+    fold mark, :func:`click_weeks_folded`) only weeks that end before it are read from their weekly rows."""
     if by_day:
         return [(DAILY, first, last)]
     start, end = date.fromisoformat(first), date.fromisoformat(last)
+    if folded is not None:
+        end = min(end, date.fromisoformat(folded) - timedelta(days=1))
     weeks_from = start + timedelta(days=-start.weekday() % 7)  # the first Monday from start
     weeks_to = end - timedelta(days=(end.weekday() + 1) % 7)  # the last Sunday up to end
+    end = date.fromisoformat(last)
     if weeks_to < weeks_from:
         return [(DAILY, first, last)]
     found = [(WEEKLY, weeks_from.isoformat(), (weeks_to - timedelta(days=6)).isoformat())]
@@ -660,6 +715,21 @@ def _level_rows(table: str, account_id: str, level: str, periods: Sequence[tuple
     its parameters."""
     _own(table)
     where = "WHERE account_id = ? AND level = ? AND period = ? AND day >= ? AND day <= ?"
+    if table == "conversion_level_clicks" and level in EMPTY_FROM:
+        # The level's rows, the totals' rows under '', and the level's rows again under '' taken away: summed
+        # per key, the '' group is the clicks no rule (or variant) sent (:data:`EMPTY_FROM`).
+        counts = ", ".join(CLICK_COUNTS)
+        less = ", ".join(f"-{c} AS {c}" for c in CLICK_COUNTS)
+        empty = "a, '' AS b" if "," in level else "'' AS a, '' AS b"
+        parts = []
+        params = []
+        for period in periods:
+            parts += [f"SELECT day, a, b, {counts} FROM {table} {where}",
+                      f"SELECT day, a, b, {counts} FROM {table} {where}",
+                      f"SELECT day, {empty}, {less} FROM {table} {where}"]
+            params += [account_id, level, *period, account_id, EMPTY_FROM[level], *period,
+                       account_id, level, *period]
+        return "(" + " UNION ALL ".join(parts) + ") AS r", params
     params = [value for period in periods for value in (account_id, level, *period)]
     if len(periods) == 1:
         return f"{table} {where}", params
@@ -730,12 +800,13 @@ async def clicks_by(conn: Conn, account_id: str, first: str, last: str, columns:
     level = _level_of(columns)
     sums = ", ".join(f"sum({c})" for c in CLICK_COUNTS)
     select, group = _level_select(columns, level)
+    folded = await click_weeks_folded(conn)  # before the rows: the mark only moves on
     source, params = _level_rows("conversion_level_clicks", account_id, level,
-                                 spans(first, last, "day" in columns))
+                                 spans(first, last, "day" in columns, folded))
     source, params = _restricted(source, params, _level_exprs(level), only)
     rows = await fetch_all(conn, f"SELECT {select}, {sums} FROM {source}{group}", params)
     return [ClickSum(tuple(row[:width]), tuple(int(n) for n in tuple(row)[width:])) for row in rows
-            if row[width] is not None]
+            if row[width] is not None and int(row[width]) + int(row[width + 1]) > 0]  # a '' group of no click
 
 
 async def events_by(conn: Conn, account_id: str, first: str, last: str, columns: Sequence[str],
@@ -833,12 +904,15 @@ async def top_groups(conn: Conn, account_id: str, first: str, last: str, columns
     width = len(columns)
     level = _level_of(["link_id" if c == CAMPAIGN else c for c in columns])
     periods = spans(first, last, "day" in columns)
+    click_periods = spans(first, last, "day" in columns, await click_weeks_folded(conn))
     keys = [f"k{i}" for i in range(width)]
     parts: list[str] = []
     params: list[Any] = []
     exprs = _level_exprs(level)
-    for table, figures in (("conversion_level_clicks", "0 AS p, human AS h"), ("conversion_level_events", "0, 0"),
-                           ("conversion_level_revenue", "purchases, 0")):
+    # c: whether a group has a row (a click, an event, a purchase). The clicks no rule or variant sent are read
+    # as a difference (EMPTY_FROM), which may be a group of none.
+    for table, figures in (("conversion_level_clicks", "0 AS p, human AS h, human + bot AS c"),
+                           ("conversion_level_events", "0, 0, 1"), ("conversion_level_revenue", "purchases, 0, 1")):
         if own_utm and table != "conversion_level_clicks":
             fine = table.replace("_level", "")
             _own(fine)
@@ -847,14 +921,15 @@ async def top_groups(conn: Conn, account_id: str, first: str, last: str, columns
                          "AND link_id <> ''")
             params += [account_id, first, last]
             continue
-        source, found = _level_rows(table, account_id, level, periods)
+        source, found = _level_rows(table, account_id, level,
+                                    click_periods if table == "conversion_level_clicks" else periods)
         selected = ", ".join(f"{exprs[c]} AS {k}" for c, k in zip(columns, keys, strict=True))
         parts.append(f"SELECT {selected}, {figures} FROM {source}")
         params += found
     listed = ", ".join(keys)
     rows = await fetch_all(
         conn, f"SELECT {listed}, count(*) OVER () FROM ({' UNION ALL '.join(parts)}) AS u GROUP BY {listed} "
-              f"ORDER BY sum(p) DESC, sum(h) DESC, {listed} LIMIT ?", [*params, limit])
+              f"HAVING sum(c) > 0 ORDER BY sum(p) DESC, sum(h) DESC, {listed} LIMIT ?", [*params, limit])
     return [tuple(str(v) for v in row[:width]) for row in rows], int(rows[0][width]) if rows else 0
 
 

@@ -43,6 +43,8 @@ class DeliveryRecord:
     # made the delivery (None: the live fan-out did).
     message_id: str | None = None
     replay_id: str | None = None
+    # A ``link.clicked`` delivery's clicks, as the JSON array of their ids (None: an event's delivery).
+    click_ids: str | None = None
 
     @property
     def dedup_key(self) -> str:
@@ -59,13 +61,14 @@ def _delivery(row: Row) -> DeliveryRecord:
     return DeliveryRecord(*row)
 
 COLUMNS = ("id", "account_id", "connection_id", "destination", "event_id", "trigger", "kind", "order_key", "state",
-           "reason", "next_attempt_at", "created_at", "updated_at", "message_id", "replay_id")
+           "reason", "next_attempt_at", "created_at", "updated_at", "message_id", "replay_id", "click_ids")
 _MARKS = "(" + ", ".join("?" for _ in COLUMNS) + ")"
 _ROWS_PER_STATEMENT = 500
 
 
 async def enqueue(tx: Tx, rows: Sequence[dict[str, Any]]) -> None:
-    """New deliveries in order, a few hundred per statement (``replay_id`` may be left out: a live one)."""
+    """New deliveries in order, a few hundred per statement (``replay_id`` may be left out: a live one;
+    ``click_ids`` too: an event's)."""
     for start in range(0, len(rows), _ROWS_PER_STATEMENT):
         chunk = rows[start:start + _ROWS_PER_STATEMENT]
         await execute(tx, f"INSERT INTO deliveries ({', '.join(COLUMNS)}) VALUES {', '.join([_MARKS] * len(chunk))}",
@@ -95,6 +98,15 @@ async def replay_states(conn: Conn, replay_id: str) -> dict[str, int]:
     rows = await fetch_all(conn, "SELECT state, count(*) FROM deliveries WHERE replay_id = ? GROUP BY state",
                            (replay_id,))
     return {str(r[0]): int(r[1]) for r in rows}
+
+
+async def clicks_pending(conn: Conn, connection_id: str, at_most: int) -> int:
+    """How many of the connection's ``link.clicked`` deliveries still wait to be sent, counted up to ``at_most``
+    (the pending ones of a connection are one range of ``deliveries_order``)."""
+    row = await fetch_one(conn, "SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE connection_id = ? "
+                                "AND state = 'pending' AND trigger = 'click' LIMIT ?) AS waiting",
+                          (connection_id, at_most))
+    return int(row[0]) if row else 0
 
 
 async def replay_pending(conn: Conn, replay_id: str) -> int:

@@ -92,6 +92,46 @@ class TierChangedData(Payload):
     cause: Literal["purchase", "reversal"] = Field(description="the change behind it")
 
 
+class WebhookClick(Payload):
+    """A stored click, as the clicks export writes it: never the client's address nor its user agent."""
+
+    clicked_at: str = Field(description="when the click was answered, ISO 8601 in UTC",
+                            examples=["2026-11-28T09:15:01.250Z"])
+    account_id: str = Field(description="the account of the link")
+    link_id: str = Field(description="the link clicked")
+    code: str | None = Field(description="the link's short code (null: the link was deleted since)",
+                             examples=["spring"])
+    campaign_id: str | None = Field(description="the link's campaign (null: none)")
+    tracking_id: str = Field(description="the click's tracking id, which an app or a purchase names it by")
+    platform: str = Field(description="android, ios, desktop or unknown", examples=["ios"])
+    os: str | None = Field(description="the operating system's family, from the user agent", examples=["iOS"])
+    os_version: str | None = Field(description="the operating system's version")
+    browser: str | None = Field(description="the browser's family", examples=["Mobile Safari"])
+    browser_version: str | None = Field(description="the browser's version")
+    device_brand: str | None = Field(description="the device's brand", examples=["Apple"])
+    device_model: str | None = Field(description="the device's model", examples=["iPhone"])
+    bot: bool = Field(description="whether the click was a bot's (crawler, preview, monitor)")
+    country: str | None = Field(description="the client's country, ISO 3166-1 alpha-2", examples=["CO"])
+    region: str | None = Field(description="the client's region (with a city database)")
+    city: str | None = Field(description="the client's city (with a city database)")
+    referrer_host: str | None = Field(description="the host of the Referer header (never its path or query)")
+    utm_source: str | None = Field(description="the utm_source the link sent (null: none)")
+    utm_medium: str | None = Field(description="the utm_medium the link sent")
+    utm_campaign: str | None = Field(description="the utm_campaign the link sent")
+    utm_term: str | None = Field(description="the utm_term the link sent")
+    utm_content: str | None = Field(description="the utm_content the link sent")
+    rule: str | None = Field(description="the link's rule that matched (null: none)")
+    variant: str | None = Field(description="the A/B split's variant the visitor was given (null: none)")
+    answer: str = Field(description="what the resolver answered: the destination, the app, the store, ...")
+    route: Literal["web", "app", "store"] | None = Field(description="where the answer sent the visitor")
+
+
+class LinkClickedData(Payload):
+    """Clicks of the account's links: one per webhook, or a batch (the connection's config.clicks.batch_size)."""
+
+    clicks: list[WebhookClick] = Field(description="the clicks, oldest first", min_length=1)
+
+
 def _body(kind: str, data: type[Payload], doc: str) -> type[BaseModel]:
     name = "".join(part.capitalize() for part in kind.split(".")) + "Webhook"
     fields: dict[str, Any] = {
@@ -108,6 +148,9 @@ WEBHOOKS: dict[str, type[BaseModel]] = {
     "purchase.reversed": _body("purchase.reversed", PurchaseReversedData, "A purchase was reversed."),
     "reward.reversed": _body("reward.reversed", RewardReversedData, "A reversal took rewards back."),
     "tier.changed": _body("tier.changed", TierChangedData, "An event or a reversal moved the customer's tier."),
+    "link.clicked": _body("link.clicked", LinkClickedData, "Links were clicked (a connection subscribes with "
+                                                           "config.clicks: which links, tags and bots, one or a "
+                                                           "batch per webhook)."),
 }
 
 # Standard Webhooks (https://www.standardwebhooks.com): what a receiver checks before it trusts the body.

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from linksvc.accounts.service import get_account
+from linksvc.clock import utcnow
 from linksvc.errors import BadRequest
+from linksvc.feed import tickets
 from linksvc.feed.cursor import decode
 from linksvc.feed.hub import FeedHub, Item, Message, Subscription, in_order, settled_before
 from linksvc.jsoncodec import dumps
+from linksvc.people.access import Actor
 from linksvc.store import Store
 from storage import feed as repo
 from storage.feed import FeedClick, FeedEvent
@@ -82,6 +85,13 @@ async def open_feed(db: Store, hub: FeedHub, account_id: str, kinds: str | None,
     gap = len(clicks) > BACKLOG or len(events) > BACKLOG
     subscription.caught_up(in_order(clicks[-BACKLOG:], events[-BACKLOG:]), gap)
     return subscription
+
+
+async def feed_ticket(db: Store, admin_token: str, actor: Actor, account_id: str) -> tickets.Ticket:
+    """A ticket for ``actor`` (already allowed to read the account's feed) to open it as ``?ticket=``; 404 for an
+    unknown account."""
+    await get_account(db.reader, account_id)
+    return tickets.issue(admin_token, actor, account_id, utcnow())
 
 
 def message_data(message: Message) -> str:

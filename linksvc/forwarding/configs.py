@@ -10,6 +10,8 @@ are known. A webhook's ``endpoint_url`` is the exception: it is required.
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 _ENDPOINT = Field(default=None, description="send here instead of the vendor's own API (a proxy or a test "
@@ -84,6 +86,30 @@ class MessagingConfig(DestinationConfig):
     api_key: str | None = Field(default=None, description="sent as Authorization: Bearer when set")
 
 
+class ClickWebhookSettings(BaseModel):
+    """The ``link.clicked`` webhook: which clicks the connection is sent, one per delivery or a batch at a time
+    (docs/decisions.md, "The link.clicked webhook")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    link_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(default_factory=list, max_length=500,
+                                description="only the clicks of these links (ids of links of the account); with "
+                                            "tags, the clicks of these links and of the links carrying one of "
+                                            "the tags; neither: every link", examples=[["9c1f0d2e-..."]])
+    tags: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field(default_factory=list, max_length=100,
+                            description="only the clicks of links carrying one of these tags (see link_ids)",
+                            examples=[["spring"]])
+    bots: Literal["exclude", "include", "only"] = Field(
+        default="exclude", description="clicks by bots (the click's bot flag): left out (exclude, the default, as "
+                                       "reports count people), sent with the people's (include), or alone (only)")
+    batch_size: int = Field(default=1, ge=1, le=100,
+                            description="clicks per delivery: 1 sends one webhook per click; more sends them "
+                                        "together in data.clicks, up to this many")
+    batch_seconds: float = Field(default=10, ge=0, le=300,
+                                 description="with batch_size over 1: how long the first click of a batch that is "
+                                             "not full waits for others before it is sent anyway")
+
+
 class WebhookConfig(DestinationConfig):
     """``destination: webhook``: the account's own endpoint, signed with Standard Webhooks."""
 
@@ -94,6 +120,9 @@ class WebhookConfig(DestinationConfig):
                                                                   "until previous_secret_expires_at")
     previous_secret_expires_at: str | None = Field(default=None, description="until when previous_secret signs, "
                                                                              "ISO 8601")
+    clicks: ClickWebhookSettings | None = Field(default=None, description="subscribes the connection to the "
+                                                "link.clicked webhook with these settings; null or left out: no "
+                                                "click is sent")
 
 
 class S3ExportConfig(DestinationConfig):

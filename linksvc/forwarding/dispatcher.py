@@ -45,6 +45,7 @@ import logging
 import os
 import random
 import socket
+import time
 import uuid
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
@@ -55,7 +56,7 @@ import aiohttp
 
 from linksvc.clock import iso, utcnow
 from linksvc.demo.endpoints import NOT_LISTENING, DemoEndpoints
-from linksvc.forwarding import outbox, replays
+from linksvc.forwarding import click_hooks, outbox, replays, webhook
 from linksvc.forwarding.destinations import build, build_test, judge
 from linksvc.forwarding.oauth import TokenCache, TokenError
 from linksvc.forwarding.outgoing import Filtered, Outgoing, Skipped
@@ -77,6 +78,8 @@ from storage.postgres import PgConnection, PostgresDatabase
 log = logging.getLogger("linksvc.forwarding")
 MAX_DELAY_SECONDS = 3600.0
 POLL_SECONDS = 0.5
+CLICK_POLL_SECONDS = 1.0
+"""How often the stored clicks are looked at for the ``link.clicked`` webhooks (:mod:`.click_hooks`)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ class Dispatcher:
         self.tokens = TokenCache(allow_private)
         self.sent = 0
         self.demo: DemoEndpoints | None = None  # where the demo's deliveries go (set by the app)
+        self._clicks_at = 0.0  # when the clicks were last looked at (monotonic)
 
     def wake(self) -> None:
         """New deliveries are waiting (called after an event commits)."""
@@ -147,6 +151,8 @@ class Dispatcher:
         return Outcome(row.seq, "pending", tries, iso(now + timedelta(seconds=delay)), status, error)
 
     async def _attempt(self, row: DeliveryRecord) -> Outcome:
+        if row.trigger == click_hooks.TRIGGER:
+            return await self._attempt_clicks(row)
         now = utcnow()
         tries = int(row.tries) + 1
         reader = self.db.reader
@@ -198,6 +204,38 @@ class Dispatcher:
             error = redact_error(f"{type(exc).__name__}: {exc}", url)
             return self._retry_or_dead(row, tries, now, None, error[:500])
         return self._outcome_of(row, tries, now, answer, verdict)
+
+    async def _attempt_clicks(self, row: DeliveryRecord) -> Outcome:
+        """A ``link.clicked`` delivery: its clicks as stored, signed as every webhook is, sent; filtered when the
+        connection is off or no longer subscribes, or its clicks are gone."""
+        now = utcnow()
+        tries = int(row.tries) + 1
+        connection_row = await documents.get(self.db.reader, "connections", row.account_id, row.connection_id)
+        if connection_row is None:
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason="the event or connection is gone")
+        connection = connection_row.body
+        if not connection.get("enabled", True):
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason="connection disabled")
+        if click_hooks.settings_of(connection) is None:
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason=click_hooks.NOT_SUBSCRIBED)
+        clicks = await click_hooks.clicks_of(self.db.reader, row.account_id, row.click_ids)
+        if not clicks:
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason=click_hooks.GONE)
+        request = webhook.build_clicks(connection, click_hooks.click_lines(clicks), row.dedup_key, now)
+        if isinstance(request, Filtered):
+            return Outcome(row.seq, "filtered", row.tries, iso(now), reason=request.reason)
+        try:
+            sent = await self._send(row.account_id, request, now)
+        except RefusedDestination as exc:
+            refusal = redact_error(str(exc), request.url)
+            log.warning("delivery %s %s", row.id, refusal)
+            return Outcome(row.seq, "failed", tries, iso(now), None, refusal)
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            error = redact_error(f"{type(exc).__name__}: {exc}", request.url)
+            return self._retry_or_dead(row, tries, now, None, error[:500])
+        if sent is None:
+            return Outcome(row.seq, "pending", row.tries, iso(now + timedelta(seconds=POLL_SECONDS)))
+        return self._outcome_of(row, tries, now, sent, judge("webhook", sent.status, sent.body, request))
 
     def _outcome_of(self, row: DeliveryRecord, tries: int, now: datetime, answer: Answer,
                     verdict: Verdict) -> Outcome:
@@ -293,6 +331,18 @@ class Dispatcher:
         except Exception:  # kept for the next pass: the replay's cursor moves only with its deliveries
             log.exception("taking a batch of a replay failed")
 
+    async def _clicks(self) -> None:
+        """About once a :data:`CLICK_POLL_SECONDS`, the stored clicks the ``link.clicked`` webhooks have not taken
+        yet become their deliveries (:func:`click_hooks.step`)."""
+        if time.monotonic() - self._clicks_at < CLICK_POLL_SECONDS:
+            return
+        self._clicks_at = time.monotonic()
+        try:
+            if await click_hooks.step(self.db):
+                self._wake.set()
+        except Exception:  # kept for the next pass: a cursor moves only with its deliveries
+            log.exception("taking the clicks of the link.clicked webhooks failed")
+
     async def _claim(self, limit: int) -> list[DeliveryRecord]:
         now = utcnow()
         lease = now + timedelta(seconds=self.lease_seconds)
@@ -311,6 +361,7 @@ class Dispatcher:
             await self._record()
             await self._fan_out()
             await self._replay()
+            await self._clicks()
             claimed: list[DeliveryRecord] = []
             free = self.concurrency - len(self._inflight)
             if free > 0:

@@ -39,6 +39,7 @@ from linksvc.forwarding.webhook_secrets import secret_key, signing_secrets
 from linksvc.jsoncodec import dumpb
 
 TEST_KIND = "connection.test"
+LINK_CLICKED = "link.clicked"
 ACCEPTED_FIELDS = ("id", "type", "customer_id", "issued_at", "order_id", "value", "currency", "products",
                    "properties", "attribution", "attribution_original", "analytics", "click_ids")
 
@@ -144,6 +145,16 @@ def _signed(url: str, keys: list[bytes], kind: str, data: dict[str, Any], msg_id
         "webhook-timestamp": str(timestamp),
         "webhook-signature": " ".join(signature(k, msg_id, timestamp, body) for k in keys),
     }, body)
+
+
+def build_clicks(connection: dict[str, Any], clicks: list[dict[str, Any]], msg_id: str,
+                 now: datetime) -> Outgoing | Filtered:
+    """A ``link.clicked`` delivery: ``{"type": "link.clicked", "timestamp", "data": {"clicks": [...]}}`` (one click,
+    or a batch), signed as every webhook is (:mod:`linksvc.forwarding.click_hooks`)."""
+    signing = _signing(connection, now)
+    if isinstance(signing, Filtered):
+        return signing
+    return _signed(*signing, LINK_CLICKED, {"clicks": clicks}, msg_id, now)
 
 
 def build_test(connection: dict[str, Any], now: datetime) -> Outgoing | Filtered:

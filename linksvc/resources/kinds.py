@@ -19,6 +19,7 @@ from linksvc.clock import iso, parse_iso, utcnow
 from linksvc.customers import people
 from linksvc.customers.wallet import load_wallet
 from linksvc.errors import Conflict, Issues
+from linksvc.forwarding import click_hooks
 from linksvc.forwarding.configs import CONFIGS
 from linksvc.forwarding.webhook_secrets import check_secrets, new_secret
 from linksvc.links import passwords
@@ -322,6 +323,17 @@ class ConnectionKind(Kind):
             with ctx.issues.collect():
                 check_secrets(config, before.get("config") if before.get("destination") == "webhook" else None,
                               ctx.path)
+            clicks = config.get("clicks")
+            if isinstance(clicks, dict) and isinstance(clicks.get("link_ids"), list):
+                for i, link_id in enumerate(clicks["link_ids"]):  # the links whose clicks it is sent: the account's
+                    await ctx.require("links", link_id, f"config.clicks.link_ids[{i}]", "link")
+
+    async def after_write(self, ctx: SaveContext, item: models.Connection) -> None:
+        # A connection that starts subscribing to clicks (created so, given `clicks`, enabled again) is sent the
+        # clicks stored from now on: its cursor starts at the clicks' horizon (linksvc.forwarding.click_hooks).
+        subscribes = click_hooks.settings_of(item.model_dump(mode="json")) is not None
+        if subscribes and (ctx.existing is None or click_hooks.settings_of(ctx.existing) is None):
+            await click_hooks.start_cursor(ctx.tx, ctx.account_id, item.id, ctx.now)
 
     @staticmethod
     async def _check_event_types(ctx: SaveContext, types: Any) -> None:

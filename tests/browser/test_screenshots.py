@@ -21,12 +21,14 @@ from tests.browser.conftest import (
     DEMO_WEBHOOK,
     DESKTOP,
     PHONE,
+    USER_AGENTS,
     Scene,
     open_page,
     sign_in,
     sign_in_as,
 )
 from tests.browser.servers import ROOT, call
+from tests.browser.test_live import purchase
 
 DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
 
@@ -129,6 +131,19 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.goto(scene.dashboard(f"/events/{step['event']['id']}"))
         page.locator('.field-path[data-field="utm_source"]').wait_for()
         shot("event-lineage")
+
+        # The Live panel with a click from each platform and an event, as they arrive.
+        page.goto(scene.dashboard("/live"))
+        page.locator('.live-state[data-state="live"]').wait_for()
+        for platform in ("desktop", "android", "ios", "bot"):
+            status, _ = call(f"{scene.base}/spring-menu?tracking_id=shot-{width}-{platform}",
+                             headers={"User-Agent": USER_AGENTS[platform]}, token=None)
+            assert status == 302
+        event_id = purchase(scene, f"live-shot-{width}")
+        page.locator(f'li[data-event="{event_id}"]').wait_for()
+        page.locator(f'li[data-tracking-id="shot-{width}-bot"]').wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shot("live")
     finally:
         context.close()
     assert not watched.unexpected(), watched.unexpected()

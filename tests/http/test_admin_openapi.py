@@ -76,6 +76,10 @@ async def test_admin_operations_require_the_admin_token(client: TestClient) -> N
     document = await (await client.get(DOCUMENTS["/api/admin/v1"])).json()
     unprotected = {(method, path) for path, ops in document["paths"].items() for method, op in ops.items()
                    if op.get("security") != [{"admin": []}]}
+    # The live feed takes the admin credentials or a feed ticket (a browser's EventSource sends no header).
+    feed = document["paths"]["/accounts/{account_id}/feed"]["get"]["security"]
+    assert feed == [{"admin": []}, {"feed_ticket": []}]
+    unprotected.discard(("get", "/accounts/{account_id}/feed"))
     # The pages of the one-time links take the link's token (an invitation, a password reset) instead.
     assert unprotected == {("get", "/openapi.json"), ("post", "/invitations/accept"),
                            ("post", "/password-resets/accept")}

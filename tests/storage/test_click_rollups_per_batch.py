@@ -54,10 +54,12 @@ def _clicks(count: int, seed: int = 33, links: tuple[str, ...] = tuple(f"link-{n
     return rows
 
 
-def _one_by_one(rows: list[list[Any]]) -> tuple[dict[tuple[Any, ...], list[int]], dict[tuple[Any, ...], list[int]]]:
+def _one_by_one(rows: list[list[Any]], folded: str | None = None
+                ) -> tuple[dict[tuple[Any, ...], list[int]], dict[tuple[Any, ...], list[int]]]:
     """The fine and coarse rows, counted click by click: the rule of docs/decisions.md, written plainly. Each
     fine key's counts are kept apart per click dimensions (country, referrer host, rule, variant), a visitor's
-    under those of their first click."""
+    under those of their first click. A day's clicks are in its week's rows when the day is before the fold
+    mark ``folded`` (every day when None)."""
     by_dims: dict[tuple[Any, ...], list[int]] = {}
     seen: set[tuple[Any, ...]] = set()
     for row in rows:
@@ -82,8 +84,10 @@ def _one_by_one(rows: list[list[Any]]) -> tuple[dict[tuple[Any, ...], list[int]]
         for i, n in enumerate(counts):
             total[i] += n
         for level_key in conversions.level_keys(key, dims):
+            if level_key[1] in conversions.EMPTY_FROM and level_key[5 if "," in level_key[1] else 4] == "":
+                continue  # the clicks no rule or variant sent: not kept, read as a difference
             week = (*level_key[:2], conversions.WEEKLY, conversions.monday(level_key[3]), *level_key[4:])
-            for k in (level_key, week):
+            for k in (level_key, week) if folded is None or level_key[3] < folded else (level_key,):
                 total = coarse.setdefault(k, [0] * 6)
                 for i, n in enumerate(counts):
                     total[i] += n
@@ -96,7 +100,7 @@ async def _assert_counted(db: Store, rows: list[list[Any]]) -> None:
     ids = {row[0]: int(row[1]) for row in await fetch_all(db.reader, "SELECT tracking_id, id FROM clicks")}
     if all(row[2] in ids for row in rows):
         rows = sorted(rows, key=lambda row: ids[row[2]])
-    fine, coarse = _one_by_one(rows)
+    fine, coarse = _one_by_one(rows, await conversions.click_weeks_folded(db.reader))
     stored_fine = await fetch_all(db.reader, f"SELECT {', '.join(conversions.KEY)}, "
                                              f"{', '.join(conversions.CLICK_COUNTS)} FROM conversion_clicks")
     assert {tuple(r[:7]): [int(n) for n in r[7:]] for r in stored_fine} == fine
@@ -197,5 +201,48 @@ async def test_clicks_after_a_deleted_links_last_clicks_are_counted(settings: Se
             assert int(reused[0]) <= int(before[0])  # the ids came round again
         assert await count_clicks(db) == len(after)
         await _assert_counted(db, first + last + after)  # the deleted link's clicks were counted before
+    finally:
+        await db.close()
+
+
+async def test_finished_days_are_folded_into_their_weeks_once(settings: Settings) -> None:
+    """A pass adds a click to its day's row; the days before the newest click counted are added to their weeks
+    once (the fold mark moves to that day), and a click of a folded day counted later goes to both. A report over
+    weeks folded, half folded and not folded sums every click once, by day or not."""
+    db = store_of(settings)
+    await db.open()
+    try:
+        await load_seed(db, two_accounts(), allow_private=True)
+        days = ("2026-11-13", "2026-11-16", "2026-11-22", "2026-11-23", "2026-11-25")  # Fri, Mon, Sun, Mon, Wed
+        rows: list[list[Any]] = []
+        for n, day in enumerate(days):
+            batch = [[*row[:3], f"{day}{row[3][10:]}", *row[4:]] for row in _clicks(40, seed=100 + n)]
+            await db.write(lambda tx, batch=batch: click_repo.insert_clicks(tx, batch))
+            rows += batch
+            await count_clicks(db)
+            if n == 0:
+                assert await conversions.click_weeks_folded(db.reader) == day  # a new store: nothing to fold
+            else:  # every day before the newest counted is in its week
+                assert await conversions.click_weeks_folded(db.reader) == day
+                await _assert_counted(db, rows)
+        late = [[*row[:3], f"{days[1]}{row[3][10:]}", *row[4:]] for row in _clicks(25, seed=200)]
+        await db.write(lambda tx: click_repo.insert_clicks(tx, late))
+        await count_clicks(db)
+        assert await conversions.click_weeks_folded(db.reader) == days[-1]
+        await _assert_counted(db, rows + late)
+        everything = rows + late
+        for first, last in (("2026-11-09", "2026-11-29"), ("2026-11-14", "2026-11-25"), ("2026-11-16", "2026-11-22"),
+                            ("2026-11-23", "2026-11-29")):
+            for by_day in (False, True):
+                columns = ["day", "link_id"] if by_day else ["link_id"]
+                found = Counter[tuple[str, ...]]()
+                for account in (A, B):
+                    for item in await conversions.clicks_by(db.reader, account, first, last, columns):
+                        found[(account, *item.dims)] += item.counts[0] + item.counts[1]
+                expected = Counter[tuple[str, ...]]()
+                for row in everything:
+                    if first <= row[3][:10] <= last:
+                        expected[(row[0], *((row[3][:10],) if by_day else ()), row[1])] += 1
+                assert found == expected, (first, last, by_day)
     finally:
         await db.close()

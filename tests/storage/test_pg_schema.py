@@ -240,6 +240,7 @@ _TRIGGER = re.compile(r"CREATE TRIGGER (\w+) (BEFORE|AFTER) (INSERT|UPDATE|DELET
 SQLITE_ONLY_TRIGGERS = {
     "clicks_delete_export_progress": "SQLite hands a deleted click's id out again (0038); PostgreSQL's identity "
                                      "never does, so the clicks export's watermarks need not move back there",
+    "clicks_delete_hook_progress": "the same for the link.clicked webhooks' cursors (0039)",
 }
 
 

@@ -21,6 +21,7 @@ import { keysView } from './keys.js';
 import { importView } from './imports.js';
 import { linkView } from './link.js';
 import { linksView, newLinkView } from './links.js';
+import { liveView } from './live.js';
 import { membersView } from './members.js';
 import { acceptInvitationView, resetPasswordView } from './onetime.js';
 import { linkPreviewSettingsView } from './previews.js';
@@ -44,6 +45,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
+  [new RegExp(`^${BASE}/${SEG}/live$`), liveView, 'links:read'],
   [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],
   [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
   [new RegExp(`^${BASE}/${SEG}/customers$`), customersView],
@@ -63,7 +65,7 @@ const ROUTES = [
 // The pages an emailed one-time link opens: shown signed in or not (the link's token is the credential).
 const PUBLIC = { [`${BASE}/accept-invitation`]: acceptInvitationView, [`${BASE}/reset-password`]: resetPasswordView };
 const SECTIONS = ['links', 'campaigns', 'reports', 'deliveries', 'domains', 'link-preview', 'members', 'audit-log',
-  'tokens', 'profile', 'connections', 'api-keys', 'customers', 'event-types'];
+  'tokens', 'profile', 'connections', 'api-keys', 'customers', 'event-types', 'live'];
 
 const state = { signedIn: null, accounts: null, sequence: 0 };
 const main = document.getElementById('main');
