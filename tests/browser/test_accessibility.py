@@ -67,6 +67,7 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
         ("new campaign, refused", "/campaigns/new", refused("Create campaign")),
         ("reports", "/reports?group_by=campaign", lambda page: page.locator("tfoot tr").wait_for()),
         ("deliveries", f"/deliveries?connection={DEMO_WEBHOOK}", rows),
+        ("live", "/live", lambda page: page.locator('.live-state[data-state="live"]').wait_for()),
         ("domains", "/domains", lambda page: page.locator('[data-role="dns"]').first.wait_for()),
         ("link preview", "/link-preview", heading("Link previews")),
         ("customers", "/customers", heading("Customers")),

@@ -26,12 +26,13 @@ def test_an_account_renamed_and_another_created(watched: Watched, scene: Scene) 
     form.get_by_label("Name").fill(f"Corner shop {suffix}")
     form.get_by_label("Environment").select_option("production")
     form.get_by_role("button", name="Save account").click()
-    page.locator("#account option:checked").filter(has_text=f"Corner shop {suffix} (production)").wait_for(state="attached")
+    chosen = page.locator("#account option:checked")  # the switcher follows
+    chosen.filter(has_text=f"Corner shop {suffix} (production)").wait_for(state="attached")
     stored = call(f"{scene.base}/api/admin/v1/accounts/{account['id']}")[1]["data"]
     assert (stored["name"], stored["environment"]) == (f"Corner shop {suffix}", "production")
 
     create = page.get_by_role("form", name="New account")
     create.get_by_label("Name").fill(f"Second shop {suffix}")
     create.get_by_role("button", name="Create account").click()
-    page.locator("#account option:checked").filter(has_text=f"Second shop {suffix} (sandbox)").wait_for(state="attached")
+    chosen.filter(has_text=f"Second shop {suffix} (sandbox)").wait_for(state="attached")
     assert page.get_by_role("form", name="The account").get_by_label("Name").input_value() == f"Second shop {suffix}"
