@@ -5,6 +5,8 @@ proxy that issues certificates on demand (``/tls/allowed?domain=HOST``, Caddy's 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,10 +34,19 @@ class DomainUpdate(BaseModel):
     url_patterns: list[str] = Field(max_length=MAX_PATTERNS, description=PATTERNS_DOC + " (replaces the list)")
 
 
+class DnsRecord(BaseModel):
+    type: Literal["CNAME", "A", "AAAA"] = Field(
+        description="CNAME to the service's public host; A or AAAA when the service is reached by its address")
+    name: str = Field(description="the record's name: the domain itself")
+    value: str = Field(description="where it points: the host (or address) of the service's public URL")
+
+
 class Verification(BaseModel):
-    token: str = Field(description="what the domain must serve at path")
+    token: str = Field(description="what the domain must serve at path (the service answers it itself)")
     path: str
     url: str = Field(description="where the service fetches the token when asked to verify")
+    dns: DnsRecord = Field(description="the DNS record to create so that the domain reaches the service, which then "
+                                       "serves the token at path: all the set-up verification needs")
 
 
 class DomainView(BaseModel):

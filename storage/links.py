@@ -117,6 +117,14 @@ async def account_app_settings(conn: Conn) -> list[tuple[str, AppSettings]]:
     return [(str(row[0]), AppSettings(_object(row[1]), _object(row[2]))) for row in rows]
 
 
+async def app_settings_of_account(conn: Conn, account_id: str) -> list[AppSettings]:
+    """The android and ios settings of the account's links that have any (what its association files list)."""
+    android, ios = json_object(conn, "android"), json_object(conn, "ios")
+    rows = await fetch_all(conn, f"SELECT {android[0]}, {ios[0]} FROM links WHERE account_id = ? "
+                                 f"AND ({android[1]} OR {ios[1]})", (account_id,))
+    return [AppSettings(_object(row[0]), _object(row[1])) for row in rows]
+
+
 @dataclass(frozen=True, slots=True)
 class LinkTargets:
     """Where one link leads: its URLs (destination, fallbacks, deeplink; those it has) and its apps."""

@@ -81,12 +81,23 @@ class LinkPreviewIn(Link):
 
 class RouteStep(BaseModel):
     model_config = ConfigDict(extra="allow")
-    step: str = Field(description="device, route, skipped, utm or tracking_id")
+    step: str = Field(description="device, route, skipped, utm, tracking_id, or app (what an installed app makes "
+                                  "of the click)")
     text: str = Field(description="the reason in words")
     field: str | None = Field(default=None, description="utm steps: the UTM field")
     value: str | None = Field(default=None, description="utm steps: its value, null when no source has it")
     from_: str | None = Field(default=None, alias="from",
                               description="utm steps: query, destination, fallback or defaults")
+
+
+class DeviceApp(BaseModel):
+    apps: list[str] = Field(description="the account's apps the short link's host lists for this platform "
+                                        "(TEAM.bundle on iOS, the package on Android)")
+    via: Literal["universal_link", "app_link"] = Field(description="how the installed app opens the short link "
+                                                                    "without the browser")
+    answer: str = Field(description="the resolver's answer to the app's own request ($app-found=true): deeplink, "
+                                    "else destination")
+    location: str | None = Field(description="where that answer leads: the deeplink with the click's UTM")
 
 
 class DevicePreview(BaseModel):
@@ -95,6 +106,10 @@ class DevicePreview(BaseModel):
     user_agent: str
     answer: str = Field(description="destination, intent, fallback, play or app_store")
     rule: str | None = Field(default=None, description="the name of the rule that picks the target; null: none")
+    app: DeviceApp | None = Field(default=None, description=(
+        "on a phone whose platform has an app of the account listed by the association files of the short link's "
+        "host: what the installed app makes of the click (the answer above is a click without the app); null: "
+        "none"))
     location: str | None = Field(description="the Location of the resolver's 302")
     utm: dict[str, str] = Field(description="the UTM fields the click carries")
     explanation: list[RouteStep] = Field(description="why: the device, the route taken, each UTM field's source, "

@@ -11,10 +11,13 @@ many). Each domain holds the allow-list of its long Dynamic Links' targets (``ur
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import secrets
 import uuid
 from typing import Any
+
+from yarl import URL
 
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
@@ -69,13 +72,27 @@ def check_host(raw: str, shared: SharedHosts) -> str:
     return host
 
 
-def domain_view(record: DomainRecord, scheme: str) -> dict[str, Any]:
+def dns_record(host: str, public_url: str) -> dict[str, str]:
+    """The DNS record that points ``host`` at the service, as its verification needs it: the fetch of the token
+    reaches the service only when the domain resolves where the service's public URL does. A CNAME to the public
+    URL's host; an A (or AAAA) record when that host is an address. ``name`` is the domain itself."""
+    target = URL(public_url).raw_host or ""
+    try:
+        address = ipaddress.ip_address(target.strip("[]"))
+    except ValueError:
+        return {"type": "CNAME", "name": host, "value": target}
+    return {"type": "A" if address.version == 4 else "AAAA", "name": host, "value": address.compressed}
+
+
+def domain_view(record: DomainRecord, settings: Settings) -> dict[str, Any]:
+    scheme = settings.domain_verify_scheme
     return {
         "id": record.id,
         "host": record.host,
         "status": record.status,
         "verification": {"token": record.token, "path": VERIFY_PATH.format(token=record.token),
-                         "url": verification_url(scheme, record.host, record.token)},
+                         "url": verification_url(scheme, record.host, record.token),
+                         "dns": dns_record(record.host, settings.public_url)},
         "created_at": record.created_at,
         "verified_at": record.verified_at,
         "url_patterns": list(record.url_patterns),
@@ -97,12 +114,12 @@ async def add_domain(db: Store, settings: Settings, shared: SharedHosts, account
         return record
 
     await in_one_unit(db, unit)
-    return domain_view(record, settings.domain_verify_scheme)
+    return domain_view(record, settings)
 
 
 async def list_domains(db: Store, settings: Settings, account_id: str) -> list[dict[str, Any]]:
     await get_account(db.reader, account_id)
-    return [domain_view(row, settings.domain_verify_scheme) for row in await repo.of_account(db.reader, account_id)]
+    return [domain_view(row, settings) for row in await repo.of_account(db.reader, account_id)]
 
 
 async def _domain(db: Store, account_id: str, domain_id: str) -> DomainRecord:
@@ -114,7 +131,7 @@ async def _domain(db: Store, account_id: str, domain_id: str) -> DomainRecord:
 
 
 async def get_domain(db: Store, settings: Settings, account_id: str, domain_id: str) -> dict[str, Any]:
-    return domain_view(await _domain(db, account_id, domain_id), settings.domain_verify_scheme)
+    return domain_view(await _domain(db, account_id, domain_id), settings)
 
 
 async def set_url_patterns(db: Store, settings: Settings, account_id: str, domain_id: str, patterns: list[str]

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from linksvc.accounts.service import get_account
 from linksvc.clock import iso, utcnow
+from linksvc.domains.hosts import LIVE, held_domains
 from linksvc.domains.hosts import short_url as short_url_of
 from linksvc.links import passwords, variants
 from linksvc.links.clicks import ClickRecorder
@@ -37,7 +38,7 @@ from linksvc.store import Store
 from storage import link_overview as repo
 from storage.clicks import human_clicks_of
 from storage.db import Conn
-from storage.links import StoredLink, link_by_code, links_at_codes
+from storage.links import AppSettings, StoredLink, app_settings_of_account, link_by_code, links_at_codes
 
 CLICK_DAYS = 7
 TRACKING_ID = "TRACKING_ID"
@@ -110,6 +111,71 @@ class Visitor:
     at: float | None = None
 
 
+@dataclass(frozen=True)
+class HostApps:
+    """The apps of the link's account that the association files of the link's host list: iOS apps (``TEAM.bundle``,
+    universal links) and Android packages with their certificate fingerprints (verified App Links), each claiming
+    every path; ``unverified``: Android packages the account's links name without a fingerprint, which
+    ``assetlinks.json`` cannot list (:mod:`linksvc.links.wellknown`)."""
+
+    host: str = ""
+    ios: tuple[str, ...] = ()
+    android: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
+
+
+def host_apps(host: str, apps: list[AppSettings]) -> HostApps:
+    """What the association files on ``host`` list of ``apps`` (the rule of :mod:`linksvc.links.wellknown`)."""
+    ios = sorted({f"{a.ios['team_id']}.{a.ios['bundle_id']}" for a in apps
+                  if a.ios and a.ios.get("team_id") and a.ios.get("bundle_id")})
+    android = [a.android for a in apps if a.android and a.android.get("package")]
+    verified = {app["package"] for app in android if app.get("sha256_cert_fingerprints")}
+    named = {app["package"] for app in android}
+    return HostApps(host, tuple(ios), tuple(sorted(verified)), tuple(sorted(named - verified)))
+
+
+async def apps_on_host_of(db: Store, account_id: str, link: Mapping[str, Any], public_url: str,
+                          domain_scheme: str) -> HostApps:
+    """The account's apps as the association files of the link's short URL host list them: its domain's when
+    the link names one (none while that domain is pending), else the shared host's, which lists the apps of the
+    accounts without a live domain (:func:`linksvc.links.service.apps_of_host`)."""
+    host = urlsplit(short_url_of(public_url, domain_scheme, {**link, "code": NEW_CODE})).hostname or ""
+    held = await held_domains(db).current()
+    if link.get("domain"):
+        domain = held.get(str(link["domain"]))
+        if domain is None or domain.status != LIVE or domain.account_id != account_id:
+            return HostApps(host)
+    elif any(row.account_id == account_id and row.status == LIVE for row in held.values()):
+        return HostApps(host)
+    return host_apps(host, await app_settings_of_account(db.background, account_id))
+
+
+def _app_of_device(device_name: str, device: Any, target: Mapping[str, Any], short_url: str, service_label: str,
+                   apps: HostApps) -> tuple[dict[str, Any] | None, Step | None]:
+    """What an installed app makes of a click on the short link from this device: iOS opens a universal link, and
+    Android a verified App Link, in the app without the browser, when the host's association files list an app
+    of the account; the app then asks the service with ``$app-found=true`` and gets the resolver's answer to
+    that (the deeplink). With a step saying so; or, on Android, a step saying why the app is not opened."""
+    if device.bot or device_name not in ("ios", "android"):
+        return None, None
+    names = apps.ios if device_name == "ios" else apps.android
+    if not names:
+        if device_name == "android" and apps.unverified and not (target.get("android") or {}).get("package"):
+            return None, {"step": "app", "text": (
+                f"the account's app {', '.join(apps.unverified)} is known, but no link names its signing "
+                "certificate (android.sha256_cert_fingerprints), so assetlinks.json on "
+                f"{apps.host} does not list it and Android opens the short link in the browser")}
+        return None, None
+    decision, _ = explain(target, device, {"$app-found": "true"}, False, short_url, TRACKING_ID, service_label)
+    via = "a universal link" if device_name == "ios" else "a verified App Link"
+    files = "apple-app-site-association" if device_name == "ios" else "assetlinks.json"
+    opened = "with the deeplink" if decision.answer == "deeplink" else "with the destination (no deeplink)"
+    text = (f"with the app installed, the short link is {via}: {files} on {apps.host} lists {', '.join(names)} "
+            f"for every path, so the app opens and asks the service with $app-found=true, which answers {opened}")
+    return ({"apps": list(names), "via": "universal_link" if device_name == "ios" else "app_link",
+             "answer": decision.answer, "location": decision.location}, {"step": "app", "text": text})
+
+
 async def preview_for_account(db: Store, account_id: str, link: Mapping[str, Any],
                               utm_changes: Mapping[str, str | None], public_url: str, service_label: str,
                               domain_scheme: str = "https", visitor: Visitor | None = None,
@@ -124,15 +190,19 @@ async def preview_for_account(db: Store, account_id: str, link: Mapping[str, Any
         others = await links_at_codes(db.reader, codes) if codes else {}
         compiled = compile_rules(rules, {code: target_fields(other.link) for code, other in others.items()
                                          if other.account_id == account_id})
-    return preview(link, utm_changes, public_url, service_label, domain_scheme, compiled, visitor or Visitor(), geo)
+    apps = await apps_on_host_of(db, account_id, link, public_url, domain_scheme)
+    return preview(link, utm_changes, public_url, service_label, domain_scheme, compiled, visitor or Visitor(), geo,
+                   apps)
 
 
 def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], public_url: str,
             service_label: str, domain_scheme: str = "https", rules: Rules | None = None,
-            visitor: Visitor | None = None, geo: Geo | None = None) -> dict[str, Any]:
+            visitor: Visitor | None = None, geo: Geo | None = None, apps: HostApps | None = None
+            ) -> dict[str, Any]:
     """Where a click on ``link`` goes from each preview device once ``utm_changes`` are applied to its
     destination (the rule of ``PATCH .../links/{id}/utm``: a value sets a field, None or "" removes it), and,
-    with ``rules``, which rule picks the target for ``visitor`` on that device."""
+    with ``rules``, which rule picks the target for ``visitor`` on that device. With ``apps`` (the account's apps
+    the short link's host lists), each phone also says what the installed app makes of the click."""
     visitor = visitor or Visitor()
     now = visitor.at if visitor.at is not None else utcnow().timestamp()
     destination = edit_utm(link["destination_url"], utm_changes)
@@ -152,9 +222,12 @@ def preview(link: Mapping[str, Any], utm_changes: Mapping[str, str | None], publ
         target = edited if matched is None else with_target(edited, matched)
         decision, steps = explain(target, device, visitor.query, False, short_url, TRACKING_ID, service_label)
         steps[1:1] = rule_steps
+        app, app_step = _app_of_device(device_name, device, target, short_url, service_label, apps or HostApps())
+        if app_step is not None:
+            steps.append(app_step)
         devices.append({"device": device_name, "label": label, "user_agent": user_agent, "answer": decision.answer,
                         "location": decision.location, "utm": decision.utm,
-                        "rule": None if matched is None else matched.name, "explanation": steps})
+                        "rule": None if matched is None else matched.name, "app": app, "explanation": steps})
     return {
         "destination_url": destination,
         "destination_utm": utm_of(query_values(destination)),

@@ -243,3 +243,25 @@ def sign_in_as(watched: Watched, scene: Scene, email: str, password: str, code: 
         page.get_by_label("One-time code").fill(code)
         page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("heading", name="Links", exact=True).wait_for()
+
+
+AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_INSTALL = "npm ci --prefix tests/browser/axe (npm: apt-get install -y npm; .ci/run does both)"
+SERIOUS = ("serious", "critical")
+
+
+def axe_violations(page: Any) -> list[str]:
+    """The serious and critical violations axe-core finds on the page as it is now, one line each (rule, what
+    it says, the elements): axe-core is injected from tests/browser/axe, pinned by its package-lock.json. A
+    checkout without it fails the test, saying how to install it."""
+    if not AXE.exists():
+        pytest.fail(f"the accessibility check needs axe-core at {AXE}: {AXE_INSTALL}", pytrace=False)
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate("""async () => {
+        const result = await window.axe.run(document, { resultTypes: ['violations'] });
+        return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.map((n) => n.target.join(' ') + (n.failureSummary ? ': ' + n.failureSummary : '')) }));
+    }""")
+    return [f"{v['id']} ({v['impact']}): {v['help']}: {'; '.join(v['nodes'][:5])}" for v in found
+            if v["impact"] in SERIOUS]

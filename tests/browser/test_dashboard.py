@@ -256,7 +256,7 @@ def test_a_connection_is_sent_a_range_again_and_shows_the_replay(watched: Watche
     page.locator('[data-field="to"] .field-error').filter(has_text="later than from").wait_for()
 
 
-def test_campaigns_filter_show_a_read_only_detail_and_follow_the_account(watched: Watched, scene: Scene) -> None:
+def test_campaigns_filter_show_the_detail_with_its_form_and_follow_the_account(watched: Watched, scene: Scene) -> None:
     page = watched.page
     sign_in(watched, scene)
     page.get_by_role("link", name="Campaigns").click()
@@ -274,7 +274,9 @@ def test_campaigns_filter_show_a_read_only_detail_and_follow_the_account(watched
     page.get_by_role("link", name="Holiday streak 2099 (draft)").click()
     page.get_by_role("heading", name="Holiday streak 2099 (draft)").wait_for()
     assert page.locator(".title-row .badge").inner_text() == "Scheduled"
-    assert page.get_by_text("Read-only").count() == 1 and page.locator("form, button.primary").count() == 0
+    form = page.get_by_role("form", name="Edit Holiday streak 2099 (draft)")
+    assert form.get_by_label("Name").input_value() == "Holiday streak 2099 (draft)"
+    assert form.get_by_label("Type", exact=True).input_value() == "SCORE_STREAKS"
 
     page.get_by_label("Account").select_option(label="Sandbox Bakery (sandbox)")
     page.get_by_role("heading", name="Campaigns").wait_for()

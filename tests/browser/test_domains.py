@@ -1,4 +1,5 @@
-"""Custom domains in the dashboard: add a domain, read the token it must serve, verify it (live), see why
+"""Custom domains in the dashboard: add a domain, read and copy the DNS record to create, verify it (live: the
+record goes), see why
 another one is not verified, and create a link that resolves only on the live domain; then edit a live domain's
 long-link URL patterns (add one, so a long link to it is followed; see an invalid one refused in the API's words;
 remove them, so it is refused again).
@@ -106,12 +107,26 @@ def test_add_verify_and_use_a_domain(browser: Any, behind_proxy: Scene, width: s
             page.locator(f'tr[data-domain="{host}"][data-status="pending"]').wait_for()
         stored = {d["host"]: d for d in call(f"{scene.base}/api/admin/v1/accounts/{DEMO}/domains")[1]["data"]}
         row = page.locator(f'tr[data-domain="{live}"]')
-        assert row.locator('[data-role="token"]').inner_text() == stored[live]["verification"]["token"]
-        assert row.locator('[data-role="path"]').inner_text() == stored[live]["verification"]["path"]
+        # The DNS record the verification expects: the service's public host is an address here (an A record).
+        assert stored[live]["verification"]["dns"] == {"type": "A", "name": live, "value": "127.0.0.1"}
+        assert row.locator('[data-role="dns-type"]').inner_text() == "A"
+        assert row.locator('[data-role="dns-name"]').inner_text() == live
+        assert row.locator('[data-role="dns-value"]').inner_text() == "127.0.0.1"
+        row.get_by_role("button", name=f"Copy the value of the DNS record of {live}").click()
+        assert page.evaluate("navigator.clipboard.readText()") == "127.0.0.1"
+        row.get_by_role("button", name=f"Copy the name of the DNS record of {live}").click()
+        assert page.evaluate("navigator.clipboard.readText()") == live
 
         page.get_by_role("button", name=f"Verify {live}").click()
         page.locator(f'tr[data-domain="{live}"][data-status="live"]').wait_for()
         page.locator(".verify-result .ok").filter(has_text=f"{live} is live").wait_for()
+        # Live: the record and the Verify button are gone, the row says so (and still after a reload).
+        for _ in range(2):
+            row.locator('[data-role="live"]').filter(has_text=f"Live: the account's links resolve on {live}").wait_for()
+            assert row.locator('[data-role="dns"]').count() == 0
+            assert row.get_by_role("button", name=f"Verify {live}").count() == 0
+            page.reload()
+        page.locator(f'tr[data-domain="{broken}"] [data-role="dns"]').wait_for()
 
         page.get_by_role("button", name=f"Verify {broken}").click()
         alert = page.get_by_role("alert").filter(has_text=f"{broken} is not verified")
@@ -183,7 +198,7 @@ def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Sce
         form.get_by_role("button", name=f"Add a pattern for {LONG}").click()
         assert form.get_by_label("Pattern 1", exact=True).evaluate("node => node === document.activeElement")
         form.get_by_label("Pattern 1", exact=True).fill(GOOD)
-        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("button", name=f"Save patterns of {LONG}").click()
         form.get_by_role("status").filter(has_text=f"Saved: 1 pattern for long links on {LONG}.").wait_for()
         assert call(domain)[1]["data"]["url_patterns"] == [GOOD]
         status, location = _long_link(scene, PARTNER)
@@ -195,7 +210,7 @@ def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Sce
         form.get_by_role("button", name=f"Add a pattern for {LONG}").click()
         second = form.get_by_label("Pattern 2", exact=True)
         second.fill(TOO_BROAD)
-        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("button", name=f"Save patterns of {LONG}").click()
         error = form.locator('[data-field="url_patterns[1]"] .field-error')
         error.filter(has_text="Pattern 2 is too broad").wait_for()
         assert error.inner_text() == f"Pattern 2 {refused['details']['message']}"
@@ -208,7 +223,7 @@ def test_edit_the_long_link_patterns_of_a_domain(browser: Any, behind_proxy: Sce
         # Removed: the invalid one, then the valid one; the long link is refused again.
         form.get_by_role("button", name=f"Remove pattern 2 of {LONG}").click()
         form.get_by_role("button", name=f"Remove pattern 1 of {LONG}").click()
-        form.get_by_role("button", name=f"Save the patterns of {LONG}").click()
+        form.get_by_role("button", name=f"Save patterns of {LONG}").click()
         form.get_by_role("status").filter(has_text=f"Saved: 0 patterns for long links on {LONG}.").wait_for()
         assert call(domain)[1]["data"]["url_patterns"] == []
         assert _long_link(scene, PARTNER) == (400, None)

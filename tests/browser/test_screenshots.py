@@ -76,6 +76,14 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.locator('.device[data-device="desktop"] .location').filter(has_text="utm_term=cold%20brew").wait_for()
         shot("link-editor")
 
+        # A deeplink without apps of its own: an iPhone with the account's app opens it there.
+        punch = next(item for item in call(f"{scene.admin}/links/overview?q=punch-card")[1]["data"]
+                     if item["code"] == "punch-card")
+        page.goto(scene.dashboard(f"/links/{punch['id']}"))
+        page.locator('.device[data-device="ios"] .app-answer').wait_for()
+        page.wait_for_function("document.querySelector('img.qr').complete")
+        shot("link-deeplink-app")
+
         # The demo's week of clicks on its busiest link.
         welcome = next(item for item in call(f"{scene.admin}/links/overview?q=welcome")[1]["data"]
                        if item["code"] == "welcome")
@@ -94,6 +102,14 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.goto(scene.dashboard(f"/campaigns/{DEMO_CAMPAIGN}"))
         page.locator('[data-section="attributes"]').wait_for()
         shot("campaign")
+
+        page.goto(scene.dashboard("/campaigns/new"))
+        page.get_by_role("form", name="New campaign").get_by_label("Name").fill("Spring double points")
+        shot("campaign-new")
+
+        page.goto(scene.dashboard("/campaigns/catalog"))
+        page.locator("tr[data-reward]").first.wait_for()
+        shot("catalog")
 
         # The demo's webhook, answered by the service's own sink; Meta refusing the demo's expired token.
         page.goto(scene.dashboard(f"/deliveries?connection={DEMO_WEBHOOK}"))

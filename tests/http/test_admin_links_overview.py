@@ -214,3 +214,53 @@ async def test_the_new_endpoints_need_the_admin_token(seeded: TestClient) -> Non
     for method, path in (("GET", "/links/overview"), ("POST", "/links/preview"), ("GET", "/campaigns/overview")):
         response = await seeded.request(method, f"{API}{path}", json={} if method == "POST" else None)
         assert response.status == 401, path
+
+
+APPS_LINK = {"kind": "external", "code": "apps-of-the-account", "destination_url": "https://shop.example/apps",
+             "android": {"package": "com.demo.app", "sha256_cert_fingerprints": ["AB:CD"]},
+             "ios": {"app_store_id": "123456", "bundle_id": "com.demo.app", "team_id": "ABCDE12345"}}
+NO_APPS = {"kind": "external", "code": "deeplink-only", "destination_url": "https://shop.example/menu",
+           "deeplink": "demo://menu"}
+
+
+async def test_a_deeplink_without_apps_previews_the_apps_its_host_lists(seeded: TestClient) -> None:
+    """A link with a deeplink and no apps of its own: on a phone, the account's apps that the short link's host
+    lists in its association files open it, and the preview says what the app then gets, which is the
+    resolver's own answer to the app's request ($app-found=true)."""
+    status, body = await preview(seeded, NO_APPS)
+    assert status == 200
+    assert [d["app"] for d in body["data"]["devices"]] == [None, None, None]  # no app known yet
+    await create_link(seeded, **APPS_LINK)
+    aasa = await (await seeded.get("/.well-known/apple-app-site-association")).json()
+    assert "ABCDE12345.com.demo.app" in aasa["applinks"]["details"][0]["appIDs"]
+    status, body = await preview(seeded, NO_APPS)
+    assert status == 200
+    devices = {d["device"]: d for d in body["data"]["devices"]}
+    assert devices["desktop"]["app"] is None
+    assert [devices[name]["answer"] for name in ("android", "ios")] == ["destination", "destination"]  # no app
+    assert devices["ios"]["app"]["apps"] == ["ABCDE12345.com.demo.app"]
+    assert devices["ios"]["app"]["via"] == "universal_link"
+    assert devices["android"]["app"]["apps"] == ["com.demo.app"] and devices["android"]["app"]["via"] == "app_link"
+    assert "apple-app-site-association" in devices["ios"]["explanation"][-1]["text"]
+    await create_link(seeded, **NO_APPS)
+    for name in ("android", "ios"):
+        app = devices[name]["app"]
+        assert app["answer"] == "deeplink" and app["location"].startswith("demo://menu?")
+        response = await seeded.get("/deeplink-only?$app-found=true", allow_redirects=False,
+                                    headers={"User-Agent": devices[name]["user_agent"]})
+        location = response.headers["Location"]
+        tracking_id = location.split("tracking_id=")[1].split("&")[0]
+        assert location == app["location"].replace(TRACKING_ID, tracking_id)
+
+
+async def test_an_android_app_without_fingerprints_is_not_opened_and_the_preview_says_why(seeded: TestClient
+                                                                                         ) -> None:
+    await create_link(seeded, **{**APPS_LINK, "android": {"package": "com.demo.app"}, "ios": None})
+    status, body = await preview(seeded, NO_APPS)
+    assert status == 200
+    android = body["data"]["devices"][1]
+    assert android["app"] is None and android["answer"] == "destination"
+    assert "com.demo.app is known, but no link names its signing certificate" in android["explanation"][-1]["text"]
+    # Another account's apps are none of this one's.
+    response = await seeded.post(f"/api/admin/v1/accounts/{B}/links/preview", json=NO_APPS, headers=ADMIN)
+    assert [d["app"] for d in (await response.json())["data"]["devices"]] == [None, None, None]

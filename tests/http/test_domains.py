@@ -89,6 +89,20 @@ async def test_a_new_domain_is_pending_with_a_token_to_serve(service: TestClient
     assert other["verification"]["token"] != token
 
 
+@pytest.mark.parametrize(("public_url", "record"), [
+    ("https://go.linksvc.example", {"type": "CNAME", "value": "go.linksvc.example"}),
+    ("https://GO.Linksvc.example:8443/base", {"type": "CNAME", "value": "go.linksvc.example"}),
+    ("http://203.0.113.7:8080", {"type": "A", "value": "203.0.113.7"}),
+    ("http://[2001:db8:0::7]:8080", {"type": "AAAA", "value": "2001:db8::7"}),
+])
+async def test_a_domain_names_the_dns_record_that_points_it_at_the_service(
+        aiohttp_client: Any, settings: Settings, public_url: str, record: dict[str, str]) -> None:
+    client = await start(aiohttp_client, replace(settings, public_url=public_url))
+    domain = await added(client, "links.example.com")
+    assert domain["verification"]["dns"] == {**record, "name": "links.example.com"}
+    assert (await verify(client, domain)).status == 200  # the record is shown live too (the dashboard hides it)
+
+
 @pytest.mark.parametrize("host", ["localhost", "example", "127.0.0.1", "10.1.2.3", "[::1]", "-bad.example.com",
                                   "bad_host.example.com", "a..example.com", "münchen.example", "x" * 64 + ".com",
                                   "1.2.3.4.5", "links.example.com/path", "links.example.com:8443", " "])

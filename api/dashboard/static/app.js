@@ -4,8 +4,11 @@
 
 import { can, isOperator, setAccess, signedPerson } from './access.js';
 import { admin, ApiError, AuthError, inAccount, query, session } from './api.js';
+import { accountView } from './account.js';
 import { auditView } from './audit.js';
 import { campaignsView, campaignView } from './campaigns.js';
+import { newCampaignView } from './campaignedit.js';
+import { catalogView } from './catalog.js';
 import { clicksView } from './clicks.js';
 import { connectionsView, connectionView } from './connections.js';
 import { customersView, customerView } from './customers.js';
@@ -37,6 +40,8 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}$`), linkView],
   [new RegExp(`^${BASE}/${SEG}/links/${SEG}/clicks$`), clicksView],
   [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],
+  [new RegExp(`^${BASE}/${SEG}/campaigns/new$`), newCampaignView, 'campaigns:write'],
+  [new RegExp(`^${BASE}/${SEG}/campaigns/catalog$`), catalogView],
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
@@ -52,6 +57,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/event-types$`), eventTypesView, 'campaigns:read'],
   [new RegExp(`^${BASE}/${SEG}/link-preview$`), linkPreviewSettingsView],
   [new RegExp(`^${BASE}/${SEG}/members$`), membersView, 'members:read'],
+  [new RegExp(`^${BASE}/${SEG}/account$`), accountView, 'account:read'],
   [new RegExp(`^${BASE}/${SEG}/audit-log$`), auditView, 'audit:read'],
   [new RegExp(`^${BASE}/${SEG}/tokens$`), tokensView, 'self'],
   [new RegExp(`^${BASE}/${SEG}/profile$`), profileView, 'self'],

@@ -1,7 +1,9 @@
-// Campaigns, read-only: the list filtered by type, status and brand (the service filters and computes
-// the status), and one campaign's definition, its attributes and content as tables of names and values.
+// Campaigns: the list filtered by type, status and brand (the service filters and computes the status), with a
+// link to create one; one campaign's definition, its attributes and content as tables of names and values, and
+// its edit form (campaignedit.js).
 
 import { admin, inAccount, query } from './api.js';
+import { campaignEditSection } from './campaignedit.js';
 import { badge, day, field, h, pager, table, when } from './dom.js';
 import { platformsText } from './names.js';
 
@@ -69,7 +71,13 @@ export async function campaignsView(ctx) {
     load();
   });
   await load();
-  return h('section', {}, h('h1', { tabindex: -1 }, 'Campaigns'), form, results);
+  return h('section', {},
+    h('div', { class: 'title-row' }, h('h1', { tabindex: -1 }, 'Campaigns'),
+      h('div', { class: 'actions' },
+        h('a', { class: 'button', href: `${ctx.base}/campaigns/catalog` }, 'Brands, tiers and rewards'),
+        ctx.can('campaigns:write') ? h('a', { class: 'button primary', href: `${ctx.base}/campaigns/new` },
+          'New campaign') : null)),
+    form, results);
 }
 
 const label = (key) => { const text = key.replace(/_/g, ' '); return text.charAt(0).toUpperCase() + text.slice(1); };
@@ -128,7 +136,6 @@ export async function campaignView(ctx) {
       ` / ${campaign.name}`),
     h('div', { class: 'title-row start' }, h('h1', { tabindex: -1 }, campaign.name),
       badge(words(campaign.status), campaign.status.toLowerCase())),
-    h('p', { class: 'muted' }, 'Read-only: campaigns are changed through the admin API.'),
     h('dl', { class: 'facts' },
       row('Type', words(campaign.type)),
       row('Brand', brand ? brand.name : '—'),
@@ -155,5 +162,6 @@ export async function campaignView(ctx) {
       { label: 'Code', cell: (c) => h('code', {}, c.code) },
       { label: 'Status', cell: (c) => words(c.status) },
       { label: 'Expires', sort: (c) => c.expires_at || null, cell: (c) => when(c.expires_at) },
-    ], campaign.codes.map((item) => ({ item })), { empty: 'No codes.' })] : null);
+    ], campaign.codes.map((item) => ({ item })), { empty: 'No codes.' })] : null,
+    await campaignEditSection(ctx, campaign));
 }

@@ -1,12 +1,13 @@
-// The account's custom domains: each with its status, the token it must serve (and where), a Verify button
-// that says what went wrong when the service could not fetch the token back, and a form to add one. Below the
+// The account's custom domains: each with its status; a pending one with the DNS record to create (the API's
+// verification.dns: type, name, value, each copied with a button) and a Verify button that says what went wrong
+// when the service could not fetch its token back; a live one says it is live. A form adds one. Below the
 // table, each domain's long-link URL patterns (its allow-list, docs/decisions.md "Long links (issue 32)"),
 // edited in place and saved with the PATCH, which replaces the list; the API's refusal of a pattern is shown
 // beside it, in the API's words, after the pattern's label.
 
 import { editableIf } from './access.js';
 import { admin, ApiError, inAccount } from './api.js';
-import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
+import { badge, clearErrors, copyText, field, h, showErrors, table, toast, when } from './dom.js';
 
 // The Verify answer's details as sentences: {problem, message, url} each.
 function problems(error) {
@@ -43,7 +44,7 @@ export async function domainsView(ctx) {
     const saved = h('p', { class: 'ok', role: 'status', 'aria-live': 'polite' });
     const addButton = h('button', { type: 'button', class: 'small', 'aria-label': `Add a pattern for ${domain.host}` },
       'Add a pattern');
-    const save = h('button', { type: 'submit', class: 'primary small', 'aria-label': `Save the patterns of ${domain.host}` },
+    const save = h('button', { type: 'submit', class: 'primary small', 'aria-label': `Save patterns of ${domain.host}` },
       'Save patterns');
     const form = h('form', { class: 'card patterns', 'aria-label': `URL patterns of ${domain.host}`,
       'data-patterns': domain.host, novalidate: true },
@@ -100,8 +101,7 @@ export async function domainsView(ctx) {
   }
 
   function verifyButton(domain) {
-    const button = h('button', { type: 'button', class: 'small', 'aria-label': `Verify ${domain.host}` },
-      domain.status === 'live' ? 'Verify again' : 'Verify');
+    const button = h('button', { type: 'button', class: 'small', 'aria-label': `Verify ${domain.host}` }, 'Verify');
     button.addEventListener('click', async () => {
       button.disabled = true;
       status.replaceChildren(h('p', { class: 'muted' }, `Fetching the token from ${domain.host}…`));
@@ -135,21 +135,45 @@ export async function domainsView(ctx) {
     return button;
   }
 
-  function proof(domain) {
-    return h('div', { class: 'proof' },
-      h('div', {}, 'Path: ', h('code', { 'data-role': 'path' }, domain.verification.path)),
-      h('div', {}, 'Token: ', h('code', { 'data-role': 'token' }, domain.verification.token)),
-      h('div', { class: 'muted' }, 'Fetched from ', h('code', {}, domain.verification.url)));
+  // What a pending domain needs: the DNS record the service's verification expects (from the API's
+  // verification.dns), each part with a copy button; a live domain says so instead.
+  function setUp(domain) {
+    if (domain.status === 'live') {
+      return h('p', { class: 'ok', 'data-role': 'live' }, `Live: the account's links resolve on ${domain.host}. `
+        + 'Nothing more to set up.');
+    }
+    const record = domain.verification.dns;
+    const part = (label, value, role) => {
+      const copy = h('button', { type: 'button', class: 'small quiet',
+        'aria-label': `Copy the ${label.toLowerCase()} of the DNS record of ${domain.host}` }, 'Copy');
+      copy.addEventListener('click', async () => {
+        toast(await copyText(value) ? `${label} copied.` : 'Select the text and copy it.');
+      });
+      return [h('dt', {}, label), h('dd', {}, h('code', { 'data-role': role }, value), ' ', copy)];
+    };
+    return h('div', { class: 'dns-record', 'data-role': 'dns' },
+      h('p', {}, 'Create this record at your DNS provider:'),
+      h('dl', { class: 'record' },
+        h('dt', {}, 'Type'), h('dd', {}, h('code', { 'data-role': 'dns-type' }, record.type)),
+        part('Name', record.name, 'dns-name'),
+        part('Value', record.value, 'dns-value')),
+      h('p', { class: 'muted' }, record.type === 'CNAME'
+        ? 'A CNAME cannot sit at the root of a zone (example.com itself): there, use your provider\'s ALIAS or '
+          + 'ANAME record with the same value. '
+        : '',
+      'Once the record is published, press Verify: the service answers its own token on the domain, so there is '
+      + 'nothing to upload.'));
   }
 
   function paint() {
     results.replaceChildren(table('Domains', [
       { label: 'Host', cell: (d) => h('strong', {}, d.host) },
       { label: 'Status', cell: (d) => badge(d.status) },
-      { label: 'Serve this to prove the domain is yours', class: 'wrap', cell: (d) => proof(d) },
+      { label: 'Set-up', class: 'wrap', cell: (d) => setUp(d) },
       { label: 'Added', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
       { label: 'Verified', sort: (d) => d.verified_at || null, cell: (d) => (d.verified_at ? when(d.verified_at) : '—') },
-      ...(editable ? [{ label: 'Action', cell: (d) => h('div', { class: 'actions' }, verifyButton(d), deleteButton(d)) }]
+      ...(editable ? [{ label: 'Action', cell: (d) => h('div', { class: 'actions' },
+        d.status === 'live' ? null : verifyButton(d), deleteButton(d)) }]
         : []),
     ], domains.map((item) => ({ item, attrs: { 'data-domain': item.host, 'data-status': item.status } })),
     { empty: 'No custom domains yet: the account\'s links resolve on the shared host. Add your '
@@ -204,8 +228,8 @@ export async function domainsView(ctx) {
 
   paint();
   return h('section', {}, h('h1', { tabindex: -1 }, 'Domains'),
-    h('p', { class: 'muted' }, 'Publish the account\'s links under its own host. A new domain is pending: point its '
-      + 'DNS at the service\'s proxy, which then serves the token below at the path below on that host, and press '
-      + 'Verify. Once live, the account\'s links resolve there and its app association files list only its apps.'),
+    h('p', { class: 'muted' }, 'Publish the account\'s links under its own host. A new domain is pending: create '
+      + 'the DNS record shown beside it, then press Verify. Once live, the account\'s links resolve there and its '
+      + 'app association files list only its apps.'),
     editable ? form : null, status, results, patternsSection);
 }

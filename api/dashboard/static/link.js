@@ -1,7 +1,8 @@
 // One link: its short link with a copy button, the QR code (SVG and PNG downloads), disable and enable, its tags
 // and folder, its lifecycle and password (lifecycle.js), the UTM editor with a live preview, and the routing rules (rules.js).
 // Saving the UTM changes only the utm_* parameters of the destination (PATCH .../utm): its other parameters,
-// their order and its #fragment stay.
+// their order and its #fragment stay. Where it leads (code, destination, deeplink, apps: linkedit.js) is edited
+// above the UTM; the one "Where a click goes" preview follows both forms as they are typed.
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
@@ -12,6 +13,7 @@ import { linkPreviewSection } from './previews.js';
 import { rulesSection } from './rules.js';
 import { variantSection } from './variants.js';
 import { lifecycleSection } from './lifecycle.js';
+import { targetSection } from './linkedit.js';
 
 const LINK_FIELDS = ['kind', 'code', 'campaign_id', 'template_id', 'destination_url', 'deeplink', 'android', 'ios',
   'fallback_url', 'domain'];
@@ -91,7 +93,7 @@ async function qrSection(ctx, link) {
 export async function linkView(ctx) {
   const [linkId] = ctx.params;
   let link = (await admin(inAccount(ctx.account, `/links/${linkId}`))).data;
-  const campaignName = link.campaign_id
+  let campaignName = link.campaign_id
     ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
   const colors = new Map((await admin(inAccount(ctx.account, '/links/tags'))).data.tags
     .filter((t) => t.color).map((t) => [t.name, t.color]));
@@ -103,12 +105,16 @@ export async function linkView(ctx) {
 
   const shortInput = h('input', { type: 'text', readonly: true, value: shortUrl, name: 'short_url' });
   const copy = h('button', { type: 'button', class: 'primary', onclick: async () => {
-    toast(await copyText(shortUrl, shortInput) ? 'Short link copied.' : 'Select the link and copy it.');
+    toast(await copyText(shortInput.value, shortInput) ? 'Short link copied.' : 'Select the link and copy it.');
   } }, 'Copy');
+  const title = h('h1', { tabindex: -1 }, link.code);
+  const crumb = h('span', {}, ` / ${link.code}`);
   const status = h('span', { class: 'status-slot' });
   const facts = h('div', { class: 'facts-slot' });
   const toggle = h('button', { type: 'button', class: 'quiet' });
   const paint = () => {
+    title.textContent = link.code;
+    crumb.textContent = ` / ${link.code}`;
     status.replaceChildren(link.disabled ? badge('Disabled', 'off') : badge('Active', 'on'));
     toggle.textContent = link.disabled ? 'Enable' : 'Disable';
     facts.replaceChildren(details(link, campaignName, colors));
@@ -130,19 +136,44 @@ export async function linkView(ctx) {
   const utm = utmBuilder({ nameOf });
   const panel = previewPanel({ nameOf });
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save UTM');
-  const form = h('form', { class: 'utm-form', novalidate: true }, utm.element, panel.element,
+  const form = h('form', { class: 'utm-form', novalidate: true }, utm.element,
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save));
   let flagged = [];  // the fields the live preview marked (the save's own errors stay until edited)
-  const preview = livePreview(ctx.account, () => previewBody(link, utm.changes(true)), (answer) => {
+  let target = null;
+  const clearFlagged = () => {
     clearErrors(form, flagged);
+    if (target) clearErrors(target.form, flagged);
     flagged = [];
-    utm.showDefaults(answer.defaults);
-    panel.show(answer);
-  }, (error) => {
-    clearErrors(form, flagged);
-    flagged = showErrors(form, error, { focus: false });
-    panel.stale('No preview until the errors are fixed.');
-  });
+  };
+  const preview = livePreview(ctx.account, () => previewBody(target ? target.edited(link) : link, utm.changes(true)),
+    (answer) => {
+      clearFlagged();
+      utm.showDefaults(answer.defaults);
+      panel.show(answer);
+    }, (error) => {
+      clearFlagged();
+      // Each message beside its field, in whichever form holds it.
+      const mine = (path) => Boolean(target.form.querySelector(`[name="${CSS.escape(path)}"]`));
+      const fields = error.fields || [];
+      const own = fields.filter(([path]) => mine(path));
+      if (own.length) flagged.push(...showErrors(target.form, { fields: own, text: error.text }, { focus: false }));
+      if (!own.length || own.length < fields.length) {
+        flagged.push(...showErrors(form, { fields: fields.filter(([path]) => !mine(path)), text: error.text },
+          { focus: false }));
+      }
+      panel.stale('No preview until the errors are fixed.');
+    });
+  target = await targetSection(ctx, link, { onInput: preview.soon, saved: async (saved) => {
+    link = saved;
+    campaignName = link.campaign_id
+      ? (await admin(inAccount(ctx.account, `/campaigns/${link.campaign_id}`))).data.name : null;
+    paint();
+    const fresh = (await admin(inAccount(ctx.account, '/links/preview'), { method: 'POST',
+      body: previewBody(link, {}) })).data;
+    shortInput.value = fresh.short_url;
+    utm.fill(fresh.destination_utm);
+    await preview.now();
+  } });
   form.addEventListener('input', preview.soon);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -151,6 +182,7 @@ export async function linkView(ctx) {
     try {
       link = (await admin(inAccount(ctx.account, `/links/${link.id}/utm`), { method: 'PATCH',
         body: utm.changes(true) })).data;
+      target.sync(link);
       paint();
       toast('UTM saved.');
       await preview.now();
@@ -168,9 +200,8 @@ export async function linkView(ctx) {
   paint();
 
   return h('section', { class: 'link-page' },
-    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: `${ctx.base}/links` }, 'Links'),
-      ` / ${link.code}`),
-    h('div', { class: 'title-row start' }, h('h1', { tabindex: -1 }, link.code), status),
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: `${ctx.base}/links` }, 'Links'), crumb),
+    h('div', { class: 'title-row start' }, title, status),
     h('div', { class: 'short-link' }, field('Short link', shortInput, { aside: copy })),
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: `${ctx.base}/links/${link.id}/clicks` }, 'Clicks'),
@@ -179,7 +210,9 @@ export async function linkView(ctx) {
     organiseForm(ctx, link, (saved) => { link = saved; paint(); }),
     await lifecycleSection(ctx, link, (saved) => { link = saved; paint(); }),
     await variantSection(ctx, link, (saved) => { link = saved; paint(); }),
+    target.element,
     h('h2', {}, ctx.can('links:write') ? 'Edit UTM' : 'UTM'), editableIf(ctx.account, 'links:write', form),
+    panel.element,
     rulesSection(ctx, link, () => previewBody(link, {}), (saved) => { link = saved; paint(); }),
     await linkPreviewSection(ctx, link, (saved) => { link = saved; paint(); }));
 }

@@ -155,7 +155,8 @@ export async function membersView(ctx) {
 
   paint();
   return h('section', { class: 'members' },
-    h('h1', { tabindex: -1 }, 'Members'),
+    h('div', { class: 'title-row' }, h('h1', { tabindex: -1 }, 'Members'),
+      h('a', { class: 'button', href: `${ctx.base}/account` }, 'Account name and environment')),
     h('p', { class: 'muted' }, editable
       ? 'People of this account and their roles. Invite by email; the owner alone manages members.'
       : 'People of this account and their roles. The owner manages members.'),

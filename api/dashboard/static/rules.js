@@ -162,7 +162,7 @@ function visitorPreview(account, linkBody) {
         { label: 'Device', cell: (device) => device.label || device.device },
         { label: 'Rule', cell: (device) => device.rule || 'none: the link’s own' },
         { label: 'Goes to', cell: (device) => h('code', { class: 'destination' }, device.location || device.answer) },
-      ], answer.devices.map((item) => ({ item })), { cards: false }));
+      ], answer.devices.map((item) => ({ item })), { cards: false, className: 'visitor-routes' }));
     } catch (error) {
       if (error.status === 401) throw error;
       out.replaceChildren(h('p', { class: 'muted' }, 'No preview until the errors are fixed.'));

@@ -98,6 +98,16 @@ function whyList(steps, nameOf) {
       stepText(step, nameOf))));
 }
 
+// What the installed app makes of the click (the service's answer to the app's own request): shown first, as
+// it is what a person with the app sees.
+function appAnswer(app, placeholder) {
+  const apps = app.apps.join(', ');
+  return h('div', { class: 'app-answer', 'data-app': apps },
+    h('p', { class: 'answer' }, `With the app installed: opens ${apps}`,
+      app.answer === 'deeplink' ? ' at the deeplink' : ' at the destination'),
+    h('code', { class: 'location' }, marked(app.location || '', placeholder)));
+}
+
 export function previewPanel({ nameOf = noNames } = {}) {
   const status = h('p', { class: 'muted preview-status', 'aria-live': 'polite' }, 'The preview appears once the '
     + 'destination is a valid https URL.');
@@ -110,7 +120,8 @@ export function previewPanel({ nameOf = noNames } = {}) {
       status.textContent = 'Each click gets its own tracking_id, marked ‹click id› below.';
       list.replaceChildren(...preview.devices.map((d) => h('article', { class: 'device', 'data-device': d.device },
         h('h3', {}, platformName(d.device), ' ', h('span', { class: 'muted' }, `(${d.label})`)),
-        h('p', { class: 'answer' }, ANSWERS[d.answer] || d.answer),
+        d.app ? appAnswer(d.app, preview.tracking_id) : null,
+        h('p', { class: 'answer' }, d.app ? 'Without the app: ' : '', ANSWERS[d.answer] || d.answer),
         h('code', { class: 'location' }, marked(d.location || '', preview.tracking_id)),
         whyList(d.explanation || [], nameOf))));
     },
