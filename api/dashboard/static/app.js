@@ -10,6 +10,7 @@ import { clicksView } from './clicks.js';
 import { connectionsView, connectionView } from './connections.js';
 import { customersView, customerView } from './customers.js';
 import { deliveriesView } from './deliveries.js';
+import { deliveryView } from './delivery.js';
 import { domainsView } from './domains.js';
 import { h, toast } from './dom.js';
 import { eventView } from './events.js';
@@ -39,6 +40,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/campaigns$`), campaignsView],
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
+  [new RegExp(`^${BASE}/${SEG}/deliveries/${SEG}$`), deliveryView],
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
   [new RegExp(`^${BASE}/${SEG}/live$`), liveView, 'links:read'],
   [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],
