@@ -1,7 +1,8 @@
 """The ``link.clicked`` webhook (issue 37), on both stores: clicks made through the real redirect reach a receiver
 on 127.0.0.1 as signed webhooks (one per click, or batched), filtered by link, tag and bots (left out unless the
-connection asks), retried after a 500 under the same ``webhook-id``, each click once, of its own account only; the admin API lists a
-click delivery with its clicks' count and links, filters the deliveries by kind and shows one with its clicks."""
+connection asks), retried after a 500 under the same ``webhook-id``, each click once, of its own account only; the
+admin API lists a click delivery with its clicks' count and links, filters the deliveries by kind and shows one
+with its clicks."""
 
 from __future__ import annotations
 
