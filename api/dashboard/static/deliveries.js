@@ -244,7 +244,7 @@ export async function deliveriesView(ctx) {
   await load();
   const reload = () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: chosen.id, state, kind })}`);
   return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
-    h('p', { class: 'muted' }, 'Events forwarded to each connection, and clicks to a webhook sent them: delivered, '
+    h('p', { class: 'muted' }, 'Events forwarded to each connection, and the clicks a webhook is sent: delivered, '
       + 'filtered (with the reason), failed (refused by the destination), dead (retries exhausted) or pending.'),
     form, h('p', {}, h('a', { href: `${ctx.base}/connections/${chosen.id}` }, 'Edit this connection')),
     await summary(ctx, chosen, reload),
