@@ -77,6 +77,7 @@ function linkPicker(ctx, chosen, editable, onChange) {
         add.closest('li').remove();
         paintPicked();
         onChange();
+        search.focus();  // the button is gone: the next code is typed where the last was
       });
       return h('li', { 'data-code': link.code }, add, h('code', {}, link.code),
         h('span', { class: 'muted' }, link.destination_url));
