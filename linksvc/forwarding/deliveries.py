@@ -1,7 +1,8 @@
-"""What the admin API shows of forwarding: deliveries per event and per connection, the connection's counts
-(filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a filtered one the
-connection's rules now let through, one or all of the connection's; every failed and dead one of a
-connection), and the test of a connection.
+"""What the admin API shows of forwarding: deliveries per event and per connection (of one state, of one kind),
+one delivery (a ``link.clicked`` one with the clicks it carries; each says how many and of which links), the
+connection's counts (filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a
+filtered one the connection's rules now let through, one or all of the connection's; every failed and dead one
+of a connection), and the test of a connection.
 
 Each first fans out what of the account still waits in the outbox (:func:`settle`): the deliveries an
 accepted event makes are shown as soon as the event is (pending or filtered), as they were when ingest wrote
