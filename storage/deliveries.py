@@ -244,9 +244,11 @@ async def of_event(conn: Conn, account_id: str, event_id: str) -> list[DeliveryR
 
 
 async def of_connection(conn: Conn, account_id: str, connection_id: str, state: str | None, limit: int,
-                        offset: int) -> list[DeliveryRecord]:
-    where = "account_id = ? AND connection_id = ?" + (" AND state = ?" if state else "")
-    params: list[Any] = [account_id, connection_id, *([state] if state else [])]
+                        offset: int, kind: str | None = None) -> list[DeliveryRecord]:
+    """A page of the connection's deliveries, newest first, of one state and of one kind when given."""
+    where = "account_id = ? AND connection_id = ?" + (" AND state = ?" if state else "") + (
+        " AND kind = ?" if kind else "")
+    params: list[Any] = [account_id, connection_id, *([state] if state else []), *([kind] if kind else [])]
     rows = await fetch_all(conn, f"SELECT {_DELIVERY} FROM deliveries WHERE {where} ORDER BY seq DESC LIMIT ? "
                                  "OFFSET ?", [*params, limit, offset])
     return [_delivery(r) for r in rows]

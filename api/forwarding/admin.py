@@ -9,6 +9,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.appkeys import DB, DISPATCHER, RESOURCES
+from api.forwarding.webhooks import WebhookClick
 from api.routing import Endpoint, data, json_response
 from api.schemas import Envelope, Page, Paging
 from linksvc import deadletters
@@ -19,8 +20,8 @@ class DeliveryView(BaseModel):
     id: str
     connection_id: str
     destination: str
-    event_id: str
-    trigger: str = Field(description="event or reversal")
+    event_id: str = Field(description="the event it sends; a link.clicked delivery's: its first click's tracking id")
+    trigger: str = Field(description="event, reversal or click (a link.clicked delivery)")
     kind: str
     state: str = Field(description="pending, delivered, filtered, skipped, failed or dead")
     reason: str | None = Field(description="why it was filtered or skipped")
@@ -35,12 +36,32 @@ class DeliveryView(BaseModel):
                                         "every delivery of one event, trigger and kind to the connection, retries "
                                         "and replays included")
     replay_id: str | None = Field(description="the replay that made it; null: the event's own delivery")
+    click_count: int | None = Field(description="a link.clicked delivery's: how many clicks it carries; null: an "
+                                                "event's delivery")
+    link_codes: list[str] | None = Field(description="a link.clicked delivery's: the codes of the links its clicks "
+                                                     "are of (of the clicks still stored), in the order of their "
+                                                     "first click; null: an event's delivery")
+
+
+class DeliveryDetail(DeliveryView):
+    """One delivery, with what it carries."""
+
+    clicks: list[WebhookClick] | None = Field(description="a link.clicked delivery's clicks, as its webhook sends "
+                                                          "them, oldest first: those still stored (a click goes "
+                                                          "with its link); null: an event's delivery (see "
+                                                          "event_id)")
+
 
 DeliveryState = Literal["pending", "delivered", "filtered", "skipped", "failed", "dead"]
+DeliveryKind = Literal["event", "reversal", "event.accepted", "reward.issued", "purchase.reversed", "reward.reversed",
+                       "tier.changed", "link.clicked"]
 
 
 class DeliveriesQuery(Paging):
     state: DeliveryState | None = None
+    kind: DeliveryKind | None = Field(default=None, description=(
+        "only the deliveries of this kind: a webhook's link.clicked (clicks), event.accepted, reward.issued, "
+        "purchase.reversed, reward.reversed, tier.changed; another destination's event or reversal"))
 
 
 async def event_deliveries(request: web.Request) -> web.Response:
@@ -51,7 +72,12 @@ async def event_deliveries(request: web.Request) -> web.Response:
 async def connection_deliveries(request: web.Request, query: DeliveriesQuery) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
     return data(await deliveries.of_connection(request.app[DB], request.app[RESOURCES], account_id, connection_id,
-                                               query.state, query.limit, query.offset))
+                                               query.state, query.limit, query.offset, query.kind))
+
+
+async def get_delivery(request: web.Request) -> web.Response:
+    account_id, delivery_id = request.match_info["account_id"], request.match_info["delivery_id"]
+    return data(await deliveries.one(request.app[DB], account_id, delivery_id))
 
 
 async def retry_delivery(request: web.Request) -> web.Response:
@@ -249,6 +275,10 @@ ENDPOINTS = [
     Endpoint("GET", "/accounts/{account_id}/connections/{id}/replays/{replay_id}", get_replay,
              "One replay: its state, progress and counts", "deliveries", response=Envelope[ReplayView],
              security="admin", permission="deliveries:read", errors=(401, 404)),
+    Endpoint("GET", "/accounts/{account_id}/deliveries/{delivery_id}", get_delivery,
+             "One delivery: its state and tries, and what it carries (a link.clicked delivery's clicks)",
+             "deliveries", response=Envelope[DeliveryDetail], security="admin", permission="deliveries:read",
+             errors=(401, 404)),
     Endpoint("POST", "/accounts/{account_id}/deliveries/{delivery_id}/retry", retry_delivery,
              "Send a failed or dead delivery again, or a filtered one the connection's rules now let through "
              "(409 naming the reason while they do not)", "deliveries", response=Envelope[DeliveryView],

@@ -1,7 +1,8 @@
-"""What the admin API shows of forwarding: deliveries per event and per connection, the connection's counts
-(filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a filtered one the
-connection's rules now let through, one or all of the connection's; every failed and dead one of a
-connection), and the test of a connection.
+"""What the admin API shows of forwarding: deliveries per event and per connection (of one state, of one kind),
+one delivery (a ``link.clicked`` one with the clicks it carries; each says how many and of which links), the
+connection's counts (filtered ones grouped by reason), a retry by hand (of a failed or dead delivery, or of a
+filtered one the connection's rules now let through, one or all of the connection's; every failed and dead one
+of a connection), and the test of a connection.
 
 Each first fans out what of the account still waits in the outbox (:func:`settle`): the deliveries an
 accepted event makes are shown as soon as the event is (pending or filtered), as they were when ingest wrote
@@ -17,13 +18,15 @@ from typing import Any
 
 from linksvc.clock import iso, utcnow
 from linksvc.errors import Conflict, NotFound
-from linksvc.forwarding import outbox, versions
+from linksvc.forwarding import click_hooks, outbox, versions
 from linksvc.forwarding.rules import lifted_reasons
 from linksvc.resources.service import Resources
 from linksvc.store import Store, StoreError
+from storage import click_hooks as click_repo
 from storage import deliveries as repo
 from storage import documents
 from storage import events as event_repo
+from storage.db import Conn
 from storage.deliveries import DeliveryRecord
 
 log = logging.getLogger("linksvc.forwarding")
@@ -33,8 +36,23 @@ FIELDS = ("id", "connection_id", "destination", "event_id", "trigger", "kind", "
           "next_attempt_at", "last_status", "last_error", "created_at", "updated_at", "delivered_at", "replay_id")
 
 
-def _view(delivery: DeliveryRecord) -> dict[str, Any]:
-    return {**{name: getattr(delivery, name) for name in FIELDS}, "message_id": delivery.dedup_key}
+def _view(delivery: DeliveryRecord, codes: dict[int, str | None] | None = None) -> dict[str, Any]:
+    """What the admin API shows of a delivery; a ``link.clicked`` one also says how many clicks it carries and the
+    codes of their links (``codes``: the code of each click id still stored), in the order of their first click."""
+    view = {**{name: getattr(delivery, name) for name in FIELDS}, "message_id": delivery.dedup_key,
+            "click_count": None, "link_codes": None}
+    if delivery.click_ids is not None:
+        ids = click_repo.decode_ids(delivery.click_ids)
+        found = [code for i in ids if (code := (codes or {}).get(i)) is not None]
+        view.update(click_count=len(ids), link_codes=list(dict.fromkeys(found)))
+    return view
+
+
+async def _views(conn: Conn, account_id: str, records: list[DeliveryRecord]) -> list[dict[str, Any]]:
+    """The views of these deliveries, the link codes of their clicks read in a few statements for all of them."""
+    ids = [i for r in records if r.click_ids is not None for i in click_repo.decode_ids(r.click_ids)]
+    codes = await click_repo.link_codes(conn, account_id, ids) if ids else {}
+    return [_view(r, codes) for r in records]
 
 
 async def settle(db: Store, account_id: str) -> None:
@@ -57,16 +75,30 @@ async def of_event(db: Store, account_id: str, event_id: str) -> list[dict[str, 
     if await event_repo.by_id(db.reader, account_id, event_id) is None:
         raise NotFound("Event not found", f"no event with id {event_id} in this account")
     await settle(db, account_id)
-    return [_view(r) for r in await repo.of_event(db.reader, account_id, event_id)]
+    return await _views(db.reader, account_id, await repo.of_event(db.reader, account_id, event_id))
 
 
 async def of_connection(db: Store, resources: Resources, account_id: str, connection_id: str, state: str | None,
-                        limit: int, offset: int) -> list[dict[str, Any]]:
-    """A page of the deliveries to the connection, newest first (404 unless the account's connection)."""
+                        limit: int, offset: int, kind: str | None = None) -> list[dict[str, Any]]:
+    """A page of the deliveries to the connection, newest first, of one state and one kind when given (404 unless
+    the account's connection)."""
     await resources.get(account_id, "connections", connection_id)
     await settle(db, account_id)
-    rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset)
-    return [_view(r) for r in rows]
+    rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset, kind)
+    return await _views(db.reader, account_id, rows)
+
+
+async def one(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
+    """One delivery of the account (404 otherwise) and, for a ``link.clicked`` one, the clicks it carries as its
+    webhook sends them (those still stored: a click goes with its link), oldest first; ``clicks`` is None for an
+    event's delivery."""
+    found = await repo.by_id(db.reader, account_id, delivery_id)
+    if found is None:
+        raise NotFound("Delivery not found", f"no delivery with id {delivery_id} in this account")
+    if found.click_ids is None:
+        return {**_view(found), "clicks": None}
+    clicks = await click_hooks.clicks_of(db.reader, account_id, found.click_ids)
+    return {**_view(found, {c.id: c.code for c in clicks}), "clicks": click_hooks.click_lines(clicks)}
 
 
 STATES = ("pending", "delivered", "filtered", "skipped", "failed", "dead")
@@ -144,7 +176,7 @@ async def retry(db: Store, account_id: str, delivery_id: str) -> dict[str, Any]:
             raise Conflict("Not retryable", "only failed, dead or filtered deliveries can be retried")
     row = await repo.by_id(db.reader, account_id, delivery_id)
     assert row is not None  # retried just now; deleted only with its account
-    return _view(row)
+    return (await _views(db.reader, account_id, [row]))[0]
 
 
 async def test_connection(db: Store, account_id: str, connection_id: str,

@@ -28,6 +28,7 @@ from tests.browser.conftest import (
     sign_in_as,
 )
 from tests.browser.servers import ROOT, call
+from tests.browser.test_click_webhooks import click, click_delivery, new_link, running_receiver, subscribed
 from tests.browser.test_live import purchase
 
 DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -118,6 +119,26 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.goto(scene.dashboard(f"/deliveries?connection={DEMO_META}&state=failed"))
         page.locator('tr[data-state="failed"]').first.wait_for()
         shot("deliveries-failed")
+
+        # A webhook sent the clicks of two links, two a webhook: its settings, its deliveries of clicks, one of them.
+        with running_receiver() as receiver:
+            links = [new_link(scene, f"shot-{width}"), new_link(scene, f"shot-{width}-b", ["autumn"])]
+            connection = subscribed(scene, receiver, f"CRM clicks ({width})", {
+                "link_ids": [links[0]["id"]], "tags": ["autumn"], "batch_size": 2})
+            page.goto(scene.dashboard(f"/connections/{connection}"))
+            page.locator(f'.picked-links li[data-code="{links[0]["code"]}"]').wait_for()
+            shot("connection-clicks")
+            for n, (code, platform) in enumerate([(links[0]["code"], "ios"), (links[1]["code"], "android")]):
+                click(scene, code, f"shot-{width}-{n}", platform)
+            delivery = click_delivery(scene, connection)
+            call(f"{scene.admin}/connections/{connection}", "PATCH", {"enabled": False})
+        page.goto(scene.dashboard(f"/deliveries?connection={connection}&kind=link.clicked"))
+        page.locator(f'tr[data-delivery="{delivery["id"]}"]').wait_for()
+        shot("deliveries-clicks")
+        page.goto(scene.dashboard(f"/deliveries/{delivery['id']}"))
+        page.locator("tr[data-click]").first.wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shot("delivery-clicks")
 
         # The demo's conversions of the last 7 days by campaign; a demo customer whose purchase followed a
         # click, their path and that purchase's lineage.

@@ -1,23 +1,28 @@
 """The ``link.clicked`` webhook (issue 37), on both stores: clicks made through the real redirect reach a receiver
 on 127.0.0.1 as signed webhooks (one per click, or batched), filtered by link, tag and bots (left out unless the
-connection asks), retried after a 500 under the same ``webhook-id``, each click once, of its own account only."""
+connection asks), retried after a 500 under the same ``webhook-id``, each click once, of its own account only; the
+admin API lists a click delivery with its clicks' count and links, filters the deliveries by kind and shows one
+with its clicks."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from aiohttp.test_utils import TestClient
 from standardwebhooks.webhooks import Webhook
 
 from api.appkeys import DB
+from api.forwarding.admin import DeliveryKind
 from api.forwarding.webhooks import WEBHOOKS
 from linksvc.app import create_app
+from linksvc.forwarding.outgoing import WEBHOOK_KINDS
+from linksvc.forwarding.webhook import LINK_CLICKED
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
-from tests.conftest import ADMIN, service_server
+from tests.conftest import ADMIN, bearer, service_server, token_for
 from tests.factories import A, B, ids, two_accounts
 from tests.http.conftest import Receiver
 
@@ -181,3 +186,47 @@ async def test_a_connection_without_clicks_gets_none(service: TestClient, receiv
     await click(service, CODE_A, "seen")
     await until(lambda: tracking_ids(receiver) == ["seen"])
     assert [r for r in receiver.received if r["path"] == "/events"] == []
+
+
+async def test_a_click_delivery_in_the_admin_api_names_its_clicks(service: TestClient, receiver: Receiver) -> None:
+    connection = await subscribe(service, receiver, batch_size=2, batch_seconds=30)
+    for tracking_id in ("shown-1", "shown-2"):
+        await click(service, CODE_A, tracking_id)
+    headers = bearer(await token_for(service, A))
+    event = {"type": "PURCHASE", "customer_id": "cust-shown", "order_id": "o-shown", "currency": "COP", "value": 5,
+             "products": [{"sku": "LATTE-12", "quantity": 1, "price": 5}]}
+    response = await service.post("/api/storefront/v1/behavior/events", json=event, headers=headers)
+    assert response.status == 202, await response.text()
+    await until(lambda: len(tracking_ids(receiver)) == 2)
+    listed = f"{ADMIN_API}/connections/{connection}/deliveries"
+
+    async def page(query: str = "") -> list[dict[str, Any]]:
+        answer = await service.get(f"{listed}{query}", headers=ADMIN)
+        assert answer.status == 200, await answer.text()
+        return list((await answer.json())["data"])
+
+    [made] = await page("?kind=link.clicked")
+    assert (made["kind"], made["trigger"], made["event_id"], made["click_count"], made["link_codes"]) == (
+        "link.clicked", "click", "shown-1", 2, [CODE_A])
+    events = await page("?kind=event.accepted")
+    assert [(d["kind"], d["click_count"], d["link_codes"]) for d in events] == [("event.accepted", None, None)]
+    assert {d["kind"] for d in await page()} >= {"link.clicked", "event.accepted"}
+
+    # One delivery: a click delivery's clicks as its webhook sent them; an event's has none.
+    answer = await service.get(f"{ADMIN_API}/deliveries/{made['id']}", headers=ADMIN)
+    assert answer.status == 200, await answer.text()
+    detail = (await answer.json())["data"]
+    assert [c["tracking_id"] for c in detail["clicks"]] == ["shown-1", "shown-2"]
+    assert detail["clicks"] == next(r["json"]["data"]["clicks"] for r in clicked(receiver))
+    assert (detail["click_count"], detail["link_codes"], detail["state"]) == (2, [CODE_A], "delivered")
+    answer = await service.get(f"{ADMIN_API}/deliveries/{events[0]['id']}", headers=ADMIN)
+    assert (await answer.json())["data"]["clicks"] is None
+
+    # Another account's delivery is not found; an unknown kind is the query's error, named.
+    answer = await service.get(f"/api/admin/v1/accounts/{B}/deliveries/{made['id']}", headers=ADMIN)
+    assert answer.status == 404
+    assert set(await answer.json()) == {"error", "details"}
+    answer = await service.get(f"{listed}?kind=clicks", headers=ADMIN)
+    assert answer.status == 400
+    assert "kind" in await answer.text()
+    assert set(get_args(DeliveryKind)) == {"event", "reversal", *WEBHOOK_KINDS, LINK_CLICKED}

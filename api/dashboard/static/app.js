@@ -13,6 +13,7 @@ import { clicksView } from './clicks.js';
 import { connectionsView, connectionView } from './connections.js';
 import { customersView, customerView } from './customers.js';
 import { deliveriesView } from './deliveries.js';
+import { deliveryView } from './delivery.js';
 import { domainsView } from './domains.js';
 import { h, toast } from './dom.js';
 import { eventView } from './events.js';
@@ -44,6 +45,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/campaigns/catalog$`), catalogView],
   [new RegExp(`^${BASE}/${SEG}/campaigns/${SEG}$`), campaignView],
   [new RegExp(`^${BASE}/${SEG}/deliveries$`), deliveriesView],
+  [new RegExp(`^${BASE}/${SEG}/deliveries/${SEG}$`), deliveryView],
   [new RegExp(`^${BASE}/${SEG}/reports$`), reportsView],
   [new RegExp(`^${BASE}/${SEG}/live$`), liveView, 'links:read'],
   [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],

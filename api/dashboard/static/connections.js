@@ -1,10 +1,12 @@
 // The account's connections (documents of kind connection): the list with each one's deliveries by state, a form
 // to create one (the destination, then the config fields it needs) and to edit one. A secret is never shown back:
 // its field stays blank, and a blank secret keeps the stored one (the API keeps a masked value sent back). The
-// test sends the vendor's own test event and shows its verdict; enable and disable switch forwarding.
+// test sends the vendor's own test event and shows its verdict; enable and disable switch forwarding. A webhook
+// can also be sent the account's clicks (its config.clicks: clickhooks.js).
 
 import { editableIf } from './access.js';
 import { admin, inAccount, query } from './api.js';
+import { clickErrorPath, clickSettings } from './clickhooks.js';
 import { badge, clearErrors, field, h, showErrors, shownOnce, table, toast } from './dom.js';
 import { count } from './format.js';
 
@@ -95,7 +97,8 @@ export async function connectionsView(ctx) {
       + 'analytics vendor. Credentials are never shown back.'),
     table('Connections', [
       { label: 'Name', cell: (c) => h('a', { href: `${ctx.base}/connections/${c.id}` }, connectionName(c)) },
-      { label: 'Destination', cell: (c) => c.destination },
+      { label: 'Destination', cell: (c) => [c.destination, c.config?.clicks ? h('span', { class: 'muted',
+        title: 'config.clicks (link.clicked)' }, ' · sends clicks') : null] },
       { label: 'Status', cell: (c) => badge(c.enabled ? 'Enabled' : 'Disabled', c.enabled ? 'on' : 'off') },
       { label: 'Deliveries', class: 'wrap', cell: (c) => h('a', {
         href: `${ctx.base}/deliveries${query({ connection: c.id })}` }, c.counts) },
@@ -136,9 +139,13 @@ function configFields(destination, stored, editing) {
   });
 }
 
-// The config to save: the stored one (secrets masked, which the API keeps as they are) with the fields typed.
-function configOf(form, destination, stored, editing) {
+// The config to save: the stored one (secrets masked, which the API keeps as they are) with the fields typed,
+// and a webhook's clicks as the section says (none: the member goes).
+function configOf(form, destination, stored, editing, clicks) {
   const config = editing ? { ...stored } : {};
+  delete config.clicks;
+  const chosen = destination === 'webhook' ? clicks.value() : null;
+  if (chosen) config.clicks = chosen;
   for (const [key] of CONFIG[destination] || []) {
     const value = form.querySelector(`[name="config.${key}"]`).value.trim();
     if (value) config[key] = value;
@@ -148,9 +155,10 @@ function configOf(form, destination, stored, editing) {
   return config;
 }
 
-// Errors of event_types[2] are shown at the event types.
+// Errors of event_types[2] are shown at the event types, those of one link or tag of the clicks at their picker.
 const placed = (error) => ({ text: error.text,
-  fields: error.fields.map(([path, message]) => [path.replace(/^event_types\[\d+\]$/, 'event_types'), message]) });
+  fields: error.fields.map(([path, message]) => [clickErrorPath(path.replace(/^event_types\[\d+\]$/,
+    'event_types')), message]) });
 
 export async function connectionView(ctx) {
   const [connectionId = 'new'] = ctx.params;  // none: the new connection's page
@@ -172,8 +180,13 @@ export async function connectionView(ctx) {
     checked: connection.forward_purchases });
   const eventTypes = eventTypesField(types, connection.event_types || []);
   const config = h('div', { class: 'config-fields grid' });
-  const paintConfig = () => config.replaceChildren(...configFields(destination.value,
-    destination.value === connection.destination ? connection.config || {} : {}, editing));
+  const clicks = await clickSettings(ctx, connection.destination === 'webhook' ? connection.config?.clicks : null,
+    { editable: ctx.can('connections:write') });
+  const paintConfig = () => {
+    config.replaceChildren(...configFields(destination.value,
+      destination.value === connection.destination ? connection.config || {} : {}, editing));
+    clicks.shownFor(destination.value);
+  };
   destination.addEventListener('change', paintConfig);
   paintConfig();
   const shown = h('div', { class: 'shown-holder', 'aria-live': 'polite' });
@@ -188,6 +201,7 @@ export async function connectionView(ctx) {
   h('label', { class: 'check' }, forwardPurchases, ' Forward purchases'),
   h('label', { class: 'check' }, forwardEvents, ' Forward other events'),
   eventTypes,
+  clicks,
   h('div', { class: 'actions' }, submit),
   h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }));
 
@@ -197,7 +211,7 @@ export async function connectionView(ctx) {
     submit.disabled = true;
     const body = { name: name.value.trim(), enabled: enabled.checked, forward_events: forwardEvents.checked,
       forward_purchases: forwardPurchases.checked, event_types: eventTypes.value(),
-      config: configOf(form, destination.value, connection.config || {}, editing) };
+      config: configOf(form, destination.value, connection.config || {}, editing, clicks) };
     try {
       if (editing) {
         await admin(inAccount(ctx.account, `/connections/${connection.id}`), { method: 'PATCH', body });

@@ -3,11 +3,14 @@
 // (delivered, filtered or skipped with its reason, failed, dead, or still pending), a retry for the failed and
 // dead ones (one, or all of the connection's at once) and for the filtered ones the connection now lets through,
 // a test of the connection, and its replays: "Send again…" a time range's events (vendors deduplicate them),
-// and each replay's progress. An error that asks a person to fix the connection links to its edit form.
+// and each replay's progress. An error that asks a person to fix the connection links to its edit form. A webhook
+// subscribed to clicks also lists its deliveries of clicks (kind link.clicked): how many clicks each carried, of
+// which links, and its page (delivery.js) shows those clicks; the list filters by kind.
 
 import { admin, ApiError, inAccount, query } from './api.js';
 import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
 import { count } from './format.js';
+import { carried, clicksSheet, KIND_NAMES, kindLabel, kindsOf } from './delivery.js';
 import { localValue, utcValue } from './lifecycle.js';
 
 const PAGE = 50;
@@ -37,6 +40,18 @@ export function forwardedTypes(connection) {
   if (types.includes('*')) return 'Every event type';
   if (!types.length) return 'No event type: this connection forwards nothing until its event_types are chosen';
   return types.join(', ');
+}
+
+// What a webhook's config.clicks says, in words.
+export function clicksSent(clicks) {
+  const which = (clicks.link_ids || []).length || (clicks.tags || []).length
+    ? [(clicks.link_ids || []).length ? `${clicks.link_ids.length} link${clicks.link_ids.length === 1 ? '' : 's'}`
+      : null, (clicks.tags || []).length ? `links tagged ${clicks.tags.join(', ')}` : null].filter(Boolean)
+      .join(' and ')
+    : 'every link';
+  const bots = { include: 'bots included', only: 'only bots' }[clicks.bots] || 'bots left out';
+  const size = clicks.batch_size || 1;
+  return `The clicks of ${which} (${bots}), ${size === 1 ? 'one per webhook' : `up to ${size} per webhook`}`;
 }
 
 async function summary(ctx, chosen, onRetried) {
@@ -69,6 +84,8 @@ async function summary(ctx, chosen, onRetried) {
   });
   return h('dl', { class: 'facts compact', 'aria-label': 'Forwarding summary' },
     h('dt', {}, 'Forwards'), h('dd', { 'data-fact': 'event-types' }, forwardedTypes(chosen)),
+    chosen.destination === 'webhook' && chosen.config?.clicks ? [h('dt', { title: 'config.clicks' }, 'Clicks'),
+      h('dd', { 'data-fact': 'clicks' }, clicksSent(chosen.config.clicks))] : null,
     h('dt', {}, 'Deliveries'), h('dd', { 'data-fact': 'states' }, states || 'none yet',
       failed > 0 && ctx.can('deliveries:write') ? [' ', retryFailed] : null),
     ...(counts.filtered.length ? [h('dt', {}, 'Filtered, by reason'), h('dd', { 'data-fact': 'filtered' },
@@ -139,7 +156,15 @@ async function replaysSection(ctx, chosen) {
       + 'rules apply as they are now.'), form, list);
 }
 
+function emptyText(state, kind) {
+  const ofKind = kind ? ` of this kind (${KIND_NAMES[kind] || kind})` : '';
+  if (state) return `No ${state} deliveries${ofKind} to this connection.`;
+  return kind ? `Nothing${ofKind} has been sent to this connection yet.`
+    : 'Nothing has been forwarded to this connection yet.';
+}
+
 export async function deliveriesView(ctx) {
+  clicksSheet();
   const connections = (await admin(inAccount(ctx.account, `/connections${query({ limit: 500 })}`))).data;
   if (!connections.length) {
     return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
@@ -148,15 +173,20 @@ export async function deliveriesView(ctx) {
   }
   const chosen = connections.find((c) => c.id === ctx.search.get('connection')) || connections[0];
   const state = STATES.includes(ctx.search.get('state')) ? ctx.search.get('state') : '';
+  const kinds = kindsOf(chosen.destination);
+  const kind = kinds.includes(ctx.search.get('kind')) ? ctx.search.get('kind') : '';
   const connection = h('select', { name: 'connection' }, connections.map((c) => h('option',
     { value: c.id, selected: c.id === chosen.id },
     `${c.name || c.destination} (${c.destination}${c.enabled ? '' : ', disabled'})`)));
   const stateSelect = h('select', { name: 'state' }, h('option', { value: '' }, 'All states'),
     STATES.map((s) => h('option', { value: s, selected: s === state }, s)));
+  const kindSelect = h('select', { name: 'kind' }, h('option', { value: '' }, 'Everything'),
+    kinds.map((k) => h('option', { value: k, selected: k === kind }, KIND_NAMES[k] || k)));
   const form = h('form', { class: 'toolbar filters', 'aria-label': 'Filters' },
-    field('Connection', connection), field('State', stateSelect));
-  form.addEventListener('change', () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: connection.value,
-    state: stateSelect.value })}`));
+    field('Connection', connection), field('State', stateSelect), field('What was sent', kindSelect));
+  // Another connection: its own kinds (a kind chosen for the one before may not be one of them).
+  form.addEventListener('change', (event) => ctx.navigate(`${ctx.base}/deliveries${query({ connection: connection.value,
+    state: stateSelect.value, kind: event.target === connection ? '' : kindSelect.value })}`));
 
   const testButton = h('button', { type: 'button', class: 'small' }, 'Test connection');
   const testResult = h('p', { class: 'muted', role: 'status' });
@@ -194,29 +224,30 @@ export async function deliveriesView(ctx) {
   function paint() {
     results.replaceChildren(table('Deliveries', [
       { label: 'Created', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
-      { label: 'Kind', cell: (d) => d.kind },
+      { label: 'Kind', cell: (d) => kindLabel(d) },
       { label: 'State', cell: (d) => badge(d.state) },
       { label: 'Reason or last error', class: 'wrap', cell: (d) => outcomeCell(ctx, d) },
       { label: 'Tries', class: 'num', sort: (d) => d.tries, cell: (d) => count(d.tries) },
-      { label: 'Event', cell: (d) => h('code', { title: d.event_id }, d.event_id.slice(0, 8)) },
+      { label: 'What it carried', class: 'wrap', cell: (d) => carried(ctx, d) },
       { label: 'Action', cell: (d) => retryButton(d) || '—' },
-    ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state } })),
-    { empty: state ? `No ${state} deliveries to this connection.` : 'Nothing has been forwarded to this connection yet.' }),
+    ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state,
+      'data-kind': item.kind } })),
+    { empty: emptyText(state, kind) }),
     ...(shown.length && shown.length % PAGE === 0 ? [more] : []));
   }
 
   async function load() {
-    const page = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries${query({ state,
+    const page = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries${query({ state, kind,
       limit: PAGE, offset: shown.length })}`))).data;
     shown.push(...page);
     paint();
   }
   more.addEventListener('click', load);
   await load();
-  const reload = () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: chosen.id, state })}`);
+  const reload = () => ctx.navigate(`${ctx.base}/deliveries${query({ connection: chosen.id, state, kind })}`);
   return h('section', {}, h('h1', { tabindex: -1 }, 'Deliveries'),
-    h('p', { class: 'muted' }, 'Events forwarded to each connection: delivered, filtered (with the reason), failed '
-      + '(refused by the destination), dead (retries exhausted) or pending.'),
+    h('p', { class: 'muted' }, 'Events forwarded to each connection, and the clicks a webhook is sent: delivered, '
+      + 'filtered (with the reason), failed (refused by the destination), dead (retries exhausted) or pending.'),
     form, h('p', {}, h('a', { href: `${ctx.base}/connections/${chosen.id}` }, 'Edit this connection')),
     await summary(ctx, chosen, reload),
     ctx.can('deliveries:write') ? h('div', { class: 'toolbar' }, testButton, testResult) : null, results,
