@@ -9,6 +9,7 @@ import { admin, ApiError, inAccount, query } from './api.js';
 import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
 import { count } from './format.js';
 import { localValue, utcValue } from './lifecycle.js';
+import { refocusSort } from './table.js';
 
 const PAGE = 50;
 const STATES = ['pending', 'delivered', 'filtered', 'skipped', 'failed', 'dead'];
@@ -174,6 +175,7 @@ export async function deliveriesView(ctx) {
 
   const results = h('div', { class: 'results' });
   const shown = [];
+  let sort = '-created';  // the API orders every delivery of the connection (?sort=): newest first unless asked
   const more = h('button', { type: 'button', class: 'quiet' }, 'Show more');
 
   function retryButton(delivery) {
@@ -193,21 +195,22 @@ export async function deliveriesView(ctx) {
 
   function paint() {
     results.replaceChildren(table('Deliveries', [
-      { label: 'Created', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
+      { label: 'Created', sortKey: 'created', sortFirst: 'descending', cell: (d) => when(d.created_at) },
       { label: 'Kind', cell: (d) => d.kind },
-      { label: 'State', cell: (d) => badge(d.state) },
+      { label: 'State', sortKey: 'state', cell: (d) => badge(d.state) },
       { label: 'Reason or last error', class: 'wrap', cell: (d) => outcomeCell(ctx, d) },
-      { label: 'Tries', class: 'num', sort: (d) => d.tries, cell: (d) => count(d.tries) },
+      { label: 'Tries', class: 'num', sortKey: 'tries', sortFirst: 'descending', cell: (d) => count(d.tries) },
       { label: 'Event', cell: (d) => h('code', { title: d.event_id }, d.event_id.slice(0, 8)) },
       { label: 'Action', cell: (d) => retryButton(d) || '—' },
     ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state } })),
-    { empty: state ? `No ${state} deliveries to this connection.` : 'Nothing has been forwarded to this connection yet.' }),
+    { empty: state ? `No ${state} deliveries to this connection.` : 'Nothing has been forwarded to this connection yet.',
+      server: { sort, onSort: (next) => { sort = next; shown.length = 0; load().then(() => refocusSort(results, next)); } } }),
     ...(shown.length && shown.length % PAGE === 0 ? [more] : []));
   }
 
   async function load() {
     const page = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries${query({ state,
-      limit: PAGE, offset: shown.length })}`))).data;
+      sort: sort === '-created' ? '' : sort, limit: PAGE, offset: shown.length })}`))).data;
     shown.push(...page);
     paint();
   }
