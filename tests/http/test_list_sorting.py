@@ -59,7 +59,8 @@ async def make_links(client: TestClient) -> dict[str, dict[str, Any]]:
     response = await client.get("/s-d", headers={"User-Agent": GOOGLEBOT}, allow_redirects=False)
     assert response.status == 302
     # "s-b" changed last: the newest by update, not by creation
-    response = await client.patch(f"{API}/links/{made['s-b']['id']}", json={"destination_url": "https://shop.example/s-b?v=2"}, headers=ADMIN)
+    response = await client.patch(f"{API}/links/{made['s-b']['id']}", headers=ADMIN,
+                                  json={"destination_url": "https://shop.example/s-b?v=2"})
     assert response.status == 200, await response.text()
     return made
 
