@@ -1,7 +1,7 @@
 // The list of links (searchable, paged, with the clicks of the last 7 days) and the form that creates one.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, debounce, field, h, pager, saveBlob, showErrors, table, toast, when } from './dom.js';
+import { badge, clearErrors, day, debounce, field, h, pager, saveBlob, showErrors, table, toast, when } from './dom.js';
 import { count, number } from './format.js';
 import { refocusSort } from './table.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
@@ -22,6 +22,9 @@ export function tagBadges(tags, colors = new Map()) {
     ? h('span', { class: 'tags' }, tags.map((t) => badge(t, `tag${colors.get(t) ? ` tag-${colors.get(t)}` : ''}`)))
     : '—';
 }
+
+// A day in the list (the time in full on hover), or "—".
+const dated = (name) => (l) => (l[name] ? h('span', { title: when(l[name]) }, day(l[name])) : '—');
 
 export async function linksView(ctx) {
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
@@ -77,8 +80,8 @@ export async function linksView(ctx) {
     results.replaceChildren(
       table('Links', [
         { label: 'Select', class: 'pick', cell: pick },
-        { label: 'Code', sortKey: 'code', cell: (l) => h('a', { href: `${ctx.base}/links/${l.id}` }, l.code) },
-        { label: 'Kind', cell: (l) => kindLabel(l.kind) },
+        { label: 'Code', sortKey: 'code', cell: (l) => [h('a', { href: `${ctx.base}/links/${l.id}` }, l.code),
+          h('span', { class: 'muted link-kind' }, kindLabel(l.kind))] },
         { label: 'Campaign', cell: (l) => l.campaign_name || (l.campaign_id ? l.campaign_id : '—') },
         { label: 'Destination', class: 'url', cell: (l) => h('span', { title: l.destination_url }, l.destination_url) },
         { label: 'Tags', cell: (l) => tagBadges(l.tags, colors) },
@@ -86,10 +89,11 @@ export async function linksView(ctx) {
         { label: 'Clicks (7 days)', class: 'num', cell: (l) => count(l.clicks_7d) },
         { label: 'Clicks', class: 'num', sortKey: 'clicks', sortFirst: 'descending',
           title: 'Clicks by people since the link was made', cell: (l) => count(l.clicks) },
-        { label: 'Last clicked', sortKey: 'last_clicked', sortFirst: 'descending', cell: (l) => when(l.last_clicked_at) },
-        { label: 'Created', sortKey: 'created', sortFirst: 'descending', cell: (l) => when(l.created_at) },
+        { label: 'Last clicked', sortKey: 'last_clicked', sortFirst: 'descending', cell: dated('last_clicked_at') },
+        { label: 'Created', sortKey: 'created', sortFirst: 'descending', cell: dated('created_at') },
         { label: 'Status', cell: (l) => (l.disabled ? badge('Disabled', 'off') : badge('Active', 'on')) },
       ], rows, { empty: filtered ? 'No link matches this search.' : 'No links yet: create the first one.',
+        className: 'links-list',
         server: { sort, onSort: (next) => { sort = next; offset = 0; load().then(() => refocusSort(results, next)); } } }),
       rows.length ? h('p', { class: 'muted sort-note' }, 'Code, Clicks, Last clicked and Created sort every link '
         + 'found, not only this page; the filter box looks within this page.') : null,
