@@ -84,15 +84,26 @@ def test_tables_sort_numbers_and_dates_and_filter_their_rows(watched: Watched, s
 
 def test_the_links_list_sorts_every_page_by_clicks_through_the_api(watched: Watched, scene: Scene) -> None:
     """More links than a page holds, the most clicked made first (so the last page by creation): sorted by clicks,
-    it is the first row of page 1, and page 2 goes on in that order."""
+    it is the first row of page 1, and page 2 goes on in that order. The links are deleted after, so that the
+    other tests find the demo's links on the list's first page."""
     clicks = [7, *([0, 1, 2, 3] * 5), 5]  # 22 links, a page holds 20
-    for n, times in enumerate(clicks):
-        code = f"sortclk-{n:02d}"
-        status, body = call(f"{scene.admin}/links", "POST", {"code": code, "kind": "external",
-                                                             "destination_url": f"https://shop.example/{code}"})
-        assert status == 201, body
-        for _ in range(times):
-            assert call(f"{scene.base}/{code}", headers={"User-Agent": DESKTOP_UA}, token=None)[0] == 302
+    made: list[str] = []
+    try:
+        for n, times in enumerate(clicks):
+            code = f"sortclk-{n:02d}"
+            status, body = call(f"{scene.admin}/links", "POST", {"code": code, "kind": "external",
+                                                                 "destination_url": f"https://shop.example/{code}"})
+            assert status == 201, body
+            made.append(body["data"]["id"])
+            for _ in range(times):
+                assert call(f"{scene.base}/{code}", headers={"User-Agent": DESKTOP_UA}, token=None)[0] == 302
+        _sorted_by_clicks(watched, scene)
+    finally:
+        for link_id in made:
+            assert call(f"{scene.admin}/links/{link_id}", "DELETE")[0] == 204
+
+
+def _sorted_by_clicks(watched: Watched, scene: Scene) -> None:
     page = watched.page
     sign_in(watched, scene)
     page.goto(scene.dashboard("/links?q=sortclk-"))
