@@ -240,13 +240,37 @@ async def count_campaigns(conn: Conn, q: CampaignQuery) -> int:
     return int(row[0]) if row else 0
 
 
-async def campaign_page(conn: Conn, q: CampaignQuery, offset: int, limit: int) -> list[CampaignRecord]:
-    """One page of matching campaigns in list order."""
+_STATUS_RANK = (f"(CASE WHEN {_FINISHED} THEN 3 WHEN c.paused = 1 THEN 2 "
+                "WHEN c.starts_at IS NOT NULL AND c.starts_at > :now THEN 1 ELSE 0 END)")
+CAMPAIGN_ORDERS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "order": (("c.sort_order", "c.created_at"), False), "created": (("c.created_at",), False),
+    "starts": (("c.starts_at",), True), "ends": (("c.ends_at",), True), "status": ((_STATUS_RANK,), False),
+    "name": ((), False),
+}
+"""The orders of the dashboard's list by name: the expressions sorted by (the name's is the store's own), and
+whether they can be missing (NULL: put last either way). ``status`` ranks running, scheduled, paused, finished,
+by the status rule at the query's ``now``."""
+
+
+def _campaign_order(conn: Conn, sort: str, descending: bool) -> str:
+    expressions, nullable = CAMPAIGN_ORDERS[sort]
+    if sort == "name":  # the name's lower case, compared byte by byte on both stores
+        name = f"lower({json_member(conn, 'c.body', 'name')})"
+        expressions = (f'{name} COLLATE "C"' if dialect(conn) == "postgresql" else name,)
+    way = "DESC" if descending else "ASC"
+    first = f"({expressions[0]} IS NULL), " if nullable else ""
+    return first + ", ".join(f"{e} {way}" for e in (*expressions, "c.id"))
+
+
+async def campaign_page(conn: Conn, q: CampaignQuery, offset: int, limit: int, sort: str = "order",
+                        descending: bool = False) -> list[CampaignRecord]:
+    """One page of matching campaigns in the order ``sort`` (a key of :data:`CAMPAIGN_ORDERS`) names; ties are
+    ordered by id, so offset paging shows each campaign once."""
     where, params = _where(q, dialect(conn) == "postgresql")
     rows = await fetch_all(
         conn,
         f"SELECT c.id, c.type, c.body FROM campaigns c WHERE {where} "
-        "ORDER BY c.sort_order, c.created_at, c.id LIMIT :limit OFFSET :offset",
+        f"ORDER BY {_campaign_order(conn, sort, descending)} LIMIT :limit OFFSET :offset",
         {**params, "limit": limit, "offset": offset},
     )
     return [CampaignRecord(r[0], r[1], orjson.loads(r[2])) for r in rows]

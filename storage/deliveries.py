@@ -243,13 +243,22 @@ async def of_event(conn: Conn, account_id: str, event_id: str) -> list[DeliveryR
     return [_delivery(r) for r in rows]
 
 
+DELIVERY_ORDERS = {"created": "seq", "updated": "updated_at", "state": "state", "tries": "tries"}
+"""The orders of a connection's deliveries by name: the column sorted by (``created``: the order they were made
+in). Ties are ordered by ``seq``, the same way, so offset paging shows each delivery once."""
+
+
 async def of_connection(conn: Conn, account_id: str, connection_id: str, state: str | None, limit: int,
-                        offset: int, kind: str | None = None) -> list[DeliveryRecord]:
-    """A page of the connection's deliveries, newest first, of one state and of one kind when given."""
+                        offset: int, sort: str = "created", descending: bool = True, kind: str | None = None
+                        ) -> list[DeliveryRecord]:
+    """A page of the connection's deliveries in the order of ``sort`` (:data:`DELIVERY_ORDERS`, ties by when they
+    were made), of one state and of one kind when given."""
     where = "account_id = ? AND connection_id = ?" + (" AND state = ?" if state else "") + (
         " AND kind = ?" if kind else "")
     params: list[Any] = [account_id, connection_id, *([state] if state else []), *([kind] if kind else [])]
-    rows = await fetch_all(conn, f"SELECT {_DELIVERY} FROM deliveries WHERE {where} ORDER BY seq DESC LIMIT ? "
+    way = "DESC" if descending else "ASC"
+    column = DELIVERY_ORDERS[sort]
+    order = f"seq {way}" if column == "seq" else f"{column} {way}, seq {way}"
                                  "OFFSET ?", [*params, limit, offset])
     return [_delivery(r) for r in rows]
 

@@ -1,9 +1,14 @@
-"""The dashboard's list of links: one page of an account's links, newest first, with recent human clicks.
+"""The dashboard's list of links: one page of an account's links in the order asked (newest first unless told),
+with their human clicks: of the last week, of all time, and the time of the latest.
 
 ``LinkFilter.needle`` is a lower-case substring looked for in the code, the destination URL, the folder and the
 tags (``instr`` rather than ``LIKE``, so ``%`` and ``_`` in a search mean themselves). SQLite's ``lower`` folds
 ASCII letters only, which is what codes and URLs are made of. The clicks are counted with the
-``clicks_link_time`` index.
+``clicks_link_time`` index; a link's clicks of all time are its rows of ``link_human_clicks`` (by its index).
+
+Every order ends with the link's id in the same direction, so that two links never compare equal: offset paging
+under any order shows each link once (while no link is added or removed between the pages). A link never
+clicked has no latest click: it comes last in either direction.
 """
 
 from __future__ import annotations
@@ -67,29 +72,52 @@ def _where(account_id: str, f: LinkFilter, postgresql: bool = False) -> tuple[st
 
 @dataclass(frozen=True, slots=True)
 class LinkOverviewRecord:
-    """One link of the dashboard's list: its stored body (decoded), its campaign's name and its recent clicks."""
+    """One link of the dashboard's list: its stored body (decoded), its campaign's name, its human clicks since the
+    time asked (``clicks``), of all time (``total_clicks``) and the time of its latest (None: never clicked)."""
 
     id: str
     link: dict[str, Any]
     created_at: str
+    updated_at: str
     campaign_name: str | None
     clicks: int
+    total_clicks: int
+    last_clicked_at: str | None
+
+
+_TOTAL = "(SELECT coalesce(sum(h.clicks), 0) FROM link_human_clicks h WHERE h.link_id = l.id)"
+_LAST = ("(SELECT k.clicked_at FROM clicks k WHERE k.link_id = l.id AND k.bot = 0 "
+         "ORDER BY k.clicked_at DESC LIMIT 1)")
+LINK_ORDERS: dict[str, tuple[str, bool]] = {
+    "created": ("l.created_at", False), "updated": ("l.updated_at", False), "code": ("l.code", False),
+    "clicks": (_TOTAL, False), "last_clicked": (_LAST, True),
+}
+"""The orders of the list by name: the expression sorted by, and whether it can be missing (NULL, put last)."""
+
+
+def _order(sort: str, descending: bool) -> str:
+    expression, nullable = LINK_ORDERS[sort]
+    way = "DESC" if descending else "ASC"
+    first = f"({expression} IS NULL), " if nullable else ""
+    return f"{first}{expression} {way}, l.id {way}"
 
 
 async def page_links(conn: Conn, account_id: str, f: LinkFilter, clicks_since: str, limit: int,
-                     offset: int) -> list[LinkOverviewRecord]:
-    """The page's links, with their human clicks since ``clicks_since``."""
+                     offset: int, sort: str = "created", descending: bool = True) -> list[LinkOverviewRecord]:
+    """The page's links in the order ``sort`` (a key of :data:`LINK_ORDERS`) names, with their clicks."""
     postgresql = dialect(conn) == "postgresql"
     where, params = _where(account_id, f, postgresql)
     rows = await fetch_all(
         conn,
-        f"SELECT l.id, l.body, l.created_at, {json_member(conn, 'c.body', 'name')} AS campaign_name, "
-        "(SELECT count(*) FROM clicks k WHERE k.link_id = l.id AND k.clicked_at >= :since AND k.bot = 0) AS clicks "
+        f"SELECT l.id, l.body, l.created_at, l.updated_at, {json_member(conn, 'c.body', 'name')} AS campaign_name, "
+        "(SELECT count(*) FROM clicks k WHERE k.link_id = l.id AND k.clicked_at >= :since AND k.bot = 0) AS clicks, "
+        f"{_TOTAL} AS total_clicks, {_LAST} AS last_clicked_at "
         "FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.account_id = l.account_id "
-        f"WHERE {where} ORDER BY l.created_at DESC, l.id DESC LIMIT :limit OFFSET :offset",
+        f"WHERE {where} ORDER BY {_order(sort, descending)} LIMIT :limit OFFSET :offset",
         {**params, "since": clicks_since, "limit": limit, "offset": offset},
     )
-    return [LinkOverviewRecord(r[0], orjson.loads(r[1]), r[2], r[3], int(r[4])) for r in rows]
+    return [LinkOverviewRecord(r[0], orjson.loads(r[1]), r[2], r[3], r[4], int(r[5]), int(r[6]), r[7])
+            for r in rows]
 
 
 async def count_links(conn: Conn, account_id: str, f: LinkFilter) -> int:

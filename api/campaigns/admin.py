@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +21,13 @@ class CampaignOverviewQuery(Paging):
     type: CampaignType | None = None
     status: CampaignStatus | None = Field(default=None, description="the status now; NOT FINISHED is all but FINISHED")
     brand_id: Uuid | None = None
+    sort: Literal["order", "-order", "name", "-name", "created", "-created", "starts", "-starts", "ends", "-ends",
+                  "status", "-status"] = Field(default="order", description=(
+        "the order of the whole list, before paging: order (the campaigns' own list order, as the storefront "
+        "lists them), name (whatever the case), created, starts or ends (campaigns without that date come last "
+        "either way), status (running, scheduled, paused, finished), A to Z, earliest or first, or the other way "
+        "round with a - before it (-created: newest first). Campaigns that tie are ordered by id, so pages never "
+        "repeat or skip one"))
 
 
 class CampaignSummary(BaseModel):
@@ -34,7 +43,7 @@ class CampaignSummary(BaseModel):
 
 async def campaigns_overview(request: web.Request, query: CampaignOverviewQuery) -> web.Response:
     items, total = await campaign_overview(request.app[DB], request.match_info["account_id"], query.type,
-                                           query.status, query.brand_id, query.limit, query.offset)
+                                           query.status, query.brand_id, query.limit, query.offset, query.sort)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 

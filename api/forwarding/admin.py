@@ -62,6 +62,12 @@ class DeliveriesQuery(Paging):
     kind: DeliveryKind | None = Field(default=None, description=(
         "only the deliveries of this kind: a webhook's link.clicked (clicks), event.accepted, reward.issued, "
         "purchase.reversed, reward.reversed, tier.changed; another destination's event or reversal"))
+    sort: Literal["created", "-created", "updated", "-updated", "state", "-state", "tries", "-tries"] = Field(
+        default="-created", description=(
+            "the order of the whole list, before paging: created (the order the deliveries were made in), updated "
+            "(the latest change of state), state (by its name) or tries, oldest, A or fewest first, or the other "
+            "way round with a - before it (-created, the default: newest first). Deliveries that tie are ordered "
+            "by when they were made, so pages never repeat or skip one"))
 
 
 async def event_deliveries(request: web.Request) -> web.Response:
@@ -72,7 +78,7 @@ async def event_deliveries(request: web.Request) -> web.Response:
 async def connection_deliveries(request: web.Request, query: DeliveriesQuery) -> web.Response:
     account_id, connection_id = request.match_info["account_id"], request.match_info["id"]
     return data(await deliveries.of_connection(request.app[DB], request.app[RESOURCES], account_id, connection_id,
-                                               query.state, query.limit, query.offset, query.kind))
+                                               query.state, query.limit, query.offset, query.sort, query.kind))
 
 
 async def get_delivery(request: web.Request) -> web.Response:

@@ -46,13 +46,28 @@ class LinkSummary(BaseModel):
     folder: str | None = Field(description="the folder the link is in; null: none")
     short_url: str
     clicks_7d: int = Field(description="human clicks of the last seven days (bots are not counted)")
+    clicks: int = Field(description="human clicks of all time (bots are not counted)")
+    last_clicked_at: str | None = Field(description="the time of the latest human click; null: never clicked")
     created_at: str
+    updated_at: str = Field(description="when the link was last changed")
 
 
-async def links_overview(request: web.Request, query: LinkSearchQuery) -> web.Response:
+LinkSort = Literal["created", "-created", "updated", "-updated", "code", "-code", "clicks", "-clicks",
+                   "last_clicked", "-last_clicked"]
+
+
+class LinkOverviewQuery(LinkSearchQuery):
+    sort: LinkSort = Field(default="-created", description=(
+        "the order of the whole list, before paging: created (when the link was made), updated (last changed), "
+        "code, clicks (human clicks of all time) or last_clicked (the latest human click; links never clicked "
+        "come last either way), A to Z and oldest or fewest first, or the other way round with a - before it "
+        "(-clicks: most clicked first). Links that tie are ordered by id, so pages never repeat or skip one"))
+
+
+async def links_overview(request: web.Request, query: LinkOverviewQuery) -> web.Response:
     items, total = await link_overview(request.app[DB], request.app[CLICKS], request.match_info["account_id"],
                                        query.search(), query.limit, query.offset, request.app[SETTINGS].public_url,
-                                       request.app[SETTINGS].domain_verify_scheme)
+                                       request.app[SETTINGS].domain_verify_scheme, query.sort)
     return json_response({"data": items, "count": total, "limit": query.limit, "offset": query.offset})
 
 
@@ -141,9 +156,10 @@ def overview_endpoints() -> list[Endpoint]:
     """Declared before ``api.admin``'s resource endpoints (see the module docstring)."""
     return [
         Endpoint("GET", "/accounts/{account_id}/links/overview", links_overview,
-                 "Links newest first with their human clicks of the last 7 days; q searches code, destination (UTM "
-                 "values too), folder and tags; tag, folder and utm_* filter",
-                 "links", query=LinkSearchQuery, response=Page[LinkSummary], security="admin",
+                 "Links in the order asked (newest first unless sort says otherwise) with their human clicks of "
+                 "the last 7 days and of all time; q searches code, destination (UTM values too), folder and tags; "
+                 "tag, folder and utm_* filter",
+                 "links", query=LinkOverviewQuery, response=Page[LinkSummary], security="admin",
                  permission="links:read", errors=ERRORS),
         Endpoint("POST", "/accounts/{account_id}/links/preview", links_preview,
                  "Where a link would send desktop, Android and iOS clicks, with UTM changes applied; saves nothing",

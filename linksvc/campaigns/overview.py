@@ -13,6 +13,7 @@ from typing import Any
 from linksvc.accounts.service import get_account
 from linksvc.campaigns.service import status_of
 from linksvc.clock import iso, utcnow
+from linksvc.sorting import order_of
 from linksvc.store import Store
 from storage import campaigns as repo
 
@@ -27,12 +28,16 @@ def campaign_summary(body: dict[str, Any], now: Any) -> dict[str, Any]:
 
 
 async def campaign_overview(db: Store, account_id: str, type_: str | None, status: str | None,
-                            brand_id: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """One page of the account's campaigns in list order, and the number of all that match."""
+                            brand_id: str | None, limit: int, offset: int,
+                            sort: str = "order") -> tuple[list[dict[str, Any]], int]:
+    """One page of the account's campaigns in the order ``sort`` names (:mod:`linksvc.sorting`; the list order
+    unless told: ``order``, ``name``, ``created``, ``starts``, ``ends``, ``status``), and the number of all that
+    match."""
     conn = db.reader
     await get_account(conn, account_id)
     moment = utcnow()
     query = repo.CampaignQuery(account_id=account_id, now=iso(moment), type=type_, status=status, brand_id=brand_id)
-    page = await repo.campaign_page(conn, query, offset, limit)
+    key, descending = order_of(sort)
+    page = await repo.campaign_page(conn, query, offset, limit, key, descending)
     total = await repo.count_campaigns(conn, query)
     return [campaign_summary(campaign.body, moment) for campaign in page], total

@@ -21,6 +21,7 @@ from linksvc.errors import Conflict, NotFound
 from linksvc.forwarding import click_hooks, outbox, versions
 from linksvc.forwarding.rules import lifted_reasons
 from linksvc.resources.service import Resources
+from linksvc.sorting import order_of
 from linksvc.store import Store, StoreError
 from storage import click_hooks as click_repo
 from storage import deliveries as repo
@@ -79,12 +80,15 @@ async def of_event(db: Store, account_id: str, event_id: str) -> list[dict[str, 
 
 
 async def of_connection(db: Store, resources: Resources, account_id: str, connection_id: str, state: str | None,
-                        limit: int, offset: int, kind: str | None = None) -> list[dict[str, Any]]:
-    """A page of the deliveries to the connection, newest first, of one state and one kind when given (404 unless
-    the account's connection)."""
+                        limit: int, offset: int, sort: str = "-created", kind: str | None = None
+                        ) -> list[dict[str, Any]]:
+    """A page of the deliveries to the connection in the order ``sort`` names (:mod:`linksvc.sorting`; newest
+    first unless told: ``created``, ``updated``, ``state``, ``tries``), of one state and one kind when given (404
+    unless the account's connection)."""
     await resources.get(account_id, "connections", connection_id)
     await settle(db, account_id)
-    rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset, kind)
+    key, descending = order_of(sort)
+    rows = await repo.of_connection(db.reader, account_id, connection_id, state, limit, offset, key, descending, kind)
     return await _views(db.reader, account_id, rows)
 
 

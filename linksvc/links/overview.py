@@ -34,6 +34,7 @@ from linksvc.links.utm import default_utm, edit_utm, utm_of
 from linksvc.rules.engine import CompiledRule, Facts, Rules, compile_rules, target_codes, target_fields, with_target
 from linksvc.rules.engine import explain as explain_rules
 from linksvc.rules.geo import Geo, Place
+from linksvc.sorting import order_of
 from linksvc.store import Store
 from storage import link_overview as repo
 from storage.clicks import human_clicks_of
@@ -60,15 +61,20 @@ PREVIEW_DEVICES: tuple[tuple[str, str, str], ...] = (
 
 
 async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, search: LinkSearch, limit: int,
-                        offset: int, public_url: str, domain_scheme: str = "https") -> tuple[list[dict[str, Any]], int]:
-    """One page of the account's links that ``search`` finds, newest first, with their human clicks of the last
-    seven days (every click taken so far is counted). The page is read on the background reader: counting a page
-    of links' clicks walks every click of the week on them, which anonymous clickers add without end."""
+                        offset: int, public_url: str, domain_scheme: str = "https",
+                        sort: str = "-created") -> tuple[list[dict[str, Any]], int]:
+    """One page of the account's links that ``search`` finds, in the order ``sort`` names
+    (:mod:`linksvc.sorting`; newest first unless told: ``created``, ``updated``, ``code``, ``clicks`` of all time,
+    ``last_clicked``), with their human clicks of the last seven days and of all time and the time of the latest
+    (every click taken so far is counted). The page is read on the background reader: counting a page of links'
+    clicks walks every click of the week on them, which anonymous clickers add without end, and an order by
+    clicks counts those of every link found."""
     await get_account(db.reader, account_id)
     await clicks.flush_before_counting()
     found = link_filter(search)
     since = iso(utcnow() - timedelta(days=CLICK_DAYS))
-    rows = await repo.page_links(db.background, account_id, found, since, limit, offset)
+    key, descending = order_of(sort)
+    rows = await repo.page_links(db.background, account_id, found, since, limit, offset, key, descending)
     total = await repo.count_links(db.background, account_id, found)
     items = []
     for row in rows:
@@ -80,7 +86,8 @@ async def link_overview(db: Store, clicks: ClickRecorder, account_id: str, searc
             "tags": list(link.get("tags") or []), "folder": link.get("folder"),
             "short_url": short_url_of(public_url, domain_scheme, link),
             "clicks_7d": row.clicks,
-            "created_at": row.created_at,
+            "clicks": row.total_clicks, "last_clicked_at": row.last_clicked_at,
+            "created_at": row.created_at, "updated_at": row.updated_at,
         })
     return items, total
 

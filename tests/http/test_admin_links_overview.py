@@ -48,6 +48,9 @@ async def test_overview_lists_newest_first_with_human_clicks_of_the_week(seeded:
     assert status == 200 and page["count"] == 3 and (page["limit"], page["offset"]) == (50, 0)
     assert [link["code"] for link in page["data"]] == ["other", "spring-Menu", "lnkaaaa"]
     row = page["data"][1]
+    last_clicked = row.pop("last_clicked_at")
+    assert last_clicked is not None and last_clicked >= spring["created_at"]
+    assert (row.pop("clicks"), row.pop("updated_at")) == (2, spring["updated_at"])  # of all time: people only
     assert row == {
         "id": spring["id"], "code": "spring-Menu", "kind": "campaign", "campaign_id": ids(A)["campaigns"],
         "campaign_name": "Welcome", "destination_url": "https://shop.example/Spring?x=1#top", "disabled": False,

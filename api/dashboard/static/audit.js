@@ -60,14 +60,14 @@ export async function auditView(ctx) {
     }
     results.replaceChildren(
       table('Audit log', [
-        { label: 'When', sort: (e) => e.at, cell: (e) => when(e.at) },
+        { label: 'When', cell: (e) => when(e.at) },
         { label: 'Who', cell: (e) => who(e.actor) },
         { label: 'Object', cell: (e) => [e.object.kind, e.object.id ? [' ', h('code', {}, e.object.id)] : null] },
         { label: 'Action', cell: (e) => e.action },
         { label: 'Fields', cell: (e) => fieldsOf(e.fields) },
         { label: 'From', cell: (e) => e.client || '—' },
       ], answer.data.map((e) => ({ item: e, attrs: { 'data-kind': e.object.kind, 'data-action': e.action,
-        'data-object': e.object.id } })), { empty: 'No entry matches.' }),
+        'data-object': e.object.id } })), { empty: 'No entry matches.', server: { sort: '', onSort: () => {} } }),
       pager(offset, LIMIT, answer.count, answer.data.length, load));
   }
 
@@ -80,5 +80,7 @@ export async function auditView(ctx) {
     h('h1', { tabindex: -1 }, 'Audit log'),
     h('p', { class: 'muted' }, 'Every change made to this account through the admin API and this dashboard, '
       + 'the newest first. Secrets are masked; no one can edit an entry.'),
+    h('p', { class: 'muted sort-note' }, 'The log is kept in the order things happened, so it is not sorted by '
+      + 'other columns: narrow it with the filters (who, object, action, days) instead.'),
     form, results);
 }

@@ -6,6 +6,7 @@ import { admin, inAccount, query } from './api.js';
 import { campaignEditSection } from './campaignedit.js';
 import { badge, day, field, h, pager, table, when } from './dom.js';
 import { platformsText } from './names.js';
+import { refocusSort } from './table.js';
 
 const PAGE = 20;
 const TYPES = ['BEHAVIOR', 'COUPONS', 'PUNCH_CARDS', 'REFERRALS', 'SCORE_STREAKS'];
@@ -43,6 +44,9 @@ export async function campaignsView(ctx) {
   const filters = { type: ctx.search.get('type') || '', status: ctx.search.get('status') || '',
     brand_id: ctx.search.get('brand_id') || '' };
   let offset = Number(ctx.search.get('offset')) || 0;
+  // The API orders the whole list (GET .../campaigns/overview?sort=): the campaigns' own order unless asked.
+  const sorts = ['order', 'name', 'created', 'starts', 'ends', 'status'];
+  let sort = sorts.includes((ctx.search.get('sort') || '').replace(/^-/, '')) ? ctx.search.get('sort') : 'order';
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
   const form = h('form', { class: 'toolbar filters', 'aria-label': 'Filters' },
     select('type', 'Type', TYPES.map((t) => [t, words(t)]), filters.type),
@@ -50,18 +54,22 @@ export async function campaignsView(ctx) {
     select('brand_id', 'Brand', brands.map((b) => [b.id, b.name]), filters.brand_id));
 
   async function load() {
-    history.replaceState(null, '', `${ctx.base}/campaigns${query({ ...filters, offset: offset || '' })}`);
-    const page = await admin(inAccount(ctx.account, `/campaigns/overview${query({ ...filters, limit: PAGE, offset })}`));
+    const ordered = sort === 'order' ? '' : sort;
+    history.replaceState(null, '', `${ctx.base}/campaigns${query({ ...filters, sort: ordered, offset: offset || '' })}`);
+    const page = await admin(inAccount(ctx.account, `/campaigns/overview${query({ ...filters, sort: ordered,
+      limit: PAGE, offset })}`));
     results.replaceChildren(
       table('Campaigns', [
-        { label: 'Name', cell: (c) => h('a', { href: `${ctx.base}/campaigns/${c.id}` }, c.name) },
+        { label: 'Name', sortKey: 'name', cell: (c) => h('a', { href: `${ctx.base}/campaigns/${c.id}` }, c.name) },
         { label: 'Type', cell: (c) => words(c.type) },
         { label: 'Brand', cell: (c) => brandName.get(c.brand_id) || '—' },
-        { label: 'Status', cell: (c) => badge(words(c.status), c.status.toLowerCase()) },
-        { label: 'Starts', sort: (c) => c.starts_at || null, cell: (c) => day(c.starts_at) },
-        { label: 'Ends', sort: (c) => c.ends_at || null, cell: endCell },
+        { label: 'Status', sortKey: 'status', title: 'Running, scheduled, paused, finished',
+          cell: (c) => badge(words(c.status), c.status.toLowerCase()) },
+        { label: 'Starts', sortKey: 'starts', cell: (c) => day(c.starts_at) },
+        { label: 'Ends', sortKey: 'ends', cell: endCell },
       ], page.data.map((item) => ({ item, attrs: { 'data-status': item.status } })),
-      { empty: 'No campaign matches these filters: set a filter back to All to see more.' }),
+      { empty: 'No campaign matches these filters: set a filter back to All to see more.',
+        server: { sort, onSort: (next) => { sort = next; offset = 0; load().then(() => refocusSort(results, next)); } } }),
       pager(offset, PAGE, page.count, page.data.length, (next) => { offset = next; load(); }));
   }
 

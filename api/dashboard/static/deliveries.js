@@ -12,6 +12,7 @@ import { badge, clearErrors, field, h, showErrors, table, toast, when } from './
 import { count } from './format.js';
 import { carried, clicksSheet, KIND_NAMES, kindLabel, kindsOf } from './delivery.js';
 import { localValue, utcValue } from './lifecycle.js';
+import { refocusSort } from './table.js';
 
 const PAGE = 50;
 const STATES = ['pending', 'delivered', 'filtered', 'skipped', 'failed', 'dead'];
@@ -204,6 +205,7 @@ export async function deliveriesView(ctx) {
 
   const results = h('div', { class: 'results' });
   const shown = [];
+  let sort = '-created';  // the API orders every delivery of the connection (?sort=): newest first unless asked
   const more = h('button', { type: 'button', class: 'quiet' }, 'Show more');
 
   function retryButton(delivery) {
@@ -223,22 +225,23 @@ export async function deliveriesView(ctx) {
 
   function paint() {
     results.replaceChildren(table('Deliveries', [
-      { label: 'Created', sort: (d) => d.created_at, cell: (d) => when(d.created_at) },
+      { label: 'Created', sortKey: 'created', sortFirst: 'descending', cell: (d) => when(d.created_at) },
       { label: 'Kind', cell: (d) => kindLabel(d) },
-      { label: 'State', cell: (d) => badge(d.state) },
+      { label: 'State', sortKey: 'state', cell: (d) => badge(d.state) },
       { label: 'Reason or last error', class: 'wrap', cell: (d) => outcomeCell(ctx, d) },
-      { label: 'Tries', class: 'num', sort: (d) => d.tries, cell: (d) => count(d.tries) },
+      { label: 'Tries', class: 'num', sortKey: 'tries', sortFirst: 'descending', cell: (d) => count(d.tries) },
       { label: 'What it carried', class: 'wrap', cell: (d) => carried(ctx, d) },
       { label: 'Action', cell: (d) => retryButton(d) || '—' },
     ], shown.map((item) => ({ item, attrs: { 'data-delivery': item.id, 'data-state': item.state,
       'data-kind': item.kind } })),
-    { empty: emptyText(state, kind) }),
+    { empty: emptyText(state, kind),
+      server: { sort, onSort: (next) => { sort = next; shown.length = 0; load().then(() => refocusSort(results, next)); } } }),
     ...(shown.length && shown.length % PAGE === 0 ? [more] : []));
   }
 
   async function load() {
     const page = (await admin(inAccount(ctx.account, `/connections/${chosen.id}/deliveries${query({ state, kind,
-      limit: PAGE, offset: shown.length })}`))).data;
+      sort: sort === '-created' ? '' : sort, limit: PAGE, offset: shown.length })}`))).data;
     shown.push(...page);
     paint();
   }

@@ -1,11 +1,15 @@
 // The list of links (searchable, paged, with the clicks of the last 7 days) and the form that creates one.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, debounce, field, h, pager, saveBlob, showErrors, table, toast } from './dom.js';
+import { badge, clearErrors, day, debounce, field, h, pager, saveBlob, showErrors, table, toast, when } from './dom.js';
 import { count, number } from './format.js';
+import { refocusSort } from './table.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 
 const PAGE = 20;
+// The orders the API sorts the whole list by (GET .../links/overview?sort=): newest first unless asked.
+const SORTS = ['created', 'updated', 'code', 'clicks', 'last_clicked'];
+const DEFAULT_SORT = '-created';
 export const KINDS = [
   ['campaign', 'Campaign'], ['email', 'Email'], ['push', 'Push'], ['whatsapp', 'WhatsApp'], ['in_app', 'In-app'],
   ['news_feed', 'News feed'], ['external', 'External'],
@@ -18,6 +22,9 @@ export function tagBadges(tags, colors = new Map()) {
     ? h('span', { class: 'tags' }, tags.map((t) => badge(t, `tag${colors.get(t) ? ` tag-${colors.get(t)}` : ''}`)))
     : '—';
 }
+
+// A day in the list (the time in full on hover), or "—".
+const dated = (name) => (l) => (l[name] ? h('span', { title: when(l[name]) }, day(l[name])) : '—');
 
 export async function linksView(ctx) {
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
@@ -38,6 +45,7 @@ export async function linksView(ctx) {
   }
   await choices({ tag: ctx.search.get('tag') || '', folder: ctx.search.get('folder') || '' });
   let offset = Number(ctx.search.get('offset')) || 0;
+  let sort = SORTS.includes((ctx.search.get('sort') || '').replace(/^-/, '')) ? ctx.search.get('sort') : DEFAULT_SORT;
   const selected = new Set();
   const bar = bulkBar(ctx, selected, async () => { await choices(); await load(); });
 
@@ -45,9 +53,11 @@ export async function linksView(ctx) {
   async function load() {
     const q = search.value.trim();
     const filters = { q, tag: tag.value, folder: folder.value };
-    history.replaceState(null, '', `${ctx.base}/links${query({ ...filters, offset: offset || '' })}`);
+    const ordered = sort === DEFAULT_SORT ? '' : sort;
+    history.replaceState(null, '', `${ctx.base}/links${query({ ...filters, sort: ordered, offset: offset || '' })}`);
     const mine = ++asked;
-    const page = await admin(inAccount(ctx.account, `/links/overview${query({ ...filters, limit: PAGE, offset })}`));
+    const page = await admin(inAccount(ctx.account, `/links/overview${query({ ...filters, sort: ordered, limit: PAGE,
+      offset })}`));
     if (mine !== asked) return;
     const rows = page.data.map((link) => ({ item: link, attrs: { 'data-code': link.code } }));
     const boxes = [];
@@ -70,15 +80,23 @@ export async function linksView(ctx) {
     results.replaceChildren(
       table('Links', [
         { label: 'Select', class: 'pick', cell: pick },
-        { label: 'Code', cell: (l) => h('a', { href: `${ctx.base}/links/${l.id}` }, l.code) },
-        { label: 'Kind', cell: (l) => kindLabel(l.kind) },
+        { label: 'Code', sortKey: 'code', cell: (l) => [h('a', { href: `${ctx.base}/links/${l.id}` }, l.code),
+          h('span', { class: 'muted link-kind' }, kindLabel(l.kind))] },
         { label: 'Campaign', cell: (l) => l.campaign_name || (l.campaign_id ? l.campaign_id : '—') },
         { label: 'Destination', class: 'url', cell: (l) => h('span', { title: l.destination_url }, l.destination_url) },
         { label: 'Tags', cell: (l) => tagBadges(l.tags, colors) },
         { label: 'Folder', cell: (l) => l.folder || '—' },
-        { label: 'Clicks (7 days)', class: 'num', sort: (l) => l.clicks_7d, cell: (l) => count(l.clicks_7d) },
+        { label: 'Clicks (7 days)', class: 'num', cell: (l) => count(l.clicks_7d) },
+        { label: 'Clicks', class: 'num', sortKey: 'clicks', sortFirst: 'descending',
+          title: 'Clicks by people since the link was made', cell: (l) => count(l.clicks) },
+        { label: 'Last clicked', sortKey: 'last_clicked', sortFirst: 'descending', cell: dated('last_clicked_at') },
+        { label: 'Created', sortKey: 'created', sortFirst: 'descending', cell: dated('created_at') },
         { label: 'Status', cell: (l) => (l.disabled ? badge('Disabled', 'off') : badge('Active', 'on')) },
-      ], rows, { empty: filtered ? 'No link matches this search.' : 'No links yet: create the first one.' }),
+      ], rows, { empty: filtered ? 'No link matches this search.' : 'No links yet: create the first one.',
+        className: 'links-list',
+        server: { sort, onSort: (next) => { sort = next; offset = 0; load().then(() => refocusSort(results, next)); } } }),
+      rows.length ? h('p', { class: 'muted sort-note' }, 'Code, Clicks, Last clicked and Created sort every link '
+        + 'found, not only this page; the filter box looks within this page.') : null,
       rows.length ? h('label', { class: 'select-page' }, all, ' Select every link of this page') : null,
       pager(offset, PAGE, page.count, page.data.length, (next) => { offset = next; load(); }));
     bar.update();

@@ -8,6 +8,13 @@
 // A column whose label is empty, or with `sort: false`, does not sort. Missing values (null, "", "—") go last
 // whichever the direction. A row is { item, attrs, pinned }: pinned rows (a sum of the rest, "Other") stay at
 // the end; `foot` is one more item shown in the table's footer (a totals row), never sorted or filtered.
+//
+// A paged list (links, campaigns, deliveries) sorts on the server: `server: { sort, onSort }` orders nothing here.
+// Its columns sort when they name the API's key (`sortKey: 'clicks'`, with `sortFirst: 'descending'` for those
+// whose first click should put the most or the newest first); the others are plain headers, since ordering one
+// page of a list would not order the list. `sort` is the API's sort as it stands ("-clicks"): aria-sort shows
+// it; a click calls `onSort("clicks")` or `onSort("-clicks")`, and the page asks the API for page 1 in that
+// order and builds the table again (its header button keeps the focus).
 
 import { h } from './dom.js';
 
@@ -36,8 +43,37 @@ const missing = (value) => value === null || value === undefined || (typeof valu
 
 let uid = 0;
 
+// The API's sort ("-clicks") as the column's key and its direction.
+export function sortOf(sort) {
+  const text = String(sort || '');
+  return text.startsWith('-') ? { key: text.slice(1), descending: true } : { key: text, descending: false };
+}
+
+function serverHead(column, server) {
+  const th = h('th', { scope: 'col', class: column.class, title: column.title });
+  if (!column.sortKey) {
+    th.append(column.label || '');
+    return th;
+  }
+  const now = sortOf(server.sort);
+  const button = h('button', { type: 'button', class: 'sort', 'data-column': column.label,
+    'data-sort-key': column.sortKey }, column.label, h('span', { class: 'sort-mark', 'aria-hidden': 'true' }));
+  th.setAttribute('aria-sort', now.key !== column.sortKey ? 'none' : (now.descending ? 'descending' : 'ascending'));
+  button.addEventListener('click', () => {
+    const descending = now.key === column.sortKey ? !now.descending : column.sortFirst === 'descending';
+    server.onSort(`${descending ? '-' : ''}${column.sortKey}`);
+  });
+  th.append(button);
+  return th;
+}
+
+// After a page built its table again in the order asked: the focus back on the header button that asked it.
+export function refocusSort(container, sort) {
+  container.querySelector(`button.sort[data-sort-key="${sortOf(sort).key}"]`)?.focus();
+}
+
 export function table(caption, columns, rows, {
-  empty = 'Nothing to show.', cards = true, foot = null, filter = true, sorted = null, className = '',
+  empty = 'Nothing to show.', cards = true, foot = null, filter = true, sorted = null, className = '', server = null,
 } = {}) {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
   const id = `table-${++uid}`;
@@ -53,6 +89,7 @@ export function table(caption, columns, rows, {
     + 'to see every row.');
 
   const heads = columns.map((column, index) => {
+    if (server) return serverHead(column, server);
     const th = h('th', { scope: 'col', class: column.class, title: column.title });
     if (!column.label || column.sort === false) {
       th.append(column.label || '');
