@@ -259,6 +259,7 @@ async def of_connection(conn: Conn, account_id: str, connection_id: str, state: 
     way = "DESC" if descending else "ASC"
     column = DELIVERY_ORDERS[sort]
     order = f"seq {way}" if column == "seq" else f"{column} {way}, seq {way}"
+    rows = await fetch_all(conn, f"SELECT {_DELIVERY} FROM deliveries WHERE {where} ORDER BY {order} LIMIT ? "
                                  "OFFSET ?", [*params, limit, offset])
     return [_delivery(r) for r in rows]
 
