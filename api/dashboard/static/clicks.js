@@ -8,7 +8,7 @@
 // click, whichever came first, when that is within them (a new link's chart is not a month of empty days).
 
 import { admin, inAccount, query } from './api.js';
-import { axis, daysBetween } from './chart.js';
+import { axis, daysBetween, fitted } from './chart.js';
 import { field, h, s, table } from './dom.js';
 import { count } from './format.js';
 import { deviceName, platformName } from './names.js';
@@ -135,20 +135,7 @@ export async function clicksView(ctx) {
     RANGES.map((n) => h('option', { value: n, selected: n === chosen }, `Last ${n} days`)));
   range.addEventListener('change', () => ctx.navigate(`${ctx.base}/links/${linkId}/clicks${query(
     range.value ? { days: range.value } : {})}`));
-  const holder = h('div', { class: 'chart-holder' });
-  const draw = () => {
-    const width = Math.min(Math.max(holder.clientWidth || document.getElementById('main').clientWidth - 40, 280), 1100);
-    holder.replaceChildren(barChart(stats.by_day, fit.start, width));
-  };
-  let timer;
-  const onResize = () => {
-    if (!holder.isConnected) { window.removeEventListener('resize', onResize); return; }
-    clearTimeout(timer);
-    timer = setTimeout(draw, 150);
-  };
-  window.addEventListener('resize', onResize);
-  draw();
-  requestAnimationFrame(draw);  // again once attached, at the real width
+  const holder = fitted(h('div', { class: 'chart-holder' }), (width) => barChart(stats.by_day, fit.start, width));
   const byDay = stats.by_day.filter((d) => d.human || d.bot);
   const period = fit.why ? `since ${shortDay(fit.start)}` : `in the last ${days} days`;
   const section = (heading, content, attrs = {}) => h('section', attrs, h('h2', {}, heading), content);
