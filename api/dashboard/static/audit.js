@@ -3,7 +3,8 @@
 // masked as the API gives them; nothing here edits an entry (the API has no route for it).
 
 import { admin, inAccount, query } from './api.js';
-import { clearErrors, field, h, pager, showErrors, table, when } from './dom.js';
+import { clearErrors, field, h, pager, showErrors, when } from './dom.js';
+import { table } from './table.js';
 
 const LIMIT = 25;
 const KINDS = ['accounts', 'api-keys', 'campaigns', 'connections', 'deliveries', 'domains', 'links', 'members'];

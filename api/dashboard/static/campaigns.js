@@ -4,7 +4,8 @@
 
 import { admin, inAccount, query } from './api.js';
 import { campaignEditSection } from './campaignedit.js';
-import { badge, day, field, h, pager, table, when } from './dom.js';
+import { badge, day, field, h, pager, when } from './dom.js';
+import { table } from './table.js';
 import { platformsText } from './names.js';
 import { refocusSort } from './table.js';
 

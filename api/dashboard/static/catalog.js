@@ -5,7 +5,8 @@
 // the fields they name.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, field, h, showErrors, table, toast } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
+import { table } from './table.js';
 
 const STATUS = [['ACTIVE', 'Active'], ['INACTIVE', 'Inactive']];
 

@@ -9,7 +9,8 @@
 
 import { admin, inAccount, query } from './api.js';
 import { axis, daysBetween, fitted } from './chart.js';
-import { field, h, s, table } from './dom.js';
+import { field, h, s } from './dom.js';
+import { table } from './table.js';
 import { count } from './format.js';
 import { deviceName, platformName } from './names.js';
 

@@ -7,7 +7,8 @@
 import { editableIf } from './access.js';
 import { admin, inAccount, query } from './api.js';
 import { clickErrorPath, clickSettings } from './clickhooks.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, table, toast } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, shownOnce, toast } from './dom.js';
+import { table } from './table.js';
 import { count } from './format.js';
 
 const MASK = '********';

@@ -3,7 +3,8 @@
 // expires first) and their path from clicks to events (events.js).
 
 import { admin, inAccount, query } from './api.js';
-import { day, field, h, table } from './dom.js';
+import { day, field, h } from './dom.js';
+import { table } from './table.js';
 import { count } from './format.js';
 import { customerPath } from './events.js';
 

@@ -8,7 +8,8 @@
 // which links, and its page (delivery.js) shows those clicks; the list filters by kind.
 
 import { admin, ApiError, inAccount, query } from './api.js';
-import { badge, clearErrors, field, h, showErrors, table, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, toast, when } from './dom.js';
+import { table } from './table.js';
 import { count } from './format.js';
 import { carried, clicksSheet, KIND_NAMES, kindLabel, kindsOf } from './delivery.js';
 import { localValue, utcValue } from './lifecycle.js';

@@ -4,7 +4,8 @@
 // shares with it: each kind's name and what a delivery carried, in a line.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, h, table, toast, when } from './dom.js';
+import { badge, h, toast, when } from './dom.js';
+import { table } from './table.js';
 import { deviceName, platformName } from './names.js';
 
 export const CLICKS_KIND = 'link.clicked';

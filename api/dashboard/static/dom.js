@@ -154,8 +154,6 @@ export function pager(offset, limit, count, shown, go) {
     h('button', { type: 'button', class: 'quiet', disabled: last >= count, onclick: () => go(offset + limit) }, 'Next'));
 }
 
-// Every table, sortable and filtered: table.js (given here too, where the pages have always found it).
-export { table } from './table.js';
 
 export async function copyText(text, fallbackInput) {
   try {

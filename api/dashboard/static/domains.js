@@ -7,7 +7,8 @@
 
 import { editableIf } from './access.js';
 import { admin, ApiError, inAccount } from './api.js';
-import { badge, clearErrors, copyText, field, h, showErrors, table, toast, when } from './dom.js';
+import { badge, clearErrors, copyText, field, h, showErrors, toast, when } from './dom.js';
+import { table } from './table.js';
 
 // The Verify answer's details as sentences: {problem, message, url} each.
 function problems(error) {

@@ -4,7 +4,8 @@
 // customer's path (shown on their page): their events, newest first, each with the click that led to it.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, h, pager, table, when } from './dom.js';
+import { badge, h, pager, when } from './dom.js';
+import { table } from './table.js';
 import { count, money } from './format.js';
 import { platformName } from './names.js';
 

@@ -3,7 +3,8 @@
 // One form creates a type or edits the one chosen in the list.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, field, h, showErrors, table, toast } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
+import { table } from './table.js';
 
 export async function eventTypesView(ctx) {
   const path = inAccount(ctx.account, '/custom-event-types');

@@ -3,7 +3,8 @@
 // file is the request's body, as the admin API takes it (POST .../imports?vendor=...&dry_run=...).
 
 import { admin, inAccount, query } from './api.js';
-import { badge, field, h, table, toast } from './dom.js';
+import { badge, field, h, toast } from './dom.js';
+import { table } from './table.js';
 import { count } from './format.js';
 
 const VENDORS = [['bitly', 'Bitly'], ['rebrandly', 'Rebrandly'], ['shortio', 'Short.io'], ['shlink', 'Shlink'],

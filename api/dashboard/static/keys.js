@@ -2,7 +2,8 @@
 // A new key is shown once, with a copy button (only its hash is kept); revoking one stops its tokens at once.
 
 import { admin, inAccount } from './api.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, table, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, shownOnce, toast, when } from './dom.js';
+import { table } from './table.js';
 
 const KINDS = [['SERVER', 'SERVER: a backend (purchases, reversals, customers)'],
   ['CLIENT', 'CLIENT: an app or a web page (events other than purchases)']];

@@ -1,7 +1,8 @@
 // The list of links (searchable, paged, with the clicks of the last 7 days) and the form that creates one.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, day, debounce, field, h, pager, saveBlob, showErrors, table, toast, when } from './dom.js';
+import { badge, clearErrors, day, debounce, field, h, pager, saveBlob, showErrors, toast, when } from './dom.js';
+import { table } from './table.js';
 import { count, number } from './format.js';
 import { refocusSort } from './table.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';

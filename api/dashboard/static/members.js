@@ -4,7 +4,8 @@
 
 import { signedPerson } from './access.js';
 import { admin, inAccount } from './api.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, table, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, shownOnce, toast, when } from './dom.js';
+import { table } from './table.js';
 
 const INVITED_ROLES = ['admin', 'marketer', 'analyst', 'developer'];
 const ROLE_WORDS = {

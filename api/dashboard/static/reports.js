@@ -7,7 +7,8 @@
 // gives four more dimensions (country, referrer, rule, variant), grouped only as the API keeps them (PAIRS).
 
 import { admin, inAccount, query } from './api.js';
-import { clearErrors, day, field, h, saveBlob, showErrors, table } from './dom.js';
+import { clearErrors, day, field, h, saveBlob, showErrors } from './dom.js';
+import { table } from './table.js';
 import { barsChart, daysBetween, daysChart, fitted } from './chart.js';
 import { count, money as moneyOf, moneyText, moneyValue, percent } from './format.js';
 import { platformName } from './names.js';

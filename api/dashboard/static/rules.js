@@ -6,7 +6,8 @@
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
-import { clearErrors, debounce, field, h, showErrors, table, toast } from './dom.js';
+import { clearErrors, debounce, field, h, showErrors, toast } from './dom.js';
+import { table } from './table.js';
 
 const PLATFORMS = [['desktop', 'Desktop'], ['android', 'Android'], ['ios', 'iPhone and iPad']];
 const DEVICES = [['mobile', 'Phone'], ['tablet', 'Tablet'], ['desktop', 'Computer']];

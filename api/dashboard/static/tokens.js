@@ -4,7 +4,8 @@
 
 import { roleIn, rolesWithin } from './access.js';
 import { admin } from './api.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, table, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, showErrors, shownOnce, toast, when } from './dom.js';
+import { table } from './table.js';
 
 const DEFAULT_DAYS = 90;
 const MAX_DAYS = 366;
