@@ -8,7 +8,7 @@ from linksvc.accounts.throttle import AuthThrottle
 from linksvc.campaigns.service import CampaignCounts
 from linksvc.feed.hub import FeedHub
 from linksvc.forwarding.dispatcher import Dispatcher
-from linksvc.forwarding.export import ExportJob
+from linksvc.forwarding.export_job import ExportJob
 from linksvc.links.clicks import ClickRecorder
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings

@@ -21,7 +21,8 @@ from urllib.parse import parse_qsl
 from linksvc import mail
 from linksvc.clock import parse_iso
 from linksvc.errors import InvalidField, ServiceError
-from linksvc.forwarding.export import EXPORTS, export_target_of, exports_of, run_export
+from linksvc.forwarding.export import EXPORTS, export_target_of, exports_of
+from linksvc.forwarding.export_job import run_export
 from linksvc.identity import VERSION
 from linksvc.imports.service import ImportOptions, import_links
 from linksvc.imports.vendors import VENDORS

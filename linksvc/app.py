@@ -47,7 +47,8 @@ from linksvc.domains.hosts import SharedHosts
 from linksvc.feed.hub import FeedHub
 from linksvc.forwarding.deliveries import connections_near_sunset, state_gauge, version_gauge
 from linksvc.forwarding.dispatcher import Dispatcher
-from linksvc.forwarding.export import ExportJob, export_target_of, exports_of
+from linksvc.forwarding.export import export_target_of, exports_of
+from linksvc.forwarding.export_job import ExportJob
 from linksvc.links.clicks import ClickRecorder
 from linksvc.links.limits import CountCompaction
 from linksvc.links.service import hold_links

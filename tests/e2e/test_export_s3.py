@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from linksvc.forwarding.export import ExportTarget, export_target, run_export
+from linksvc.forwarding.export import ExportTarget, export_target
+from linksvc.forwarding.export_job import run_export
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from linksvc.store import in_one_unit

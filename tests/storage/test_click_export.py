@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from linksvc.forwarding.click_export import export_clicks
-from linksvc.forwarding.export import ExportTarget, LocalSink, export_all
+from linksvc.forwarding.export import ExportTarget, LocalSink
+from linksvc.forwarding.export_job import export_all
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
 from linksvc.settings import Settings

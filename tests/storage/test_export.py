@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from linksvc.forwarding.export import ExportJob, ExportTarget, LocalSink, export_events
+from linksvc.forwarding.export import ExportTarget, LocalSink, export_events
+from linksvc.forwarding.export_job import ExportJob
 from linksvc.loyalty import reversal
 from linksvc.loyalty import service as events
 from linksvc.seed import load_seed
