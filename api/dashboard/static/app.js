@@ -11,6 +11,7 @@ import { newCampaignView } from './campaignedit.js';
 import { catalogView } from './catalog.js';
 import { clicksView } from './clicks.js';
 import { connectionsView, connectionView } from './connections.js';
+import { contactsView } from './contacts.js';
 import { customersView, customerView } from './customers.js';
 import { deliveriesView } from './deliveries.js';
 import { deliveryView } from './delivery.js';
@@ -51,6 +52,7 @@ const ROUTES = [
   [new RegExp(`^${BASE}/${SEG}/domains$`), domainsView],
   [new RegExp(`^${BASE}/${SEG}/events/${SEG}$`), eventView],
   [new RegExp(`^${BASE}/${SEG}/customers$`), customersView],
+  [new RegExp(`^${BASE}/${SEG}/customers/contacts$`), contactsView],
   [new RegExp(`^${BASE}/${SEG}/customers/${SEG}$`), customerView],
   [new RegExp(`^${BASE}/${SEG}/connections$`), connectionsView],
   [new RegExp(`^${BASE}/${SEG}/connections/new$`), connectionView, 'connections:write'],
