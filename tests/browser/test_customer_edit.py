@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import Scene, Watched, sign_in, wait_for
+from tests.browser.conftest import Scene, Watched, sign_in, sign_in_as, wait_for
 from tests.browser.servers import call
 
 
@@ -103,3 +103,32 @@ def test_a_contact_created_then_edited(watched: Watched, scene: Scene, removed: 
     row.filter(has_text="Inactive").wait_for()
     stored = call(f"{scene.admin}/contacts/{created['id']}")[1]["data"]
     assert stored["city"] == "Medellín" and stored["status"] == "INACTIVE" and stored["email"] == email
+
+
+def test_customers_read_only_for_a_role_without_the_right(watched: Watched, scene: Scene) -> None:
+    status, body = call(f"{scene.base}/api/admin/v1/accounts", "POST", {"name": f"Shop {uuid.uuid4().hex[:6]}"})
+    assert status == 201, body
+    account = body["data"]["id"]
+    admin = f"{scene.base}/api/admin/v1/accounts/{account}"
+    status, body = call(f"{admin}/customers", "POST", {"name": "Ana Ruiz", "email": "ana@shop.example"})
+    assert status == 201, body
+    customer = body["data"]["id"]
+    email, password = f"marketer-{uuid.uuid4().hex[:8]}@example.com", "correct horse battery staple 9"
+    status, body = call(f"{scene.base}/api/admin/v1/people", "POST", {"email": email, "name": "Max Marketer",
+                        "password": password, "account_id": account, "role": "marketer"})
+    assert status == 201, body
+    page = watched.page
+    sign_in_as(watched, scene, email, password)
+
+    page.goto(f"{scene.base}/dashboard/{account}/customers")
+    page.get_by_role("heading", name="Customers").wait_for()
+    assert page.get_by_text("New customer", exact=True).count() == 0
+    page.goto(f"{scene.base}/dashboard/{account}/customers/{customer}")
+    page.get_by_role("heading", name="Ana Ruiz", exact=True).wait_for()
+    form = page.get_by_role("form", name="Edit Ana Ruiz")
+    assert form.get_by_label("E-mail").is_disabled() and form.get_by_label("E-mail").input_value() == "ana@shop.example"
+    assert form.get_by_role("button").count() == 0
+
+    page.goto(f"{scene.base}/dashboard/{account}/customers/contacts")
+    page.get_by_role("heading", name="Contacts", exact=True).wait_for()
+    assert page.get_by_text("New contact", exact=True).count() == 0
