@@ -49,6 +49,14 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
             page.locator(".field-error:not(:empty)").first.wait_for()
         return ready
 
+    def refused_email(summary: str, button: str) -> Ready:  # a folded form opened, a wrong e-mail refused
+        def ready(page: Any) -> None:
+            page.get_by_text(summary, exact=True).click()
+            page.locator('[name="email"]').first.fill("not an address")
+            page.get_by_role("button", name=button).click()
+            page.locator(".field-error:not(:empty)").first.wait_for()
+        return ready
+
     status, body = call(f"{scene.admin}/domains", "POST", {"host": "a11y.democoffee.example"})
     assert status in (201, 409), body  # a pending domain: its DNS record is on the page
 
@@ -72,6 +80,9 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
         ("link preview", "/link-preview", heading("Link previews")),
         ("customers", "/customers", heading("Customers")),
         ("customer", f"/customers/{DEMO_CUSTOMER}", rows),
+        ("new customer, refused", "/customers", refused_email("New customer", "Create customer")),
+        ("contacts", "/customers/contacts", heading("Contacts")),
+        ("new contact, refused", "/customers/contacts", refused_email("New contact", "Create contact")),
         ("event", f"/events/{event}", lambda page: page.locator('.field-path').first.wait_for()),
         ("connections", "/connections", rows),
         ("new connection", "/connections/new", heading("New connection")),

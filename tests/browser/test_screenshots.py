@@ -153,6 +153,11 @@ def test_screenshots_of_each_page(browser: Any, scene: Scene, width: str, viewpo
         page.goto(scene.dashboard(f"/events/{step['event']['id']}"))
         page.locator('.field-path[data-field="utm_source"]').wait_for()
         shot("event-lineage")
+        page.goto(scene.dashboard("/customers/contacts"))
+        page.get_by_role("heading", name="Contacts", exact=True).wait_for()
+        page.get_by_text("New contact", exact=True).click()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shot("contacts")
 
         # The Live panel with a click from each platform and an event, as they arrive.
         page.goto(scene.dashboard("/live"))
