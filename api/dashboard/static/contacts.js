@@ -70,7 +70,7 @@ export async function contactsView(ctx) {
     list.replaceChildren(
       table('Contacts', [
         { label: 'Name', cell: (c) => contactName(c) },
-        { label: 'E-mail', cell: (c) => c.email || '\u2014' },
+        { label: 'E-mail', class: 'wrap', cell: (c) => c.email || '\u2014' },
         { label: 'Phone', cell: (c) => c.phone || '\u2014' },
         { label: 'Document', cell: (c) => (c.document_number ? `${c.document_type || ''} ${c.document_number}`.trim()
           : '\u2014') },
