@@ -40,6 +40,7 @@ export async function contactsView(ctx) {
     editor.replaceChildren(h('details', { class: 'new-contact' }, h('summary', {}, 'New contact'),
       personForm({ account: ctx.account, permission: 'customers:write', label: 'New contact',
         submit: 'Create contact', specs: SPECS, item: null,
+        identifies: ['first_name', 'last_name', 'email', 'phone', 'document_number', 'external_id'],
         send: async (body) => (await admin(inAccount(ctx.account, '/contacts'), { method: 'POST', body })).data,
         done: async (created) => {
           toast(`Contact created: ${contactName(created)}.`);

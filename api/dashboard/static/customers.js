@@ -40,6 +40,7 @@ function newCustomerSection(ctx, tiers) {
   if (!can(ctx.account, 'customers:write')) return null;
   const form = personForm({ account: ctx.account, permission: 'customers:write', label: 'New customer',
     submit: 'Create customer', specs: customerFields(tiers), item: null,
+    identifies: ['name', 'email', 'phone', 'document_number', 'external_id'],
     send: async (body) => (await admin(inAccount(ctx.account, '/customers'), { method: 'POST', body })).data,
     done: (created) => {
       toast('Customer created.');

@@ -22,7 +22,8 @@ function control(spec, value) {
 const shown = (spec, item) => (spec.fromApi ? spec.fromApi(item?.[spec.name]) : item?.[spec.name]) ?? '';
 
 // `item` is null for a new one. `send(body)` saves and returns the saved item; `done(saved)` follows a save.
-export function personForm({ account, permission, label, submit, specs, item, send, done }) {
+// `identifies`: the fields of which a new one needs at least one (a person with none of them could not be found).
+export function personForm({ account, permission, label, submit, specs, item, send, done, identifies = [] }) {
   const form = h('form', { class: 'person-form card', novalidate: true, 'aria-label': label });
   const button = h('button', { type: 'submit', class: 'primary' }, submit);
   let initial = {};
@@ -52,6 +53,13 @@ export function personForm({ account, permission, label, submit, specs, item, se
     const changes = body();
     if (item && !Object.keys(changes).length) {
       toast('Nothing changed.');
+      return;
+    }
+    if (!item && identifies.length && !identifies.some((name) => changes[name])) {
+      const names = specs.filter((spec) => identifies.includes(spec.name)).map((spec) => spec.label.toLowerCase());
+      const line = form.querySelector('.form-error');
+      line.textContent = `Fill in at least one of: ${names.join(', ')}.`;
+      line.focus();
       return;
     }
     button.disabled = true;
