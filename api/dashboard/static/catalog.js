@@ -1,10 +1,11 @@
 // The campaigns' catalog (/dashboard/{account}/campaigns/catalog): the account's brands, tiers and rewards, each
 // listed with an Edit button and one form that creates one or edits the one chosen, through the generated
-// resource routes (POST, PATCH of the form's fields). Members the form does not show (a tier's entry and exit
-// conditions, a reward's conditions, content and other limits) stay as stored. The API's messages stand beside
-// the fields they name.
+// resource routes (POST, PATCH of the form's fields). A tier's entry and exit conditions, a reward's conditions
+// and content (conditions.js) are sent only when changed; members the form does not show (a reward's other
+// limits) stay as stored. The API's messages stand beside the fields they name.
 
 import { admin, inAccount, query } from './api.js';
+import { conditionsEditor, contentEditor } from './conditions.js';
 import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
 import { table } from './table.js';
 
@@ -13,6 +14,25 @@ const STATUS = [['ACTIVE', 'Active'], ['INACTIVE', 'Inactive']];
 function select(name, options, none) {
   return h('select', { name }, none ? h('option', { value: '' }, none) : null,
     options.map(([value, label]) => h('option', { value }, label)));
+}
+
+// A place in a form for editors made anew for each item (their stored value is the item's).
+function slot() {
+  const node = h('div', { class: 'wide editor-slot' });
+  return { node, editors: {}, put(editors) {
+    this.editors = editors;
+    node.replaceChildren(...Object.values(editors).map((editor) => editor.node));
+  } };
+}
+
+// The changed members of `editors` added to `body`; a content that is not a JSON object stops the save.
+function withEditors(body, editors) {
+  for (const [name, editor] of Object.entries(editors)) {
+    const now = editor.read();
+    if (now.error) throw Object.assign(new Error(now.error), { fields: [[name, now.error]], text: now.error });
+    if (editor.changed()) body[name] = Array.isArray(now) ? now : now.value;
+  }
+  return body;
 }
 
 const text = (name, attrs = {}) => h('input', { type: 'text', name, autocomplete: 'off', ...attrs });
@@ -48,8 +68,8 @@ async function kindSection(ctx, { kind, one, title, intro, columns, fields, read
     event.preventDefault();
     clearErrors(form);
     submit.disabled = true;
-    const body = read(form, editing);
     try {
+      const body = read(form, editing);
       if (editing) await admin(`${path}/${editing.id}`, { method: 'PATCH', body });
       else await admin(path, { method: 'POST', body });
       toast(editing ? `${body.name} saved.` : `${body.name} created.`);
@@ -92,6 +112,8 @@ export async function catalogView(ctx) {
     form.elements.status.value = item?.status || 'ACTIVE';
   };
 
+  const tierRules = slot();
+  const rewardRules = slot();
   const sections = await Promise.all([
     kindSection(ctx, {
       kind: 'brands', one: 'brand', title: 'Brands',
@@ -107,13 +129,19 @@ export async function catalogView(ctx) {
       columns: [{ label: 'Name', cell: (t) => h('strong', {}, t.name) }, { label: 'Level', cell: (t) => String(t.level) },
         { label: 'Description', class: 'wrap', cell: (t) => t.description || '—' }],
       fields: () => [...nameAndStatus(), field('Level', text('level', { inputmode: 'decimal' })),
-        field('Description', h('textarea', { name: 'description', rows: 2 }), { wide: true })],
-      read: (form) => ({ name: value(form, 'name'), status: value(form, 'status'), level: number(value(form, 'level')),
-        description: value(form, 'description') }),
+        field('Description', h('textarea', { name: 'description', rows: 2 }), { wide: true }), tierRules.node],
+      read: (form) => withEditors({ name: value(form, 'name'), status: value(form, 'status'),
+        level: number(value(form, 'level')), description: value(form, 'description') }, tierRules.editors),
       fill: (form, item) => {
         fillCommon(form, item);
         form.elements.level.value = item ? String(item.level) : '';
         form.elements.description.value = item?.description || '';
+        tierRules.put({
+          entry_conditions: conditionsEditor({ name: 'entry_conditions', label: 'Entry conditions',
+            value: item?.entry_conditions, none: 'None: a customer enters the tier by its level alone.' }),
+          exit_conditions: conditionsEditor({ name: 'exit_conditions', label: 'Exit conditions',
+            value: item?.exit_conditions, none: 'None: a customer stays in the tier.' }),
+        });
       },
     }),
     kindSection(ctx, {
@@ -128,14 +156,15 @@ export async function catalogView(ctx) {
         field('Brand', select('brand_id', brands.map((b) => [b.id, b.name]), '\u2014 none \u2014')),
         field('Conversion factor', text('attributes.conversion_factor', { inputmode: 'decimal' }),
           { hint: 'What one unit of the reward is worth in money (1 when empty).' }),
-        field('Description', h('textarea', { name: 'description', rows: 2 }), { wide: true })],
+        field('Description', h('textarea', { name: 'description', rows: 2 }), { wide: true }), rewardRules.node],
       read: (form, editing) => {
         const factor = number(value(form, 'attributes.conversion_factor'));
         const attributes = { ...(editing?.attributes || {}) };
         if (factor === null) delete attributes.conversion_factor;
         else attributes.conversion_factor = factor;
-        return { name: value(form, 'name'), status: value(form, 'status'), type: value(form, 'type') || 'POINTS',
-          brand_id: value(form, 'brand_id') || null, description: value(form, 'description'), attributes };
+        return withEditors({ name: value(form, 'name'), status: value(form, 'status'),
+          type: value(form, 'type') || 'POINTS', brand_id: value(form, 'brand_id') || null,
+          description: value(form, 'description'), attributes }, rewardRules.editors);
       },
       fill: (form, item) => {
         fillCommon(form, item);
@@ -143,6 +172,11 @@ export async function catalogView(ctx) {
         form.elements.brand_id.value = item?.brand_id || '';
         form.elements['attributes.conversion_factor'].value = item?.attributes?.conversion_factor ?? '';
         form.elements.description.value = item?.description || '';
+        rewardRules.put({
+          conditions: conditionsEditor({ name: 'conditions', label: 'Conditions', value: item?.conditions,
+            none: 'None: every customer qualifies.' }),
+          content: contentEditor({ name: 'content', value: item?.content }),
+        });
       },
     }),
   ]);
