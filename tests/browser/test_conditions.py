@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from tests.browser.conftest import Scene, Watched, sign_in
+from tests.browser.conftest import Scene, Watched, sign_in, wait_for
 from tests.browser.servers import call
 
 
@@ -127,3 +127,31 @@ def test_a_rewards_conditions_and_content_and_the_messages_beside_them(watched: 
         assert stored["content"] == {"headline": "Summer", "badge": "new"}
     finally:
         call(f"{scene.admin}/rewards/{reward['id']}", "DELETE")
+
+
+def test_a_behaviour_campaigns_earning_conditions_and_content(watched: Watched, scene: Scene) -> None:
+    name = f"Conditions campaign {uuid.uuid4().hex[:6]}"
+    reward = call(f"{scene.admin}/rewards?limit=1")[1]["data"][0]
+    status, created = call(f"{scene.admin}/campaigns", "POST", {
+        "name": name, "type": "BEHAVIOR", "attributes": {"event_type": "PURCHASE", "reward_id": reward["id"],
+                                                         "amount": 5}})
+    assert status == 201, created
+    campaign = created["data"]
+    try:
+        page = watched.page
+        sign_in(watched, scene)
+        page.goto(scene.dashboard(f"/campaigns/{campaign['id']}"))
+        form = page.get_by_role("form", name=f"Edit {name}")
+        rules = form.locator('fieldset[name="attributes.conditions"]')
+        rules.get_by_role("button", name="Add a condition", exact=True).click()
+        _row(rules, 1, 1, "Order Value", "greater than", "20")
+        form.get_by_label("Content (JSON)").fill('{"headline": "Earn on orders over 20"}')
+        form.get_by_role("button", name="Save campaign").click()
+        wait_for("the campaign saved", lambda: call(f"{scene.admin}/campaigns/{campaign['id']}")[1]["data"]
+                 ["content"])
+        stored = call(f"{scene.admin}/campaigns/{campaign['id']}")[1]["data"]
+        assert _plain(stored["attributes"]["conditions"]) == [[("Order Value", "greater than", 20.0)]]
+        assert float(stored["attributes"]["amount"]) == 5.0 and stored["attributes"]["reward_id"] == reward["id"]
+        assert stored["content"] == {"headline": "Earn on orders over 20"}
+    finally:
+        call(f"{scene.admin}/campaigns/{campaign['id']}", "DELETE")

@@ -1,13 +1,14 @@
 // A campaign created (/campaigns/new) or edited on its page, through the admin API's campaign documents: its
 // name, type, brand, dates (in the browser's zone, stored in UTC), pause, labels, the stores, channels and
 // products it is limited to (empty: all), who funds it and its order; a behaviour campaign's earning (the event
-// type, the reward, the amounts, the expiry, the daily limit); a coupon campaign's new codes. A create is one
-// POST, an edit one PATCH of what changed; members the form does not show (conditions, content, tiers,
-// platforms, the codes already issued) stay as stored. The API checks everything: its messages stand beside
+// type, the reward, the amounts, the expiry, the daily limit, the conditions); a coupon campaign's new codes;
+// its content (a JSON object). A create is one POST, an edit one PATCH of what changed; members the form does
+// not show (tiers, platforms, the codes already issued) stay as stored. The API checks everything: its messages stand beside
 // the fields they name ("attributes.reward_id", "ends_at").
 
 import { editableIf } from './access.js';
 import { admin, inAccount, query } from './api.js';
+import { conditionsEditor, contentEditor } from './conditions.js';
 import { clearErrors, field, h, showErrors, toast } from './dom.js';
 import { localValue, utcValue } from './lifecycle.js';
 
@@ -41,6 +42,9 @@ async function campaignForm(ctx, campaign, done) {
   const form = h('form', { class: 'card campaign-form', novalidate: true,
     'aria-label': campaign ? `Edit ${campaign.name}` : 'New campaign' });
   const typeSelect = choice('type', TYPES, current.type);
+  const conditions = conditionsEditor({ name: 'attributes.conditions', label: 'Conditions',
+    value: earning.conditions, none: 'None: every event of the type earns.' });
+  const content = contentEditor({ name: 'content', value: current.content });
   const behaviour = h('fieldset', { class: 'earning' }, h('legend', {}, 'Earning'),
     h('p', { class: 'hint' }, 'What a customer earns, and for which event: a fixed amount per event, plus an amount '
       + 'per unit of the order\u2019s currency.'),
@@ -55,7 +59,7 @@ async function campaignForm(ctx, campaign, done) {
       field('Expires after (days)', text('attributes.expires_in_days', earning.expires_in_days,
         { inputmode: 'numeric' }), { hint: 'Empty: never.' }),
       field('At most per customer and day', text('attributes.max_per_day', earning.max_per_day,
-        { inputmode: 'numeric' }), { hint: 'Empty: no limit.' })));
+        { inputmode: 'numeric' }), { hint: 'Empty: no limit.' }), conditions.node));
   const codes = h('textarea', { name: 'codes', rows: 3, spellcheck: 'false', placeholder: 'SPRING-001\nSPRING-002' });
   const coupons = h('fieldset', { class: 'coupons' }, h('legend', {}, 'Coupon codes'),
     field('New codes', codes, { wide: true, hint: campaign
@@ -80,7 +84,7 @@ async function campaignForm(ctx, campaign, done) {
       field('Products', text('products', listText(current.products)), { hint: 'Empty: every product.' })),
     h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'paused', checked: Boolean(current.paused) }),
       ' Paused: customers neither see it nor earn from it until it is resumed'),
-    behaviour, coupons,
+    behaviour, coupons, h('div', { class: 'grid content-grid' }, content.node),
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save));
   const showType = () => {
     behaviour.hidden = typeSelect.value !== 'BEHAVIOR';
@@ -101,11 +105,16 @@ async function campaignForm(ctx, campaign, done) {
       paused: form.elements.paused.checked,
     };
     for (const name of ['stores', 'channels', 'products']) if (!body[name].length) body[name] = null;
+    const written = content.read();
+    if (written.error) throw Object.assign(new Error(written.error), { fields: [['content', written.error]],
+      text: written.error });
+    if (content.changed()) body.content = written.value;
     if (body.type === 'BEHAVIOR') {
       const attributes = { ...(current.attributes || {}) };
       attributes.event_type = value('attributes.event_type') || null;
       attributes.reward_id = value('attributes.reward_id') || null;
       for (const name of EARNING) attributes[name] = number(`attributes.${name}`);
+      if (conditions.changed()) attributes.conditions = conditions.read();
       for (const [name, v] of Object.entries(attributes)) if (v === null) delete attributes[name];
       body.attributes = attributes;
     }
@@ -125,7 +134,13 @@ async function campaignForm(ctx, campaign, done) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    const body = changed(wanted());
+    let body;
+    try {
+      body = changed(wanted());
+    } catch (error) {
+      showErrors(form, error);
+      return;
+    }
     if (!Object.keys(body).length) {
       toast('Nothing changed.');
       return;
