@@ -57,6 +57,13 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
             page.locator(".field-error:not(:empty)").first.wait_for()
         return ready
 
+    def refused_conditions(page: Any) -> None:  # a new reward's condition sent empty, its conditions' editor shown
+        form = page.get_by_role("form", name="Rewards: reward")
+        form.get_by_role("button", name="Add a condition", exact=True).click()
+        form.get_by_role("button", name="Add another group (or)").click()
+        form.get_by_role("button", name="Create reward").click()
+        form.locator('[data-field="conditions[0][0].value"] .field-error:not(:empty)').wait_for()
+
     status, body = call(f"{scene.admin}/domains", "POST", {"host": "a11y.democoffee.example"})
     assert status in (201, 409), body  # a pending domain: its DNS record is on the page
 
@@ -72,6 +79,7 @@ def _pages(scene: Scene) -> list[tuple[str, str, Ready]]:
          .wait_for()),
         ("new campaign", "/campaigns/new", heading("New campaign")),
         ("catalog", "/campaigns/catalog", heading("Brands, tiers and rewards")),
+        ("catalog, conditions refused", "/campaigns/catalog", refused_conditions),
         ("new campaign, refused", "/campaigns/new", refused("Create campaign")),
         ("reports", "/reports?group_by=campaign", lambda page: page.locator("tfoot tr").wait_for()),
         ("deliveries", f"/deliveries?connection={DEMO_WEBHOOK}", rows),
