@@ -34,7 +34,7 @@ export function conditionsEditor({ name, label, value, none = 'None: always appl
   const stored = normal(value);
   let groups = stored.map((group) => group.map((c) => ({ ...c, value: String(c.value) })));
   const body = h('div', { class: 'condition-groups' });
-  const box = h('fieldset', { class: 'conditions', name, id: `${name.replace(/[^A-Za-z0-9_-]/g, '-')}-editor`,
+  const box = h('fieldset', { class: 'condition-editor', name, id: `${name.replace(/[^A-Za-z0-9_-]/g, '-')}-editor`,
     'aria-describedby': `${name.replace(/[^A-Za-z0-9_-]/g, '-')}-editor-error` },
   h('legend', {}, label), body);
   const node = h('div', { class: 'field wide conditions-field', 'data-field': name }, box,
