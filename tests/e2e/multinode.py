@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 
 from tests.factories import ADMIN_TOKEN, KEYS, A
-from tests.processes import WebhookRecorder, call, free_port, ready, start_forwarding_service, stop
+from tests.processes import ServiceStore, WebhookRecorder, call, free_port, ready, start_forwarding_service, stop
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
 
@@ -120,3 +120,21 @@ def migrations(bases: list[str], headers: dict[str, str], count: int = 30) -> Co
                             json.dumps({"customers": [{"document_number": f"MN-{n}"}]}).encode())
         answers[status] += 1
     return answers
+
+
+@contextmanager
+def two_processes(tmp_path: Path, store: ServiceStore, extra: dict[str, str]) -> Iterator[list[str]]:
+    """Base URLs of two processes serving the same store with the settings ``extra``: one port and two workers
+    on SQLite, two nodes on PostgreSQL."""
+    if store.url:
+        with nodes(tmp_path, 2, store.url, extra) as started:
+            yield started.bases
+        return
+    port = free_port()
+    process = start_forwarding_service(tmp_path, port, workers=2, extra=extra)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert ready(base, 60), (tmp_path / f"server-{port}.log").read_text()[-3000:]
+        yield [base, base]
+    finally:
+        stop(process)

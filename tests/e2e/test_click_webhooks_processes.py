@@ -8,11 +8,9 @@ import json
 import signal
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.multinode import nodes
+from tests.e2e.multinode import two_processes
 from tests.factories import ADMIN_TOKEN, A
 from tests.processes import (
     NoRedirect,
@@ -22,31 +20,12 @@ from tests.processes import (
     free_port,
     ready,
     start_forwarding_service,
-    stop,
     wait_for,
 )
 
 CODE = f"lnk{A[:4]}"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
 FAST = {"LINKSVC_CLICK_FLUSH_SECONDS": "0.2"}
-
-
-@contextmanager
-def two_processes(tmp_path: Path, store: ServiceStore) -> Iterator[list[str]]:
-    """Base URLs of two processes serving the same store: one port and two workers on SQLite, two nodes on
-    PostgreSQL."""
-    if store.url:
-        with nodes(tmp_path, 2, store.url, FAST) as started:
-            yield started.bases
-        return
-    port = free_port()
-    process = start_forwarding_service(tmp_path, port, workers=2, extra=FAST)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        assert ready(base, 60), (tmp_path / f"server-{port}.log").read_text()[-3000:]
-        yield [base, base]
-    finally:
-        stop(process)
 
 
 def subscribe(base: str, url: str) -> str:
@@ -80,7 +59,7 @@ def test_each_click_on_either_process_is_sent_once(tmp_path: Path, store: Servic
                                                    receiver: tuple[str, type[WebhookRecorder]]) -> None:
     url, handler = receiver
     handler.up = True
-    with two_processes(tmp_path, store) as bases:
+    with two_processes(tmp_path, store, FAST) as bases:
         subscribe(bases[0], url)
         made = [f"w-{n}" for n in range(16)]
         for n, tracking_id in enumerate(made):

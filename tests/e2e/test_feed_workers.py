@@ -6,15 +6,13 @@ by either, and a feed reopened elsewhere with its ``Last-Event-ID`` goes on exac
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import aiohttp
 
-from tests.e2e.multinode import nodes
+from tests.e2e.multinode import two_processes
 from tests.factories import ADMIN_TOKEN, A
-from tests.processes import ServiceStore, free_port, ready, start_forwarding_service, stop
+from tests.processes import ServiceStore
 from tests.sse import Stream
 
 CODE = f"lnk{A[:4]}"
@@ -22,24 +20,6 @@ FEED = f"/api/admin/v1/accounts/{A}/feed?kinds=click"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CLICKS = 12
 FAST = {"LINKSVC_CLICK_FLUSH_SECONDS": "0.2", "LINKSVC_FEED_HEARTBEAT_SECONDS": "1"}
-
-
-@contextmanager
-def two_processes(tmp_path: Path, store: ServiceStore) -> Iterator[list[str]]:
-    """Base URLs of two processes serving the same store: one port and two workers on SQLite, two nodes on
-    PostgreSQL."""
-    if store.url:
-        with nodes(tmp_path, 2, store.url, FAST) as started:
-            yield started.bases
-        return
-    port = free_port()
-    process = start_forwarding_service(tmp_path, port, workers=2, extra=FAST)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        assert ready(base, 60), (tmp_path / f"server-{port}.log").read_text()[-3000:]
-        yield [base, base]
-    finally:
-        stop(process)
 
 
 async def feed(session: aiohttp.ClientSession, base: str, last: str | None = None) -> Stream:
@@ -82,5 +62,5 @@ async def scenario(bases: list[str]) -> None:
 
 
 def test_clicks_on_either_process_reach_feeds_on_both(tmp_path: Path, store: ServiceStore) -> None:
-    with two_processes(tmp_path, store) as bases:
+    with two_processes(tmp_path, store, FAST) as bases:
         asyncio.run(scenario(bases))
