@@ -4,7 +4,7 @@
 
 import { isOperator } from './access.js';
 import { admin, inAccount } from './api.js';
-import { clearErrors, field, h, showErrors, toast, when } from './dom.js';
+import { clearErrors, field, h, submitting, toast, when } from './dom.js';
 
 const ENVIRONMENTS = [['production', 'Production'], ['sandbox', 'Sandbox']];
 
@@ -13,19 +13,11 @@ function environment(current) {
     ENVIRONMENTS.map(([value, label]) => h('option', { value, selected: value === current }, label)));
 }
 
-function submitting(form, button, send) {
+function onSubmit(form, button, send) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    button.disabled = true;
-    try {
-      await send();
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      button.disabled = false;
-    }
+    await submitting(form, button, send);
   });
 }
 
@@ -44,7 +36,7 @@ export async function accountView(ctx) {
     h('div', { class: 'grid' }, field('Name', name), field('Environment', environment(account.environment),
       { hint: 'Sandbox for tests; its keys and data stay apart from production\u2019s.' })),
     h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, save));
-  submitting(form, save, async () => {
+  onSubmit(form, save, async () => {
     const body = { name: name.value.trim(), environment: form.elements.environment.value };
     account = (await admin(inAccount(ctx.account, ''), { method: 'PATCH', body })).data;
     const choice = document.querySelector(`#account option[value="${CSS.escape(account.id)}"]`);
@@ -61,7 +53,7 @@ export async function accountView(ctx) {
       h('h2', {}, 'New account'),
       h('div', { class: 'grid' }, field('Name', newName), field('Environment', environment('sandbox'))),
       h('p', { class: 'form-error', tabindex: -1, 'aria-live': 'polite' }), h('div', { class: 'actions' }, add));
-    submitting(create, add, async () => {
+    onSubmit(create, add, async () => {
       const created = (await admin('/accounts', { method: 'POST',
         body: { name: newName.value.trim(), environment: create.elements.environment.value } })).data;
       toast(`${created.name} created.`);

@@ -9,7 +9,7 @@
 import { editableIf } from './access.js';
 import { admin, inAccount, query } from './api.js';
 import { conditionsEditor, contentEditor } from './conditions.js';
-import { clearErrors, field, h, showErrors, toast } from './dom.js';
+import { clearErrors, field, h, showErrors, submitting, toast } from './dom.js';
 import { localValue, utcValue } from './lifecycle.js';
 
 const TYPES = [['BEHAVIOR', 'Behaviour: earn on events'], ['COUPONS', 'Coupons'], ['PUNCH_CARDS', 'Punch cards'],
@@ -145,18 +145,12 @@ async function campaignForm(ctx, campaign, done) {
       toast('Nothing changed.');
       return;
     }
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       const path = inAccount(ctx.account, campaign ? `/campaigns/${campaign.id}` : '/campaigns');
       const saved = (await admin(path, { method: campaign ? 'PATCH' : 'POST', body })).data;
       codes.value = '';
       await done(saved);
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
   return form;
 }

@@ -6,7 +6,7 @@
 
 import { admin, inAccount, query } from './api.js';
 import { conditionsEditor, contentEditor } from './conditions.js';
-import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
+import { badge, clearErrors, field, h, submitting, toast } from './dom.js';
 import { table } from './table.js';
 
 const STATUS = [['ACTIVE', 'Active'], ['INACTIVE', 'Inactive']];
@@ -67,8 +67,7 @@ async function kindSection(ctx, { kind, one, title, intro, columns, fields, read
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    submit.disabled = true;
-    try {
+    await submitting(form, submit, async () => {
       const body = read(form, editing);
       if (editing) await admin(`${path}/${editing.id}`, { method: 'PATCH', body });
       else await admin(path, { method: 'POST', body });
@@ -76,12 +75,7 @@ async function kindSection(ctx, { kind, one, title, intro, columns, fields, read
       items = await load();
       paint();
       choose(null);
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      submit.disabled = false;
-    }
+    });
   });
 
   function paint() {

@@ -89,6 +89,20 @@ export function clearErrors(form, names) {
   for (const line of form.querySelectorAll('.field-error, .form-error')) line.textContent = '';
 }
 
+// A form's submit: `button` disabled while `work` runs, and the API's refusal shown beside the fields it names
+// (showErrors). A lost session (401) goes on up, where the app signs out.
+export async function submitting(form, button, work) {
+  button.disabled = true;
+  try {
+    await work();
+  } catch (error) {
+    if (error.status === 401) throw error;
+    showErrors(form, error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 // Shows an API error beside the fields it names (paths like "android.package" or "utm.utm_source" match
 // the control of that name, or of its last part); what names no field goes to the form's own error line.
 // Returns the names of the fields it marked. A field's error goes when the field is edited; other errors

@@ -3,7 +3,7 @@
 // One form creates a type or edits the one chosen in the list.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
+import { badge, clearErrors, field, h, submitting, toast } from './dom.js';
 import { table } from './table.js';
 
 export async function eventTypesView(ctx) {
@@ -44,21 +44,15 @@ export async function eventTypesView(ctx) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    submit.disabled = true;
     const body = { name: name.value.trim(), description: description.value.trim(), active: active.checked };
-    try {
+    await submitting(form, submit, async () => {
       if (editing) await admin(`${path}/${editing.id}`, { method: 'PATCH', body });
       else await admin(path, { method: 'POST', body });
       toast(editing ? `${body.name} saved.` : `${body.name} created.`);
       types = await load();
       paint();
       choose(null);
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      submit.disabled = false;
-    }
+    });
   });
 
   function paint() {

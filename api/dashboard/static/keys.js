@@ -2,7 +2,7 @@
 // A new key is shown once, with a copy button (only its hash is kept); revoking one stops its tokens at once.
 
 import { admin, inAccount } from './api.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, shownOnce, submitting, toast, when } from './dom.js';
 import { table } from './table.js';
 
 const KINDS = [['SERVER', 'SERVER: a backend (purchases, reversals, customers)'],
@@ -47,8 +47,7 @@ export async function keysView(ctx) {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       clearErrors(form);
-      submit.disabled = true;
-      try {
+      await submitting(form, submit, async () => {
         const created = (await admin(path, { method: 'POST', body: { name: name.value.trim(), kind: kind.value } }))
           .data;
         name.value = '';
@@ -57,12 +56,7 @@ export async function keysView(ctx) {
         shown.querySelector('input').focus();
         keys = (await admin(path)).data;
         paint();
-      } catch (error) {
-        if (error.status === 401) throw error;
-        showErrors(form, error);
-      } finally {
-        submit.disabled = false;
-      }
+      });
     });
     return form;
   }

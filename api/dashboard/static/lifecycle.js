@@ -6,7 +6,7 @@
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
-import { badge, clearErrors, field, h, showErrors, toast } from './dom.js';
+import { badge, clearErrors, field, h, submitting, toast } from './dom.js';
 import { number } from './format.js';
 
 const pad = (n) => String(n).padStart(2, '0');
@@ -128,19 +128,13 @@ export async function lifecycleSection(ctx, link, onSaved = () => {}) {
       toast('Nothing to save.');
       return;
     }
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       const saved = (await admin(path, { method: 'PATCH', body })).data;
       fill(saved);
       onSaved(saved);
       await paintState();
       toast('Lifecycle and access saved.');
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
 
   fill(link);

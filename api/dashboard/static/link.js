@@ -6,7 +6,7 @@
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
-import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, toast, when } from './dom.js';
+import { badge, clearErrors, copyText, field, h, saveBlob, showErrors, submitting, toast, when } from './dom.js';
 import { kindLabel, tagBadges } from './links.js';
 import { livePreview, previewPanel, utmBuilder } from './utm.js';
 import { linkPreviewSection } from './previews.js';
@@ -59,18 +59,12 @@ function organiseForm(ctx, link, saved) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       const body = { tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean),
         folder: folder.value.trim() || null };
       saved((await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH', body })).data);
       toast('Tags and folder saved.');
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
   return h('section', { class: 'card', 'aria-labelledby': 'organise-title' },
     h('h2', { id: 'organise-title' }, 'Tags and folder'), editableIf(ctx.account, 'links:write', form));
@@ -178,20 +172,14 @@ export async function linkView(ctx) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       link = (await admin(inAccount(ctx.account, `/links/${link.id}/utm`), { method: 'PATCH',
         body: utm.changes(true) })).data;
       target.sync(link);
       paint();
       toast('UTM saved.');
       await preview.now();
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
 
   utm.fill(first.destination_utm);

@@ -6,7 +6,7 @@
 
 import { editableIf } from './access.js';
 import { admin, inAccount, query } from './api.js';
-import { clearErrors, field, h, showErrors, toast } from './dom.js';
+import { clearErrors, field, h, submitting, toast } from './dom.js';
 import { KINDS } from './links.js';
 
 const TEXT = ['code', 'kind', 'campaign_id', 'domain', 'destination_url', 'deeplink', 'fallback_url'];
@@ -97,17 +97,11 @@ export async function targetSection(ctx, link, { onInput, saved }) {
       toast('Nothing changed.');
       return;
     }
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       link = (await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH', body })).data;
       await saved(link);
       toast('Saved: clicks now go where the preview shows.');
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
   fill(link);
 

@@ -1,7 +1,7 @@
 // The list of links (searchable, paged, with the clicks of the last 7 days) and the form that creates one.
 
 import { admin, inAccount, query } from './api.js';
-import { badge, clearErrors, day, debounce, field, h, pager, saveBlob, showErrors, toast, when } from './dom.js';
+import { badge, clearErrors, day, debounce, field, h, pager, saveBlob, showErrors, submitting, toast, when } from './dom.js';
 import { table } from './table.js';
 import { count, number } from './format.js';
 import { refocusSort } from './table.js';
@@ -268,8 +268,7 @@ export async function newLinkView(ctx) {
     submitted = true;
     clearErrors(form);
     flagged = [];
-    submit.disabled = true;
-    try {
+    await submitting(form, submit, async () => {
       const body = linkBody(form);
       const answer = await admin(inAccount(ctx.account, '/links/preview'), { method: 'POST',
         body: { ...body, utm: utm.changes(false) } });
@@ -277,12 +276,7 @@ export async function newLinkView(ctx) {
         body: { ...body, destination_url: answer.data.destination_url } });
       toast(`Link ${created.data.code} created.`);
       ctx.navigate(`${ctx.base}/links/${created.data.id}`);
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      submit.disabled = false;
-    }
+    });
   });
   return h('section', {},
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: `${ctx.base}/links` }, 'Links'), ' / New'),

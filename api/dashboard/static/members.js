@@ -4,7 +4,7 @@
 
 import { signedPerson } from './access.js';
 import { admin, inAccount } from './api.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, shownOnce, submitting, toast, when } from './dom.js';
 import { table } from './table.js';
 
 const INVITED_ROLES = ['admin', 'marketer', 'analyst', 'developer'];
@@ -136,20 +136,14 @@ export async function membersView(ctx) {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       clearErrors(form);
-      submit.disabled = true;
-      try {
+      await submitting(form, submit, async () => {
         const answer = (await admin(inAccount(ctx.account, '/invitations'), { method: 'POST',
           body: { email: email.value.trim(), role: role.value } })).data;
         email.value = '';
         show(`Invitation link for ${answer.email}`, answer, `With it ${answer.email} joins as ${answer.role}.`);
         invitations = (await admin(inAccount(ctx.account, '/invitations'))).data;
         paint();
-      } catch (error) {
-        if (error.status === 401) throw error;
-        showErrors(form, error);
-      } finally {
-        submit.disabled = false;
-      }
+      });
     });
     return form;
   }

@@ -4,7 +4,7 @@
 // null. The API checks everything; its messages stand beside the fields they name.
 
 import { editableIf } from './access.js';
-import { clearErrors, field, h, showErrors, toast } from './dom.js';
+import { clearErrors, field, h, submitting, toast } from './dom.js';
 
 // specs: [{ name, label, type?, options?: [[value, label]], none?, hint?, toApi?, fromApi? }]
 function control(spec, value) {
@@ -62,20 +62,14 @@ export function personForm({ account, permission, label, submit, specs, item, se
       line.focus();
       return;
     }
-    button.disabled = true;
-    try {
+    await submitting(form, button, async () => {
       const saved = await send(changes);
       if (item) {
         item = saved;
         fill(saved);
       }
       await done(saved);
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      button.disabled = false;
-    }
+    });
   });
   fill(item);
   return editableIf(account, permission, form);

@@ -7,7 +7,7 @@
 
 import { editableIf } from './access.js';
 import { admin, inAccount } from './api.js';
-import { clearErrors, field, h, showErrors, toast } from './dom.js';
+import { clearErrors, field, h, submitting, toast } from './dom.js';
 
 const LINK_FIELDS = ['title', 'description', 'image_url'];
 const ACCOUNT_FIELDS = ['title', 'description', 'image_url', 'site_name'];
@@ -85,19 +85,13 @@ export async function linkPreviewSection(ctx, link, onSaved) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       const values = valuesOf(form, LINK_FIELDS, 'preview.');
       const body = { preview: Object.keys(values).length ? values : null };
       const saved = (await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH', body })).data;
       onSaved(saved);
       toast('Preview saved.');
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
   paint();
   return h('section', { class: 'link-preview', 'aria-labelledby': 'link-preview-title' },
@@ -123,16 +117,10 @@ export async function linkPreviewSettingsView(ctx) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       await admin(path, { method: 'PUT', body: valuesOf(form, ACCOUNT_FIELDS, '') });
       toast('Link preview defaults saved.');
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
   paint();
   return h('section', { class: 'link-preview-settings' },

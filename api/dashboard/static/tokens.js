@@ -4,7 +4,7 @@
 
 import { roleIn, rolesWithin } from './access.js';
 import { admin } from './api.js';
-import { badge, clearErrors, field, h, showErrors, shownOnce, toast, when } from './dom.js';
+import { badge, clearErrors, field, h, shownOnce, submitting, toast, when } from './dom.js';
 import { table } from './table.js';
 
 const DEFAULT_DAYS = 90;
@@ -61,8 +61,7 @@ export async function tokensView(ctx) {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       clearErrors(form);
-      submit.disabled = true;
-      try {
+      await submitting(form, submit, async () => {
         const created = (await admin('/people/me/tokens', { method: 'POST', body: { name: name.value.trim(),
           account_id: account.value, role: role.value, expires_in_days: Number(days.value) } })).data;
         name.value = '';
@@ -71,12 +70,7 @@ export async function tokensView(ctx) {
         shown.querySelector('input').focus();
         tokens = (await admin('/people/me/tokens')).data;
         paint();
-      } catch (error) {
-        if (error.status === 401) throw error;
-        showErrors(form, error);
-      } finally {
-        submit.disabled = false;
-      }
+      });
     });
     return form;
   }

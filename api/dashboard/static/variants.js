@@ -7,7 +7,7 @@
 
 import { can } from './access.js';
 import { admin, inAccount, query } from './api.js';
-import { clearErrors, day, field, h, showErrors, toast } from './dom.js';
+import { clearErrors, day, field, h, showErrors, submitting, toast } from './dom.js';
 import { count, moneyText, moneyValue, percent } from './format.js';
 import { presetRange } from './reports.js';
 import { table } from './table.js';
@@ -79,8 +79,7 @@ function splitEditor(ctx, link, onSaved) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    save.disabled = true;
-    try {
+    await submitting(form, save, async () => {
       const body = { variants: current() };
       if (!body.variants.length) body.variants = null;
       const saved = (await admin(inAccount(ctx.account, `/links/${link.id}`), { method: 'PATCH', body })).data;
@@ -88,12 +87,7 @@ function splitEditor(ctx, link, onSaved) {
       paint();
       onSaved(saved);
       toast(variants.length ? 'Split saved.' : 'Split removed: every click goes where the link says.');
-    } catch (error) {
-      if (error.status === 401) throw error;
-      showErrors(form, error);
-    } finally {
-      save.disabled = false;
-    }
+    });
   });
   paint();
   return form;
