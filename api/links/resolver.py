@@ -48,6 +48,7 @@ from linksvc.links.devices import Device, classify
 from linksvc.links.fdl_service import long_link_click
 from linksvc.links.limits import held_unavailable, unavailable_now
 from linksvc.links.passwords import cookie_admits, cookie_name, cookie_value, protected
+from linksvc.links.plans import DecisionPlans
 from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
 from linksvc.links.urls import with_query
 from linksvc.links.visitors import Visitors
@@ -373,10 +374,7 @@ def _decision(settings: Settings, stored: service.StoredLink, code: str, headers
     the rule that matched and the split when it was used (None when a rule matched)."""
     agent = headers.get("User-Agent", "")
     device = classify(agent)
-    visitors = clicks.visitors
-    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if visitors.trusted_proxies else ""
-    facts = Facts(device, agent, query, now, headers.get("Accept-Language", ""), headers.get("Referer", ""), peer,
-                  forwarded, visitors.trusted_proxies, clicks.geo)
+    facts = _facts(headers, device, agent, query, now, peer, clicks)
     if split is not None and split.address is not None:
         facts.address = split.address  # the split's hash worked it out already: the same rule, done once
     rules = stored.rules if isinstance(stored, service.RuledLink) else None
@@ -393,6 +391,15 @@ def _decision(settings: Settings, stored: service.StoredLink, code: str, headers
     ), facts, None if matched is None else matched.name, split
 
 
+def _facts(headers: Headers, device: Device, agent: str, query: Mapping[str, str], now: float, peer: str | None,
+           clicks: ClickRecorder) -> Facts:
+    """What the click's rules may ask, and its record reads (the client's place)."""
+    trusted = clicks.visitors.trusted_proxies
+    forwarded = ",".join(headers.getall(FORWARDED_FOR, ())) if trusted else ""
+    return Facts(device, agent, query, now, headers.get("Accept-Language", ""), headers.get("Referer", ""), peer,
+                 forwarded, trusted, clicks.geo)
+
+
 def _short_url(settings: Settings, code: str, domain: str | None) -> str:
     """The address the click came to (the install referrer's ``link``, a preview's ``og:url``): on a custom
     domain, that domain's. ``code`` is a link's code, or ``?...`` for a long Dynamic Link."""
@@ -407,7 +414,16 @@ class Headers(Protocol):
     def getall(self, key: str, default: tuple[()]) -> list[str] | tuple[()]: ...
 
 
-def _click(stored: service.StoredLink, decision: Decision, now: float, device: Device, headers: Headers,
+class LinkOf(Protocol):
+    """What a click records of its link: a stored link, or the lane's held one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def account_id(self) -> str: ...
+
+
+def _click(stored: LinkOf, decision: Decision, now: float, device: Device, headers: Headers,
            visitors: Visitors, facts: Facts, rule: str | None, variant: str | None = None) -> Click:
     """The click to record: with the client's place, the rule that matched and the variant it went to (none
     when a rule matched), never the client's address."""
@@ -437,6 +453,7 @@ class FastRedirects:
         self._shared = app[SHARED_HOSTS]
         self._hosts: dict[str, tuple[str, bool]] = {}  # Host header as sent -> (host, shared): one dict lookup
         self._http_date = HttpDate()
+        self._plans = DecisionPlans()  # the plain links' answers, per kind of device (linksvc.links.plans)
         self.answered = 0  # requests this lane answered (the rest took the handler)
 
     def _prepare(self) -> frozenset[str]:
@@ -458,10 +475,10 @@ class FastRedirects:
             return None
         app = self._app
         code = path[1:]
-        stored = service.held_link(app[DB], code)
-        if stored is None:
+        held = service.held(app[DB], code)
+        if held is None:
             return None
-        link: Mapping[str, Any] = stored.link
+        plan, body = self._plans.plan(code, held)
         headers = message.headers
         # The host rule, as resolve() applies it: a shared host reads nothing; a domain is a dict lookup in what
         # this worker holds, and when that is not current the handler answers.
@@ -474,19 +491,35 @@ class FastRedirects:
         host, shared = known
         domain = None
         if not shared:
-            held = held_domains(app[DB]).peek()
-            domain = None if held is None else held.get(host)
-            if domain is None or not link_resolves_here(host, False, domain, stored.account_id, link.get("domain")):
+            held_hosts = held_domains(app[DB]).peek()
+            domain = None if held_hosts is None else held_hosts.get(host)
+            if domain is None or not link_resolves_here(host, False, domain, held.account_id, plan.domain):
                 return None
-        elif link.get("domain") is not None:
+        elif plan.domain is not None:
             return None
         now = time.time()
         clicks = app[CLICKS]
+        peer = lane_peer()
+        on = None if domain is None else host
+        if plan.plain and not url.raw_query_string:  # the same answer as the link's last click like it
+            agent = headers.get("User-Agent", "")
+            device = classify(agent)
+            if is_preview_fetcher(device):  # may get the preview page: the handler decides
+                return None
+            settings = app[SETTINGS]
+            answer = self._plans.answer(plan, body, device, on, _short_url(settings, code, on),
+                                        settings.service_label)
+            if answer is None:
+                return None
+            decision = answer.decision(new_tracking_id())
+            facts = _facts(headers, device, agent, {}, now, peer, clicks)
+            return self._answer(now, started, held, decision, device, headers, facts, None, None, None)
+        stored = held.decoded()
+        link: Mapping[str, Any] = stored.link
         # A password-protected link asks for its password (or reads its cookie) on the handler; a link that does not
         # lead to its target now, or whose clicks by people this worker has not counted yet, is answered there too.
         if protected(link) or held_unavailable(clicks.limits, stored.id, link, now) is not None:
             return None
-        peer = lane_peer()
         split = None
         if link.get("variants"):  # the A/B split: the same pick and cookie as the handler's
             split = _split(stored, code, headers, peer, clicks.visitors.trusted_proxies, False)
@@ -498,22 +531,29 @@ class FastRedirects:
         query = url.query
         device, decision, facts, rule, split = _decision(
             app[SETTINGS], stored, code, headers, {key: query[key] for key in query} if url.raw_query_string else {},
-            None if domain is None else host, peer, clicks, now, split)
+            on, peer, clicks, now, split)
         if decision.status != 302 or decision.location is None or decision.skipped:
             return None
         if is_preview_fetcher(device):  # may get the preview page: the handler decides
             return None
+        return self._answer(now, started, stored, decision, device, headers, facts, rule, split,
+                            link.get("max_clicks"))
+
+    def _answer(self, now: float, started: float, stored: LinkOf, decision: Decision, device: Device,
+                headers: Headers, facts: Facts, rule: str | None, split: Split | None, max_clicks: Any) -> bytes:
+        """The 302's bytes, with its click recorded and its request counted."""
         incoming = headers.get("X-Request-Id", "")
         request_id = incoming if SAFE_ID.match(incoming) else new_request_id()
         cookie = "" if split is None else f"Set-Cookie: {split.cookie}\r\n"
         answer = (f"HTTP/1.1 302 Found\r\nLocation: {decision.location}\r\nCache-Control: {NO_STORE}\r\n"
                   f"{cookie}X-Request-Id: {request_id}\r\nContent-Length: 0\r\nDate: {self._http_date(now)}\r\n"
                   f"Server: {SERVER_SOFTWARE}\r\n\r\n").encode("ascii")
+        clicks = self._app[CLICKS]
         clicks.record(_click(stored, decision, now, device, headers, clicks.visitors, facts, rule,
                              None if split is None else split.name))
-        if not device.bot and link.get("max_clicks") is not None:
+        if max_clicks is not None and not device.bot:
             clicks.limits.took(stored.id)
-        metrics = app[METRICS_KEY]
+        metrics = self._app[METRICS_KEY]
         metrics.observe("GET", self._route, 302, time.perf_counter() - started)
         metrics.count(LANE_ANSWERS, "redirects")
         self.answered += 1

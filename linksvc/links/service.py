@@ -30,7 +30,7 @@ from storage.links import (
 
 __all__ = ["AppSettings", "HeldLink", "RuledLink", "StoredLink",
            "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
-           "held_link", "link_of_code"]
+           "held", "held_link", "link_of_code"]
 
 
 MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benchmarks.md: their size)
@@ -99,12 +99,17 @@ async def link_of_code(db: Store, code: str) -> RuledLink | None:
     return None if held is None else held.decoded()
 
 
-def held_link(db: Store, code: str) -> RuledLink | None:
-    """The link at ``code`` if this worker holds it now, else None (unknown, or not read yet): no I/O, for a
+def held(db: Store, code: str) -> HeldLink | None:
+    """The link at ``code`` as this worker holds it now, else None (unknown, or not read yet): no I/O, for a
     path that answers without awaiting anything and leaves everything else to :func:`link_of_code`."""
     model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
-    held = model.peek(code)
-    return None if held is None else held.decoded()
+    return model.peek(code)
+
+
+def held_link(db: Store, code: str) -> RuledLink | None:
+    """:func:`held`, decoded."""
+    found = held(db, code)
+    return None if found is None else found.decoded()
 
 
 async def edit_link_utm(resources: Resources, account_id: str, link_id: str, changes: Mapping[str, str | None]

@@ -16,9 +16,10 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import CLICKS, DB
 from api.server import FAST_LANE
 from linksvc.seed import load_seed
-from storage.db import fetch_one
+from storage.db import fetch_all, fetch_one
+from tests.agents import AGENTS
 from tests.conftest import ADMIN
-from tests.http.test_resolver import ANDROID, CODE, DESKTOP, _links
+from tests.http.test_resolver import ANDROID, CODE, DESKTOP, GOOGLEBOT, _links
 from tests.rawhttp import Reply, parse
 
 if False:  # typing only
@@ -29,6 +30,11 @@ if False:  # typing only
 async def links(client: TestClient) -> TestClient:
     await load_seed(client.app[DB], _links(), allow_private=True)
     return client
+
+
+FACEBOOK_ANDROID = ("Mozilla/5.0 (Linux; Android 13; SM-S911B Build/TP1A.220624.014; wv) AppleWebKit/537.36 "
+                    "(KHTML, like Gecko) Version/4.0 Chrome/119.0.6045.163 Mobile Safari/537.36 "
+                    "[FB_IAB/FB4A;FBAV/442.0.0.33.113;]")
 
 
 def lane(client: TestClient) -> FastRedirects:
@@ -107,6 +113,26 @@ async def test_the_lane_answers_with_the_handlers_bytes_and_records_the_click(li
     assert await clicks_of(links, CODE) == 4
     metrics = (await (await links.get("/metrics")).text()).splitlines()
     assert 'linksvc_http_requests_total{method="GET",route="/{code}",status="302"} 4.0' in metrics
+
+
+async def test_a_plain_links_next_clicks_get_its_kept_answer_with_a_fresh_tracking_id(links: TestClient) -> None:
+    # The first click of a connection takes the handler, the second works the lane's answer out (its plan), the
+    # rest reuse it: every answer is the handler's, with its own tracking id, and every click is stored with it.
+    agents = [DESKTOP, ANDROID, GOOGLEBOT, AGENTS["iphone"], AGENTS["firefox_android"], FACEBOOK_ANDROID]
+    sent: list[str] = []
+    for agent in agents:
+        replies = await converse(links, [_get("/app-link", agent)] * 4)
+        locations = [reply.headers["location"] for reply in replies]
+        assert len({re.sub(r"[0-9a-f]{32}", "T", location) for location in locations}) == 1, locations
+        assert all(_shape(reply)[:2] == _shape(replies[0])[:2] for reply in replies)
+        tracking = [re.findall(r"[0-9a-f]{32}", location)[0] for location in locations]
+        assert len(set(tracking)) == 4
+        sent += tracking
+    assert lane(links).answered >= 3 * len(agents)
+    await links.app[CLICKS].flush()
+    rows = await fetch_all(links.app[DB].reader, "SELECT tracking_id FROM clicks WHERE link_id = ?",
+                           ("aaaaaaaa-0008-4000-8000-000000000004",))
+    assert sorted(row[0] for row in rows) == sorted(sent)
 
 
 async def test_an_incoming_request_id_is_echoed_as_the_handler_does(links: TestClient) -> None:
