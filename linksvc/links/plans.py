@@ -12,8 +12,8 @@ characters: unreserved in every URL, so no level of percent-encoding (the intent
 changes it or the text around it, and no link's owner can guess it into a stored URL.
 
 Plans are kept per held link object (:class:`linksvc.links.service.HeldLink`): a changed link is a new object
-in the worker's read model, and its old plan is never used again. At most ``max_links`` plans are kept, the
-oldest dropped first; a plan holds the answers its link's clicks asked for, a few at most.
+in the worker's read model, and its old plan is never used again. At most ``max_answers`` answers are kept in
+all (:data:`MAX_ANSWERS`), the oldest plans dropped first; a plan holds the answers its link's clicks asked for.
 """
 
 from __future__ import annotations
@@ -26,7 +26,11 @@ import orjson
 
 from linksvc.links.decide import Decision, DeviceLike, decide
 from linksvc.links.passwords import protected
-from linksvc.links.service import MAX_LINKS_HELD, HeldLink
+from linksvc.links.service import HeldLink
+
+MAX_ANSWERS = 20_000
+"""Answers kept at most per process, about 1 KB each (the location's pieces, its UTM and their sources): the
+links clicked most keep theirs, and a worker holding 100,000 links spends at most about 20 MB on them."""
 
 DeviceKey = tuple[str, bool, bool, bool]
 """What :func:`~linksvc.links.decide.decide` reads of a device: platform, bot, Chromium, in an app."""
@@ -73,9 +77,10 @@ def device_key(device: DeviceLike) -> DeviceKey:
 class DecisionPlans:
     """The plans of one application's held links (its settings fix the service label and the public URL)."""
 
-    def __init__(self, max_links: int = MAX_LINKS_HELD) -> None:
+    def __init__(self, max_answers: int = MAX_ANSWERS) -> None:
         self._plans: dict[str, Plan] = {}
-        self._max = max_links
+        self._max = max_answers
+        self._answers = 0  # kept in all plans
         self.stand_in = secrets.token_hex(16)
 
     def plan(self, code: str, held: HeldLink) -> tuple[Plan, Mapping[str, Any] | None]:
@@ -86,8 +91,8 @@ class DecisionPlans:
             return found, None
         link = orjson.loads(held.body)
         plan = Plan(held, link)
-        if found is None and len(plans) >= self._max:
-            del plans[next(iter(plans))]
+        if found is not None:
+            self._answers -= len(found.answers)
         plans[code] = plan
         return plan, link
 
@@ -107,8 +112,15 @@ class DecisionPlans:
         if decision.status == 302 and decision.location is not None and not decision.skipped:
             found = Answer(tuple(decision.location.split(stand_in)), decision.answer, decision.utm,
                            decision.utm_origin)
+        while self._answers >= self._max:  # the oldest plans go first (never the one answering now)
+            oldest = next(iter(self._plans), None)
+            if oldest is None or self._plans[oldest] is plan:
+                break
+            self._answers -= len(self._plans.pop(oldest).answers)
         answers[key] = found
+        self._answers += 1
         return found
 
     def __len__(self) -> int:
-        return len(self._plans)
+        """The answers kept."""
+        return self._answers

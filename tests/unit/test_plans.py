@@ -115,8 +115,8 @@ def test_a_link_with_a_password_dates_a_limit_or_a_split_is_not_plain(field: str
     assert not plan.plain
 
 
-def test_a_changed_link_gets_a_new_plan_and_the_oldest_plan_goes_first() -> None:
-    plans = DecisionPlans(max_links=2)
+def test_a_changed_link_gets_a_new_plan_and_the_oldest_plans_go_first() -> None:
+    plans = DecisionPlans(max_answers=2)
     link = {"id": "l-5", "kind": "campaign", "destination_url": "https://shop.example/old"}
     desktop = classify("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
                        "Chrome/124.0 Safari/537.36")
@@ -125,13 +125,16 @@ def test_a_changed_link_gets_a_new_plan_and_the_oldest_plan_goes_first() -> None
         "https://shop.example/old")
     changed = _held({**link, "destination_url": "https://shop.example/new"})
     new, decoded = plans.plan("AbC1234", changed)
-    assert new is not plan and decoded is not None and not new.answers
+    assert new is not plan and decoded is not None and not new.answers and len(plans) == 0
     assert plans.answer(new, decoded, desktop, None, SHORT, "x").decision("t").location.startswith(  # type: ignore[union-attr]
         "https://shop.example/new")
-    plans.plan("second", _held(link))
-    plans.plan("third", _held(link))
-    assert len(plans) == 2
-    assert plans.plan("AbC1234", changed)[1] is not None  # dropped: planned again
+    helds = {code: _held(link) for code in ("second", "third")}
+    for code, held in helds.items():
+        other, body = plans.plan(code, held)
+        plans.answer(other, body, desktop, None, SHORT, "x")
+    assert len(plans) == 2  # at most two answers: the first link's plan went
+    assert plans.plan("third", helds["third"])[0].answers  # the newest kept its answer
+    assert plans.plan("AbC1234", changed)[1] is not None  # planned again
 
 
 def test_each_field_decide_reads_of_a_device_keeps_its_own_answer() -> None:
