@@ -60,6 +60,16 @@ class ReadModel(Generic[K, V]):
             return None
         return self._entries.get(key)
 
+    def keep(self, key: K, value: V, generation: int) -> None:
+        """Holds ``value`` (worked out from what the store held at ``generation``), unless the generation moved
+        since: for entries made without awaiting (derived from another model's entries)."""
+        with self._lock:
+            if self._store.generation(self._model) == generation == self._generation:
+                entries = self._entries
+                if len(entries) >= self._max:
+                    del entries[next(iter(entries))]
+                entries[key] = value
+
     def _follow(self) -> int:
         """The store's generation of the model now; the entries are dropped if it moved past theirs."""
         generation = self._store.generation(self._model)

@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import socket
+from dataclasses import replace
 from typing import Any, cast
 from urllib.parse import quote
 
@@ -20,10 +21,12 @@ from aiohttp.test_utils import TestClient
 from api.appkeys import DB
 from api.customers.lane import FastLookups
 from api.server import FAST_LANE, FAST_LANES
+from linksvc.app import create_app
 from linksvc.customers.service import MAX_LINES_WITH_CUSTOMER
 from linksvc.seed import load_seed
+from linksvc.settings import Settings
 from storage.postgres import PostgresDatabase
-from tests.conftest import ADMIN, token_for
+from tests.conftest import ADMIN, service_server, token_for
 from tests.factories import A, B
 from tests.http.test_fast_lane import converse
 from tests.http.test_storefront_customers import REWARD, seed_doc
@@ -299,6 +302,22 @@ async def test_a_change_is_seen_at_once(client: TestClient, store: dict[str, str
     assert (await client.delete(f"/api/admin/v1/accounts/{A}/api-keys/{server_key['id']}", headers=ADMIN)).status == 200
     replies = await converse(client, [request(target, store["A"])] * 2)
     assert [reply.status for reply in replies] == [401, 401]
+
+
+async def test_a_held_token_stops_when_it_expires(aiohttp_client: Any, settings: Settings) -> None:
+    """The lane holds what a token it has checked grants (linksvc.accounts.service.held_principal); the token's
+    expiry is still compared at every request, so a held token stops at its expiry, on the lane's connection."""
+    client = await aiohttp_client(service_server(create_app(replace(settings, token_ttl_seconds=1))))
+    await load_seed(client.app[DB], _seed(), allow_private=True)
+    token = await token_for(client, A)
+    target = f"{LOOKUP}?document_number=CC100"
+    before = lane(client).answered
+    replies = await converse(client, [request(target, token)] * 3)
+    assert [reply.status for reply in replies] == [200] * 3
+    assert lane(client).answered - before >= at_once(client, 2)  # the first may take the handler (not held yet)
+    await asyncio.sleep(1.1)  # past the token's lifetime
+    replies = await converse(client, [request(target, token)] * 2)
+    assert [(reply.status, json.loads(reply.body)["error"]) for reply in replies] == [(401, "Token expired")] * 2
 
 
 async def test_answers_are_counted_under_the_route(client: TestClient, store: dict[str, str]) -> None:
