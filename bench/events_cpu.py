@@ -80,9 +80,11 @@ class _Clock:
             self.profile.disable()
 
 
-async def _round(db: Database, shape: str, made: _Events, clocks: dict[str, _Clock]) -> tuple[float, float, int]:
+async def _round(db: Database, shape: str, made: _Events, clocks: dict[str, _Clock],
+                 scale: float = 1.0) -> tuple[float, float, int]:
     """(check µs/event, apply µs/event, events) of one round of ``shape``."""
     fewest, most, size, total = SHAPES[shape]
+    total = max(size, int(total * scale) // size * size)
     turns: list[list[list[dict[str, Any]]]] = []
     left = total
     while left:
@@ -119,7 +121,7 @@ async def _round(db: Database, shape: str, made: _Events, clocks: dict[str, _Clo
     return check_cpu / total * 1e6, apply_cpu / total * 1e6, total
 
 
-async def main(rounds: int, profile: str | None, shapes: list[str]) -> None:
+async def main(rounds: int, profile: str | None, shapes: list[str], scale: float = 1.0) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-events-cpu-") as tmp:
         path = Path(tmp) / "events.db"
         db = Database(str(path), synchronous="FULL")
@@ -129,16 +131,18 @@ async def main(rounds: int, profile: str | None, shapes: list[str]) -> None:
             made = _Events("cpu")
             clocks = {shape: {"check": _Clock(profile is not None), "apply": _Clock(profile is not None)}
                       for shape in SHAPES}
-            await _round(db, "single", made, {"check": _Clock(False), "apply": _Clock(False)})  # warm-up
+            await _round(db, "single", made, {"check": _Clock(False), "apply": _Clock(False)}, scale)  # warm-up
             found: dict[str, list[tuple[float, float, int]]] = {shape: [] for shape in shapes}
             for r in range(rounds):
                 for shape in (shapes if r % 2 == 0 else reversed(shapes)):
-                    result = await _round(db, shape, made, clocks[shape])
+                    result = await _round(db, shape, made, clocks[shape], scale)
                     found[shape].append(result)
                     print(f"round {r + 1} {shape}: check {result[0]:.1f}, apply {result[1]:.1f}, "
                           f"all {result[0] + result[1]:.1f} µs of CPU an event ({result[2]:,} events)", flush=True)
             print("\n| shape | check µs/event | apply µs/event | all µs/event |\n|---|---|---|---|")
             for shape, results in found.items():
+                if not results:
+                    continue
                 check = statistics.median(x[0] for x in results)
                 apply = statistics.median(x[1] for x in results)
                 every = statistics.median(x[0] + x[1] for x in results)
@@ -157,5 +161,8 @@ if __name__ == "__main__":
     parser.add_argument("rounds", nargs="?", type=int, default=5)
     parser.add_argument("--profile", metavar="PREFIX", help="write cProfile files PREFIX.<shape>.<phase>.prof")
     parser.add_argument("--shape", choices=list(SHAPES), action="append", help="only this shape (repeatable)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="events of each round (and of the warm-up) times this; under valgrind --tool=callgrind, "
+                             "runs of 0 and 1 rounds give one round's instructions as their difference")
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.profile, args.shape or list(SHAPES)))
+    asyncio.run(main(args.rounds, args.profile, args.shape or list(SHAPES), args.scale))
