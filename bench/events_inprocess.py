@@ -3,8 +3,9 @@
 What the write path alone does, in one process on a temporary database where the demo's resources load
 (``LINKSVC_DB_SYNCHRONOUS=FULL``): ``single`` is 64 tasks each calling ``linksvc.loyalty.service.ingest`` with
 one PURCHASE in turn (as 64 connections of one event each would), ``bulk`` is 8 tasks each with 500 events (3
-PURCHASE for every 2 of the demo's custom event type), the bodies of ``bench/events.py``. Prints events/s and
-how many turns of the write queue they took. With ``processes`` above 1, as many processes do so at once on
+PURCHASE for every 2 of the demo's custom event type), the bodies of ``bench/events.py``. Prints events/s, the
+process's CPU per event (``time.process_time``: the event loop and the writer's thread) and how many turns of
+the write queue they took. With ``processes`` above 1, as many processes do so at once on
 one database file (as the workers of ``linksvc serve --workers N`` write), each printing its own figures. For
 profiling the writer (``py-spy record --threads -p PID``) without the HTTP server and wrk in the picture.
 """
@@ -73,10 +74,11 @@ async def run(mode: str, seconds: float, path: Path, tag: str = "inprocess") -> 
                 results = await events.ingest(db, data.DEMO_ACCOUNT, raws, "SERVER", utcnow(), bulk=True)
                 done += sum(1 for r in results if not isinstance(r, ServiceError))
 
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.process_time()
         await asyncio.gather(*([singles() for _ in range(64)] if mode == "single" else [bulks() for _ in range(8)]))
-        elapsed = time.monotonic() - started
-        return (f"{tag} {mode}: {done:,} events in {elapsed:.1f} s = {done / elapsed:,.0f} events/s; "
+        elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+        return (f"{tag} {mode}: {done:,} events in {elapsed:.1f} s = {done / elapsed:,.0f} events/s, "
+                f"{cpu / max(done, 1) * 1e6:.1f} µs of CPU an event (every thread); "
                 f"{db.writer.groups:,} turns of the write queue")
     finally:
         await db.close()

@@ -31,7 +31,7 @@ from itertools import chain
 from typing import Any
 
 from storage.clicks import CLICK_INSERTS
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member, statement_chunks
 
 OWNS = ("visitor_salts", "conversion_clicks", "conversion_visitors", "conversion_events", "conversion_revenue",
         "conversion_level_clicks", "conversion_level_events", "conversion_level_revenue", "conversion_click_mark",
@@ -130,15 +130,9 @@ def _marks(width: int, count: int) -> str:
 
 
 def _chunks(rows: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    """``rows`` in chunks of :data:`ROWS_PER_STATEMENT`, the rest in chunks of falling powers of two: a
-    multi-row statement's text depends on its number of rows, and compiling one took as long as running it
-    (about 3 µs a row each on SQLite), so each table's statements come in at most ten sizes, which the
-    connection's statement cache (and PostgreSQL's prepared statements) keep across batches."""
-    start, left = 0, len(rows)
-    while left:
-        size = ROWS_PER_STATEMENT if left >= ROWS_PER_STATEMENT else 1 << (left.bit_length() - 1)
-        yield rows[start:start + size]
-        start, left = start + size, left - size
+    """:func:`storage.db.statement_chunks` of :data:`ROWS_PER_STATEMENT`: each table's statements come in at
+    most ten sizes, kept by the statement cache across batches."""
+    return statement_chunks(rows, ROWS_PER_STATEMENT)
 
 
 def _added(table: str, columns: Sequence[str]) -> str:

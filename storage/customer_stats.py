@@ -14,10 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, execute, fetch_all, fetch_one, statement_chunks
 
 OWNS = ("customer_stats",)
-_ROWS_PER_STATEMENT = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +56,7 @@ async def insert(tx: Tx, stats: Stats) -> None:
 
 async def put_many(tx: Tx, stats: Sequence[Stats]) -> None:
     """Each customer's figures as given, the row inserted or replaced, a few hundred per statement."""
-    for start in range(0, len(stats), _ROWS_PER_STATEMENT):
-        chunk = stats[start:start + _ROWS_PER_STATEMENT]
+    for chunk in statement_chunks(stats):
         marks = ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
         await execute(
             tx,

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, statement_chunks
 from storage.documents import Document
 
 OWNS = ("deliveries", "fanout")
@@ -130,8 +130,7 @@ class FanoutRecord:
 
 async def add_fanout(tx: Tx, rows: Sequence[tuple[str, str, str, str]]) -> None:
     """``(account_id, event_id, trigger, created_at)`` of each, in order (their ``seq`` is that order)."""
-    for start in range(0, len(rows), _ROWS_PER_STATEMENT):
-        chunk = rows[start:start + _ROWS_PER_STATEMENT]
+    for chunk in statement_chunks(rows):
         await execute(tx, "INSERT INTO fanout (account_id, event_id, trigger, created_at) VALUES "
                           + ", ".join(["(?, ?, ?, ?)"] * len(chunk)), [v for row in chunk for v in row])
 

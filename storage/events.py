@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, json_member, statement_chunks
 
 OWNS = ("events",)
 
@@ -96,10 +96,9 @@ def _values(event: StoredEvent) -> tuple[Any, ...]:
 
 
 async def insert_many(tx: Tx, events: Sequence[StoredEvent]) -> None:
-    """New events (not reversed), in order, a few hundred per statement."""
+    """New events (not reversed), in order, a few hundred per statement (:func:`storage.db.statement_chunks`)."""
     marks = "(" + ", ".join("?" for _ in COLUMNS) + ")"
-    for start in range(0, len(events), _ROWS_PER_INSERT):
-        chunk = events[start:start + _ROWS_PER_INSERT]
+    for chunk in statement_chunks(events):
         await execute(tx, f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES {', '.join([marks] * len(chunk))}",
                       [value for event in chunk for value in _values(event)])
 

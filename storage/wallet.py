@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from storage import customer_stats
-from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one
+from storage.db import Conn, Row, Tx, dialect, execute, fetch_all, fetch_one, statement_chunks
 
 OWNS = ("wallet_lines", "ledger_entries")
 
@@ -26,7 +26,6 @@ LINE_COLUMNS = (
 ENTRY_COLUMNS = ("account_id", "customer_id", "line_id", "reward_id", "kind", "amount", "event_id", "created_at")
 # What makes two opening lines the same line (the amount compared is the opening amount, not what is left).
 _OPENING_FIELDS = ("reward_id", "campaign_id", "brand_id", "issued_at", "expiration_date", "reservation_expires_at")
-_ROWS_PER_STATEMENT = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +84,7 @@ def entry_for(line: WalletLine, kind: str, amount: Decimal, event_id: str | None
 
 
 def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), _ROWS_PER_STATEMENT):
-        yield items[start:start + _ROWS_PER_STATEMENT]
+    return statement_chunks(items)  # in a few sizes, so that the statements' texts are compiled once
 
 
 async def add_entries(tx: Tx, entries: Sequence[LedgerEntry]) -> None:

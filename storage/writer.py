@@ -59,7 +59,9 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def connect_writer(target: str, synchronous: str, cache_kib: int, uri: bool = False) -> sqlite3.Connection:
     """The write connection; call it on the thread that is to use it."""
-    conn = sqlite3.connect(target, isolation_level=None, uri=uri)
+    # The multi-row statements of the batches come in a few sizes per table (storage.db.statement_chunks):
+    # room for all of them in the statement cache, beside the reads (128 by default).
+    conn = sqlite3.connect(target, isolation_level=None, uri=uri, cached_statements=1024)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA foreign_keys=ON")

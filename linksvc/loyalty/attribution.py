@@ -17,19 +17,17 @@ FIELDS = ("tracking_id", "utm_source", "utm_medium", "utm_campaign", "utm_term",
 SOURCES = ("event.top_level", "event.attribution", "event.properties")  # in order of precedence
 
 
-def _given(value: Any) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
 def resolve(top: Mapping[str, Any], attribution: Mapping[str, Any] | None,
             properties: Mapping[str, Any] | None, sources: dict[str, str] | None = None) -> dict[str, Any]:
     nested = attribution or {}
     legacy = properties or {}
     resolved: dict[str, Any] = {}
+    places = ((SOURCES[0], top), (SOURCES[1], nested), (SOURCES[2], legacy))
     for field in FIELDS:
-        for name, source in zip(SOURCES, (top, nested, legacy), strict=True):
-            if _given(source.get(field)):
-                resolved[field] = source[field]
+        for name, source in places:  # every event goes through here: no call per field and source
+            value = source.get(field)
+            if isinstance(value, str) and value and not value.isspace():
+                resolved[field] = value
                 if sources is not None:
                     sources[field] = name
                 break

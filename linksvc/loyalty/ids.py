@@ -16,13 +16,15 @@ import time
 _lock = threading.Lock()
 _last_ms = 0
 _counter = 0
-_random = b""  # random bytes drawn 4 KiB at a time (one system call for 512 ids)
+_random = b""  # random bytes drawn 4 KiB at a time (one system call for 512 ids) ...
+_taken = 0  # ... of which this many were handed out (read by offset: slicing off the rest copied the pool)
 _POOL = 4096
+_HEX = "%08x-%04x-%04x-%04x-%012x"
 
 
 def _forget_pool() -> None:
-    global _random
-    _random = b""  # a forked worker must not hand out the random bits its parent drew
+    global _random, _taken
+    _random, _taken = b"", 0  # a forked worker must not hand out the random bits its parent drew
 
 
 os.register_at_fork(after_in_child=_forget_pool)
@@ -31,7 +33,7 @@ os.register_at_fork(after_in_child=_forget_pool)
 def uuid7() -> str:
     """A new UUIDv7 as text, greater than every id this process made before (unless the clock goes back
     more than the counter can absorb, which only costs order, not uniqueness)."""
-    global _last_ms, _counter, _random
+    global _last_ms, _counter, _random, _taken
     with _lock:
         ms = time.time_ns() // 1_000_000
         if ms > _last_ms:
@@ -42,10 +44,9 @@ def uuid7() -> str:
                 _last_ms, _counter = _last_ms + 1, 0
             ms = _last_ms
         counter = _counter
-        if not _random:
-            _random = os.urandom(_POOL)
-        drawn, _random = _random[:8], _random[8:]
-    tail = int.from_bytes(drawn) & 0x3FFF_FFFF_FFFF_FFFF
-    value = (ms << 80) | (0x7 << 76) | (counter << 64) | (0b10 << 62) | tail
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        if _taken >= len(_random):
+            _random, _taken = os.urandom(_POOL), 0
+        tail = int.from_bytes(_random[_taken:_taken + 8]) & 0x3FFF_FFFF_FFFF_FFFF
+        _taken += 8
+    # The 128 bits: ms (48) | version 7 (4) | counter (12) | variant 0b10 (2) | random (62), in the text's groups.
+    return _HEX % (ms >> 16, ms & 0xFFFF, 0x7000 | counter, 0x8000 | (tail >> 48), tail & 0xFFFF_FFFF_FFFF)

@@ -272,25 +272,46 @@ class _Tier:
 
 @dataclass(frozen=True)
 class Tiers:
-    """The ACTIVE tiers as :func:`next_tier` reads them, read once (:func:`tiers_of`) for a batch."""
+    """The ACTIVE tiers as :func:`next_tier` reads them, read once (:func:`tiers_of`) for a batch.
+    ``by_level``: the same tiers, highest level first (in their order among equal levels), when every level and
+    condition value read as a finite number (else None): nothing that reading them could raise is then left
+    for the evaluation, which may stop at the first tier that qualifies."""
 
     active: tuple[_Tier, ...]
+    by_level: tuple[_Tier, ...] | None = None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, Decimal) and value.is_finite()
+
+
+def _clean(groups: tuple[tuple[_Condition, ...], ...]) -> bool:
+    """Whether evaluating ``groups`` cannot raise: every operator and fact known, every value a finite number."""
+    return all(not isinstance(compare, _Deferred) and _finite(value) for group in groups
+               for compare, _, value in group)
 
 
 def tiers_of(tiers: Sequence[Mapping[str, Any]]) -> Tiers:
-    return Tiers(tuple(_Tier(t["id"], _decimal(t.get("level", 0)), _groups(t.get("entry_conditions") or []),
-                             _groups(t.get("exit_conditions") or []))
-                       for t in tiers if t.get("status", "ACTIVE") == "ACTIVE"))
+    active = tuple(_Tier(t["id"], _decimal(t.get("level", 0)), _groups(t.get("entry_conditions") or []),
+                         _groups(t.get("exit_conditions") or []))
+                   for t in tiers if t.get("status", "ACTIVE") == "ACTIVE")
+    clean = all(_finite(t.level) and _clean(t.entry) and _clean(t.exit) for t in active)
+    return Tiers(active, tuple(sorted(active, key=lambda t: -t.level)) if clean else None)  # type: ignore[operator]
 
 
 def next_tier(current_id: str | None, tiers: Sequence[Mapping[str, Any]] | Tiers, facts: Facts) -> str | None:
     """The tier a customer holds after an event: the highest-level ACTIVE tier whose entry conditions hold;
     the current tier is kept over a lower one until its exit conditions hold."""
-    active = (tiers if isinstance(tiers, Tiers) else tiers_of(tiers)).active
+    read = tiers if isinstance(tiers, Tiers) else tiers_of(tiers)
+    active = read.active
     current = next((t for t in active if t.id == current_id), None)
     stays = current is not None and not _holds(current.exit, facts, empty=False)
-    qualifying = [t for t in active if _holds(t.entry, facts, empty=True) and (stays or t is not current)]
-    best = max(qualifying, key=_level, default=None)
+    if read.by_level is not None:  # the same answer, from the highest tier down: the first that qualifies is best
+        best = next((t for t in read.by_level if (stays or t is not current) and _holds(t.entry, facts, empty=True)),
+                    None)
+    else:
+        qualifying = [t for t in active if _holds(t.entry, facts, empty=True) and (stays or t is not current)]
+        best = max(qualifying, key=_level, default=None)
     if stays and current is not None and (best is None or _level(best) <= _level(current)):
         return str(current.id)
     return str(best.id) if best is not None else None

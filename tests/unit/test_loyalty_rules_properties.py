@@ -3,15 +3,16 @@ event earns, and which tier a customer holds."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linksvc.loyalty.rules import EventFacts, Facts, condition_holds, earnings, groups_hold, next_tier
+from linksvc.loyalty.rules import EventFacts, Facts, condition_holds, earnings, groups_hold, next_tier, tiers_of
 
 FAST = settings(max_examples=80, deadline=None)
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -249,3 +250,28 @@ def test_a_tier_not_left_is_kept_until_a_higher_one_is_entered(tiers: list[dict[
               and groups_hold(t["entry_conditions"], facts, empty=True)]
     # Whether or not the current tier's own entry conditions still hold.
     assert result == (max(higher, key=lambda t: t["level"])["id"] if higher else current["id"])
+
+
+@TIERS
+@given(st.lists(st.tuples(st.integers(0, 3), TIER_GROUPS, TIER_GROUPS), min_size=1, max_size=5), st.data(),
+       SMALL_FACTS)
+def test_the_tier_from_the_highest_down_is_the_tier_of_every_tier_weighed(
+        drawn: list[tuple[int, Any, Any]], data: st.DataObject, facts: Facts) -> None:
+    # Levels may repeat: of equal tiers the one listed first wins, both ways.
+    tiers = [{"id": f"t{i}", "level": level, "entry_conditions": entry, "exit_conditions": exit_}
+             for i, (level, entry, exit_) in enumerate(drawn)]
+    current_id = data.draw(st.sampled_from([None, "deleted", *(t["id"] for t in tiers)]))
+    read = tiers_of(tiers)
+    assert read.by_level is not None
+    assert next_tier(current_id, read, facts) == next_tier(current_id, replace(read, by_level=None), facts)
+
+
+def test_a_tier_that_cannot_be_read_is_weighed_where_it_was() -> None:
+    # A level or a value that is no finite number: every tier is weighed as before, and it fails where it did.
+    broken = [{"id": "a", "level": 1, "entry_conditions": []},
+              {"id": "b", "level": 2, "entry_conditions": [[{"type": "Purchase Count", "operator": "greater than",
+                                                              "value": "NaN"}]]}]
+    read = tiers_of(broken)
+    assert read.by_level is None
+    with pytest.raises(InvalidOperation):
+        next_tier(None, read, Facts())
