@@ -17,7 +17,7 @@ from linksvc.app import create_app
 from linksvc.jsoncodec import loads
 from linksvc.seed import load_seed
 from linksvc.settings import Settings
-from tests.conftest import service_server
+from tests.conftest import migrated_copy, service_server
 from tests.factories import ADMIN_TOKEN, two_accounts
 
 
@@ -72,7 +72,8 @@ async def receiver() -> AsyncIterator[Receiver]:
 async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: bool,
                              database_url: str = "") -> TestClient:
     """The service with the two test accounts and fast retries; private destinations allowed or not. On
-    PostgreSQL (``database_url``) when the suite runs there."""
+    PostgreSQL (``database_url``) when the suite runs there, else on ``path``, which must be a new SQLite file
+    migrated (:func:`tests.conftest.migrated_copy`) or not there yet."""
     settings = Settings(db_path=str(path), database_url=database_url, admin_token=ADMIN_TOKEN, load_demo=False,
                         allow_private_destinations=allow_private, db_synchronous="NORMAL",
                         delivery_backoff_seconds=0.01, delivery_max_tries=3, delivery_timeout_seconds=2)
@@ -82,6 +83,9 @@ async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: boo
 
 
 @pytest.fixture
-async def service(aiohttp_client: Any, tmp_path: Path, settings: Settings) -> TestClient:
-    return await forwarding_service(aiohttp_client, tmp_path / "fwd.db", allow_private=True,
-                                    database_url=settings.database_url)
+async def service(request: pytest.FixtureRequest, aiohttp_client: Any, tmp_path: Path,
+                  settings: Settings) -> TestClient:
+    path = tmp_path / "fwd.db"
+    if not settings.database_url:
+        migrated_copy(request, path)
+    return await forwarding_service(aiohttp_client, path, allow_private=True, database_url=settings.database_url)

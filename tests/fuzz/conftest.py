@@ -1,4 +1,6 @@
-"""Schemathesis against both OpenAPI documents of the real server (``linksvc serve`` on the demo data).
+"""Schemathesis against both OpenAPI documents of the real server (``linksvc serve`` on the demo data): the
+storefront's in ``test_storefront.py``, the admin API's in ``test_admin.py``, each against a server of its own
+(the ``service`` fixture is per module), so that the two runs, minutes each, go to two pytest-xdist workers.
 
 Each document is loaded from the running server and every operation in it gets generated requests, valid
 and invalid, in schemathesis's coverage, fuzzing and stateful phases (the stateful phase chains operations
@@ -30,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from tests.processes import call, free_port, ready, stop
+from tests.processes import free_port, ready, stop
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "fuzz-admin-token-0123456789"
@@ -72,7 +74,7 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def _config(auth: dict[str, dict[str, str]], parameters: dict[str, str],
+def config(auth: dict[str, dict[str, str]], parameters: dict[str, str],
             operations: tuple[dict[str, Any], ...] = ()) -> str:
     lines = [
         f"seed = {SEED}", "workers = 1", "request-timeout = 10", 'suppress-health-check = ["all"]',
@@ -90,7 +92,7 @@ def _config(auth: dict[str, dict[str, str]], parameters: dict[str, str],
     return "\n".join(lines) + "\n"
 
 
-def _run_schemathesis(base: str, document: str, config: str, tmp: Path) -> None:
+def run_schemathesis(base: str, document: str, config: str, tmp: Path) -> None:
     config_path = tmp / "schemathesis.toml"
     config_path.write_text(config)
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz.checks",
@@ -103,38 +105,3 @@ def _run_schemathesis(base: str, document: str, config: str, tmp: Path) -> None:
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[report.find("FAILURES"):] if "FAILURES" in report else report
     assert " passed" in report and "Tested:" in report, report
-
-
-def test_storefront(service: str, tmp_path: Path) -> None:
-    status, body, _ = call(service + "/api/storefront/v1/auth/authorize", {"x-api-key": SERVER_KEY})
-    assert status == 200, body
-    config = _config(
-        auth={"bearer": {"bearer": body["data"]}, "api_key": {"api_key": SERVER_KEY}},
-        parameters={"header.x-account-id": ACCOUNT},  # GET /contacts requires it; the token's account
-    )
-    _run_schemathesis(service, "/api/storefront/v1/openapi.json", config, tmp_path)
-
-
-def test_admin(service: str, tmp_path: Path) -> None:
-    # Runs after the storefront's test: the admin run may rename the demo account or switch its environment.
-    # Every operation works on the demo account, so that the generated requests reach past the account
-    # lookup; DELETE /accounts/{account_id} gets an account of its own, as deleting the demo account would
-    # turn every later request into a 404.
-    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
-    status, body, _ = call(service + "/api/admin/v1/accounts", headers, "POST",
-                            json.dumps({"name": "Fuzz: to be deleted", "environment": "sandbox"}).encode())
-    assert status == 201, body
-    config = _config(
-        auth={"admin": {"bearer": ADMIN_TOKEN}},
-        parameters={"path.account_id": ACCOUNT},
-        operations=({"include-name": "DELETE /accounts/{account_id}",
-                     "parameters": {"path.account_id": body["data"]["id"]}},
-                    # the live feed answers a stream that lasts as long as its client: tests/http/test_feed.py
-                    {"include-name": "GET /accounts/{account_id}/feed", "enabled": False},
-                    # a connection's body holds its config to its destination's model (`if`/`then` per destination
-                    # beside `additionalProperties: false`), which schemathesis cannot generate from ("Schema
-                    # Error"); tests/http/test_connection_configs.py covers those two operations
-                    {"include-name": "POST /accounts/{account_id}/connections", "enabled": False},
-                    {"include-name": "PUT /accounts/{account_id}/connections/{id}", "enabled": False}),
-    )
-    _run_schemathesis(service, "/api/admin/v1/openapi.json", config, tmp_path)
