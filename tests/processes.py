@@ -245,3 +245,27 @@ def webhook_receiver() -> Iterator[tuple[str, type[WebhookRecorder]]]:
     finally:
         http.shutdown()
         http.server_close()
+
+
+@contextmanager
+def demo_server(directory: Path, admin_token: str, **extra_env: str) -> Iterator[str]:
+    """``linksvc serve`` on a new SQLite file in ``directory`` with the shipped demo loaded (its account and key
+    as the tests name them), the log at WARNING; yields its base URL and stops it at the end of the block."""
+    port = free_port()
+    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": admin_token, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING",
+           **extra_env}
+    env.pop("LINKSVC_DEMO_FILE", None)  # the shipped demo fixture, whose account and key the tests name
+    env.pop("LINKSVC_DATABASE_URL", None)
+    log_path = directory / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(directory / "svc.db")],
+            env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        if not ready(base):
+            raise AssertionError("server did not start: " + log_path.read_text())
+        yield base
+    finally:
+        stop(process)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 import sys
 import urllib.request
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.processes import free_port, ready, stop
+from tests.processes import demo_server
 
 ADMIN_TOKEN = "generated-client-admin-token-0123"
 ACCOUNT = "3f6c1a52-8d4e-4b7a-9c21-5e0f7a9b1d01"  # the demo account of fixtures/demo.json
@@ -33,24 +32,8 @@ PACKAGES = {"linksvc_storefront_client": "/api/storefront/v1", "linksvc_admin_cl
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("generated-client-server")
-    port = free_port()
-    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1", "LINKSVC_LOG_LEVEL": "WARNING"}
-    env.pop("LINKSVC_DEMO_FILE", None)  # the shipped demo fixture, whose account and key are named above
-    env.pop("LINKSVC_DATABASE_URL", None)
-    log_path = tmp / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(tmp / "svc.db")],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        if not ready(base):
-            raise AssertionError("server did not start: " + log_path.read_text())
+    with demo_server(tmp_path_factory.mktemp("generated-client-server"), ADMIN_TOKEN) as base:
         yield base
-    finally:
-        stop(process)
 
 
 @pytest.fixture(scope="module")

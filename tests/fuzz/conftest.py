@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from tests.processes import free_port, ready, stop
+from tests.processes import demo_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "fuzz-admin-token-0123456789"
@@ -47,24 +47,9 @@ CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conform
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("fuzz-server")
-    port = free_port()
-    env = {**os.environ, "LINKSVC_ADMIN_TOKEN": ADMIN_TOKEN, "LINKSVC_LOAD_DEMO": "1",
-           "LINKSVC_ALLOW_PRIVATE_DESTINATIONS": "1", "LINKSVC_LOG_LEVEL": "WARNING"}
-    env.pop("LINKSVC_DEMO_FILE", None)  # the shipped demo fixture, whose account and key are named above
-    log_path = tmp / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "linksvc", "serve", "--port", str(port), "--db", str(tmp / "fuzz.db")],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        if not ready(base):
-            raise AssertionError("server did not start: " + log_path.read_text())
+    with demo_server(tmp_path_factory.mktemp("fuzz-server"), ADMIN_TOKEN,
+                     LINKSVC_ALLOW_PRIVATE_DESTINATIONS="1") as base:
         yield base
-    finally:
-        stop(process)
 
 
 def _toml(value: Any) -> str:
