@@ -69,11 +69,13 @@ async def receiver() -> AsyncIterator[Receiver]:
     await server.close()
 
 
-async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: bool,
+async def forwarding_service(request: pytest.FixtureRequest, aiohttp_client: Any, path: Path, allow_private: bool,
                              database_url: str = "") -> TestClient:
     """The service with the two test accounts and fast retries; private destinations allowed or not. On
-    PostgreSQL (``database_url``) when the suite runs there, else on ``path``, which must be a new SQLite file
-    migrated (:func:`tests.conftest.migrated_copy`) or not there yet."""
+    PostgreSQL (``database_url``) when the suite runs there, else on ``path``, a new SQLite file that starts as a
+    copy of the test process's migrated one (:func:`tests.conftest.migrated_copy`)."""
+    if not database_url:
+        migrated_copy(request, path)
     settings = Settings(db_path=str(path), database_url=database_url, admin_token=ADMIN_TOKEN, load_demo=False,
                         allow_private_destinations=allow_private, db_synchronous="NORMAL",
                         delivery_backoff_seconds=0.01, delivery_max_tries=3, delivery_timeout_seconds=2)
@@ -85,7 +87,5 @@ async def forwarding_service(aiohttp_client: Any, path: Path, allow_private: boo
 @pytest.fixture
 async def service(request: pytest.FixtureRequest, aiohttp_client: Any, tmp_path: Path,
                   settings: Settings) -> TestClient:
-    path = tmp_path / "fwd.db"
-    if not settings.database_url:
-        migrated_copy(request, path)
-    return await forwarding_service(aiohttp_client, path, allow_private=True, database_url=settings.database_url)
+    return await forwarding_service(request, aiohttp_client, tmp_path / "fwd.db", allow_private=True,
+                                    database_url=settings.database_url)

@@ -19,7 +19,7 @@ from api.appkeys import DB
 from linksvc.netguard import PublicOnlyResolver, RefusedDestination
 from linksvc.resources.service import Resources
 from linksvc.settings import Settings
-from tests.conftest import ADMIN, migrated_copy
+from tests.conftest import ADMIN
 from tests.factories import A
 from tests.http.conftest import Receiver, forwarding_service
 from tests.http.test_forwarding import ADMIN_API, CUSTOMER, SECRET, connect, send, settled
@@ -29,10 +29,8 @@ from tests.http.test_forwarding import ADMIN_API, CUSTOMER, SECRET, connect, sen
 async def guarded(request: pytest.FixtureRequest, aiohttp_client: Any, tmp_path: Path,
                   settings: Settings) -> TestClient:
     """The service as deployed: private destinations not allowed."""
-    path = tmp_path / "ssrf.db"
-    if not settings.database_url:
-        migrated_copy(request, path)
-    return await forwarding_service(aiohttp_client, path, allow_private=False, database_url=settings.database_url)
+    return await forwarding_service(request, aiohttp_client, tmp_path / "ssrf.db", allow_private=False,
+                                    database_url=settings.database_url)
 
 
 async def stored_connection(client: TestClient, endpoint_url: str) -> str:
