@@ -73,8 +73,7 @@ async def _round(source: Path, raw: list[bytes]) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory(prefix="redirects-inprocess-") as scratch:
         db = Path(scratch) / "links.db"
         shutil.copy(source, db)
-        settings = load_settings({"LINKSVC_ADMIN_TOKEN": "bench", "LINKSVC_DB": str(db), "LINKSVC_LOAD_DEMO": "0",
-                                  "LINKSVC_LOG_LEVEL": "WARNING"})
+        settings = load_settings({"LINKSVC_ADMIN_TOKEN": "bench", "LINKSVC_DB": str(db), "LINKSVC_LOAD_DEMO": "0"})
         app = create_app(settings)
         app[FREEZE_HELD] = True
         runner = web.AppRunner(app)
