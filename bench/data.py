@@ -22,6 +22,7 @@ generates them. :func:`check_links` proves them on a sample by saving the same l
 from __future__ import annotations
 
 import asyncio
+import glob
 import hashlib
 import json
 import random
@@ -161,8 +162,13 @@ def build(path: Path, version: int, seed: int, document: dict[str, Any], cache_k
 
 
 def working_copy(source: Path) -> Path:
-    """A copy of a cached database for one run: what the run writes never touches the cache."""
-    return copy_database(source, source.with_name(source.stem + ".run.db"))
+    """A copy of a cached database for one run: what the run writes never touches the cache. The clicks an
+    earlier run on the same copy left behind (spill files and journals of a process that was killed, which the
+    service writes at its next start) go with the old copy: a run starts from the cache alone."""
+    target = source.with_name(source.stem + ".run.db")
+    for left in target.parent.glob(f"{glob.escape(target.name)}.clicks-*"):
+        left.unlink(missing_ok=True)
+    return copy_database(source, target)
 
 
 def copy_database(source: Path, target: Path) -> Path:
