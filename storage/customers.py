@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from storage.db import Conn, Row, dialect, fetch_all, fetch_one, json_member
+from storage.db import Conn, Row, WouldWait, dialect, fetch_all, fetch_one, json_member
 from storage.wallet import HeldReward, held_rewards, wallet_view_columns
 
 OWNS: tuple[str, ...] = ()
@@ -126,11 +126,6 @@ async def lookup(conn: Conn, account_id: str, document_number: str | None, phone
     if dialect(conn) == "postgresql":
         sql = _PG_LOOKUPS[(document_number is not None, phone_digits is not None)]
     return _view(await fetch_all(conn, sql, params))
-
-
-class WouldWait(Exception):
-    """A read asked of :func:`lookup_now` on a connection that answers only by awaiting (not a plain ``sqlite3``
-    one)."""
 
 
 def lookup_now(conn: Conn, account_id: str, document_number: str | None, phone_digits: str | None,

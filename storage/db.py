@@ -136,6 +136,11 @@ def _apply(conn: sqlite3.Connection, script: str, number: int) -> None:
 MODEL_INDEX = {name: index for index, name in enumerate(MODELS)}
 
 
+class WouldWait(Exception):
+    """A read asked without awaiting (a ``..._now`` repository function) of a connection that answers only by
+    awaiting: anything but a plain ``sqlite3`` one (the event loop's reader on SQLite)."""
+
+
 class Database:
     """Owns the write queue and the read connections. Open with :meth:`open`, close with :meth:`close`."""
 

@@ -475,7 +475,7 @@ class FastRedirects:
             return None
         app = self._app
         code = path[1:]
-        held = service.held(app[DB], code)
+        held = service.hold_now(app[DB], code)  # held, or read now (SQLite) and held
         if held is None:
             return None
         plan, body = self._plans.plan(code, held)

@@ -18,19 +18,21 @@ from linksvc.resources.service import Resources
 from linksvc.rules.engine import Rules, compile_rules, target_codes, target_fields
 from linksvc.store import Store
 from storage.clicks import human_clicks_of
+from storage.db import WouldWait
 from storage.links import (
     AppSettings,
     EncodedLink,
     StoredLink,
     account_app_settings,
     encoded_link_by_code,
+    encoded_link_by_code_now,
     encoded_links,
     links_at_codes,
 )
 
 __all__ = ["AppSettings", "HeldLink", "RuledLink", "StoredLink",
            "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
-           "held", "held_link", "link_of_code"]
+           "held", "held_link", "hold_now", "link_of_code"]
 
 
 MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benchmarks.md: their size)
@@ -104,6 +106,29 @@ def held(db: Store, code: str) -> HeldLink | None:
     path that answers without awaiting anything and leaves everything else to :func:`link_of_code`."""
     model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
     return model.peek(code)
+
+
+def hold_now(db: Store, code: str) -> HeldLink | None:
+    """:func:`held`, or else the link at ``code`` read now and held, without awaiting: for the resolver's fast
+    lane, on a store whose reader answers at once (SQLite's: one indexed read). So a link the worker does not
+    hold (every link after any link is changed, which drops what the worker holds; a link made after the
+    worker's start; one beyond :data:`MAX_LINKS_HELD`) is answered on the lane from its first click, not by the
+    handler. None when no link has the code, when the store answers only by awaiting (PostgreSQL), or when the
+    link's rules lead to other links (:func:`link_of_code` reads those with it)."""
+    model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
+    found = model.peek(code)
+    if found is not None:
+        return found
+    generation = db.generation("links")  # before the read: a change committed meanwhile is not kept
+    try:
+        encoded = encoded_link_by_code_now(db.reader, code)
+    except WouldWait:
+        return None
+    if encoded is None or b'"link"' in encoded.body:
+        return None
+    link = _held(encoded, {})
+    model.keep(code, link, generation)
+    return link
 
 
 def held_link(db: Store, code: str) -> RuledLink | None:
