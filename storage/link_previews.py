@@ -3,9 +3,10 @@ link-preview fetchers get when a link does not set its own (one row per account,
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
-from storage.db import Conn, Tx, execute, fetch_one
+from storage.db import Conn, Tx, WouldWait, execute, fetch_one
 
 OWNS = ("link_preview_defaults",)
 
@@ -20,13 +21,21 @@ class PreviewDefaults:
     updated_at: str
 
 
+_DEFAULTS = ("SELECT account_id, title, description, image_url, site_name, updated_at FROM link_preview_defaults "
+             "WHERE account_id = ?")
+
+
 async def get_defaults(conn: Conn, account_id: str) -> PreviewDefaults | None:
-    row = await fetch_one(
-        conn,
-        "SELECT account_id, title, description, image_url, site_name, updated_at FROM link_preview_defaults "
-        "WHERE account_id = ?",
-        (account_id,),
-    )
+    row = await fetch_one(conn, _DEFAULTS, (account_id,))
+    return None if row is None else PreviewDefaults(*row)
+
+
+def get_defaults_now(conn: Conn, account_id: str) -> PreviewDefaults | None:
+    """:func:`get_defaults` without awaiting, on a plain ``sqlite3`` connection (the event loop's reader), for a
+    path that answers at once (the resolver's fast lane); :class:`~storage.db.WouldWait` on any other."""
+    if not isinstance(conn, sqlite3.Connection):
+        raise WouldWait(type(conn).__name__)
+    row = conn.execute(_DEFAULTS, (account_id,)).fetchone()
     return None if row is None else PreviewDefaults(*row)
 
 

@@ -49,7 +49,7 @@ from linksvc.links.fdl_service import long_link_click
 from linksvc.links.limits import held_unavailable, unavailable_now
 from linksvc.links.passwords import cookie_admits, cookie_name, cookie_value, protected
 from linksvc.links.plans import DecisionPlans
-from linksvc.links.previews import card_of, is_preview_fetcher, preview_page
+from linksvc.links.previews import card_of, is_preview_fetcher, plain_redirect_now, preview_page
 from linksvc.links.urls import with_query
 from linksvc.links.visitors import Visitors
 from linksvc.random_ids import new_request_id, new_tracking_id
@@ -504,7 +504,9 @@ class FastRedirects:
         if plan.plain and not url.raw_query_string:  # the same answer as the link's last click like it
             agent = headers.get("User-Agent", "")
             device = classify(agent)
-            if is_preview_fetcher(device):  # may get the preview page: the handler decides
+            # A preview fetcher gets the preview page when the link or its account sets a card (the handler's);
+            # else the 302 any bot gets.
+            if is_preview_fetcher(device) and not plain_redirect_now(app[DB], held.account_id, plan.preview):
                 return None
             settings = app[SETTINGS]
             answer = self._plans.answer(plan, body, device, on, _short_url(settings, code, on),
@@ -534,8 +536,8 @@ class FastRedirects:
             on, peer, clicks, now, split)
         if decision.status != 302 or decision.location is None or decision.skipped:
             return None
-        if is_preview_fetcher(device):  # may get the preview page: the handler decides
-            return None
+        if is_preview_fetcher(device) and not plain_redirect_now(app[DB], stored.account_id, link.get("preview")):
+            return None  # the preview page: the handler's
         return self._answer(now, started, stored, decision, device, headers, facts, rule, split,
                             link.get("max_clicks"))
 

@@ -50,16 +50,19 @@ class Answer(NamedTuple):
 
 
 class Plan:
-    """One held link's plan: whether it is plain, the domain it names, and its answers so far by device and host
-    (None for an answer that is not a plain 302: the handler gives those)."""
+    """One held link's plan: whether it is plain, the domain it names, its own preview card settings (what a
+    preview fetcher's click reads), and its answers so far by device and host (None for an answer that is not a
+    plain 302: the handler gives those)."""
 
-    __slots__ = ("answers", "domain", "held", "plain")
+    __slots__ = ("answers", "domain", "held", "plain", "preview")
 
     def __init__(self, held: HeldLink, link: Mapping[str, Any]) -> None:
         self.held = held
         self.plain = held.rules is None and is_plain(link)
         domain = link.get("domain")
         self.domain: str | None = domain if isinstance(domain, str) else None
+        preview = link.get("preview")
+        self.preview: Mapping[str, Any] | None = preview if isinstance(preview, dict) and preview else None
         self.answers: dict[tuple[DeviceKey, str | None], Answer | None] = {}
 
 

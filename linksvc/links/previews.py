@@ -32,7 +32,7 @@ from linksvc.links.link_urls import HttpsUrl
 from linksvc.resources.models import Strict
 from linksvc.store import Store, in_one_unit
 from storage import link_previews as repo
-from storage.db import Conn, Tx
+from storage.db import Conn, Tx, WouldWait
 
 PREVIEW_FETCHERS: frozenset[str] = frozenset({
     # Meta: Facebook, Messenger, Instagram; iMessage and LINE send facebookexternalhit too
@@ -110,6 +110,27 @@ async def card_of(db: Store, account_id: str, link: Mapping[str, Any]) -> Previe
     """What the preview page shows of ``link``: per field the link's value, else the account's default; None
     when neither sets a title, description or image (the fetcher then gets the 302)."""
     return await card_on(db.reader, account_id, link)
+
+
+def plain_redirect_now(db: Store, account_id: str, own: Mapping[str, Any] | None) -> bool:
+    """Whether a preview fetcher's click on a link of ``account_id`` (its own ``preview`` settings: ``own``) gets
+    the plain 302 any bot gets, because neither the link nor the account sets a card to show: read at once, for
+    the resolver's fast lane. False when there is a card, and when the store answers only by awaiting
+    (PostgreSQL): the handler then answers."""
+    if own and shows_card(own, None):
+        return False
+    try:
+        defaults = repo.get_defaults_now(db.reader, account_id)
+    except WouldWait:
+        return False
+    return not shows_card(own or {}, defaults)
+
+
+def shows_card(own: Mapping[str, Any], defaults: repo.PreviewDefaults | None) -> bool:
+    """Whether the link's own preview fields and the account's defaults give a card a title, a description or
+    an image: :func:`merge_card` makes a card exactly then."""
+    return bool(own.get("title") or own.get("description") or own.get("image_url")
+                or (defaults is not None and (defaults.title or defaults.description or defaults.image_url)))
 
 
 async def card_on(conn: Conn, account_id: str, link: Mapping[str, Any]) -> PreviewCard | None:

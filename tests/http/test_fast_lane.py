@@ -215,3 +215,28 @@ async def test_a_link_not_held_is_read_and_answered_on_the_lane(links: TestClien
         handler = await converse(links, [_get("/healthz"), _get(path, agent, version="1.0")])
         assert _shape(handler[1]) == _shape(replies[index]), path
     assert await clicks_of(links, CODE) == clicks + 3
+
+
+async def test_a_preview_fetcher_gets_the_bots_302_on_the_lane_until_a_card_is_set(links: TestClient) -> None:
+    # With no card on the link nor on its account, a preview fetcher's click is a bot's click: answered on the
+    # lane (SQLite: the account's preview defaults read at once), with the handler's 302. Once the account sets
+    # a card, the next fetch gets the preview page from the handler.
+    account = "aaaaaaaa-0000-4000-8000-000000000001"
+    whatsapp = AGENTS["whatsapp"]
+    await converse(links, [_get(f"/{CODE}", whatsapp)] * 2)  # the link held, its plan made
+    before = lane(links).answered
+    replies = await converse(links, [_get("/healthz"), _get(f"/{CODE}", whatsapp), _get(f"/{CODE}", whatsapp)])
+    on_lane = isinstance(links.app[DB].reader, sqlite3.Connection)
+    assert lane(links).answered - before == (2 if on_lane else 0)
+    handler = await converse(links, [_get("/healthz"), _get(f"/{CODE}", whatsapp, version="1.0")])
+    assert [reply.status for reply in replies[1:]] == [302, 302]
+    assert _shape(replies[1]) == _shape(replies[2]) == _shape(handler[1])
+    card = await links.put(f"/api/admin/v1/accounts/{account}/link-preview", headers=ADMIN,
+                           json={"title": "Coffee deals"})
+    assert card.status == 200, await card.text()
+    before = lane(links).answered
+    replies = await converse(links, [_get("/healthz"), _get(f"/{CODE}", whatsapp), _get(f"/{CODE}", DESKTOP)])
+    assert replies[1].status == 200 and replies[1].headers["content-type"].startswith("text/html")
+    assert b'property="og:title" content="Coffee deals"' in replies[1].body
+    assert replies[2].status == 302  # a person's click: the lane, as before
+    assert lane(links).answered - before == 1

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from linksvc.links.bots import DATA_FILE, EXTRA, PACKAGE, bot_name
 from linksvc.links.devices import classify
-from linksvc.links.previews import PREVIEW_FETCHERS, is_preview_fetcher
+from linksvc.links.previews import PREVIEW_FETCHERS, is_preview_fetcher, merge_card, shows_card
+from storage.link_previews import PreviewDefaults
 
 
 def _examples() -> list[str]:
@@ -31,3 +36,16 @@ def test_generic_names_and_people_never_get_the_preview() -> None:
               "Version/17.5 Mobile/15E148 Safari/604.1")
     assert not is_preview_fetcher(classify(iphone))
     assert is_preview_fetcher(classify("WhatsApp/2"))
+
+
+_FIELD = st.one_of(st.none(), st.just(""), st.text(min_size=1, max_size=5))
+
+
+@given(own=st.fixed_dictionaries({}, optional={"title": _FIELD, "description": _FIELD, "image_url": _FIELD}),
+       defaults=st.one_of(st.none(), st.builds(PreviewDefaults, st.just("a"), _FIELD, _FIELD, _FIELD, _FIELD,
+                                                st.just("2026-11-28T00:00:00Z"))))
+def test_the_lane_reads_a_card_where_the_preview_page_makes_one(own: dict[str, Any],
+                                                                 defaults: PreviewDefaults | None) -> None:
+    # The resolver's lane answers a preview fetcher with the bots' 302 only when shows_card says no card: exactly
+    # when the handler's merge_card makes none.
+    assert shows_card(own, defaults) == (merge_card(own, defaults, "https://shop.example/p") is not None)
