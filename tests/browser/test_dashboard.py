@@ -17,6 +17,15 @@ def _stored_destination(scene: Scene, link_id: str) -> str:
     return str(body["data"]["destination_url"])
 
 
+def _show_connection(watched: Watched, connection_id: str) -> None:
+    """Picks a connection on the Deliveries page and waits for that connection's page: the choice draws it anew,
+    and until then the previous connection's rows, forms and buttons are still on the screen (its delivered
+    rows would satisfy a wait, and its Send again would replay the previous connection)."""
+    watched.page.get_by_label("Connection").select_option(connection_id)
+    watched.page.locator(f'#main:not([aria-busy]) a[href$="/connections/{connection_id}"]',
+                         has_text="Edit this connection").wait_for()
+
+
 def _desktop_preview(watched: Watched) -> str:
     return str(watched.page.locator('.device[data-device="desktop"] .location').inner_text())
 
@@ -200,9 +209,8 @@ def test_deliveries_show_their_states_and_a_dead_one_is_retried(watched: Watched
     sign_in(watched, scene)
     page.get_by_role("link", name="Deliveries").click()
     page.get_by_role("heading", name="Deliveries").wait_for()
-    connection = page.get_by_label("Connection")
 
-    connection.select_option(scene.connections["GA4 web stream (local)"])
+    _show_connection(watched, scene.connections["GA4 web stream (local)"])
     filtered = page.locator('tr[data-state="filtered"]')
     filtered.first.wait_for()
     assert "no analytics identity" in filtered.first.inner_text()
@@ -212,11 +220,11 @@ def test_deliveries_show_their_states_and_a_dead_one_is_retried(watched: Watched
     reasons = summary.locator('[data-fact="filtered"] li').all_inner_texts()
     assert reasons and any("no analytics identity" in reason for reason in reasons), reasons
 
-    connection.select_option(scene.connections["Order webhook (local)"])
+    _show_connection(watched, scene.connections["Order webhook (local)"])
     page.locator('tr[data-state="delivered"]').first.wait_for()
     assert page.locator('tr[data-state="delivered"] button').count() == 0
 
-    connection.select_option(scene.connections["Broken webhook"])
+    _show_connection(watched, scene.connections["Broken webhook"])
     dead = page.locator('tr[data-state="dead"]')
     dead.first.wait_for()
     delivery_id = dead.first.get_attribute("data-delivery")
@@ -241,7 +249,7 @@ def test_a_connection_is_sent_a_range_again_and_shows_the_replay(watched: Watche
     sign_in(watched, scene)
     page.get_by_role("link", name="Deliveries").click()
     page.get_by_role("heading", name="Deliveries").wait_for()
-    page.get_by_label("Connection").select_option(scene.connections["Order webhook (local)"])
+    _show_connection(watched, scene.connections["Order webhook (local)"])
     page.locator('tr[data-state="delivered"]').first.wait_for()
     # The form's range is the last day, which holds the scene's events: sent again, and counted as such.
     page.get_by_role("button", name="Send again").click()
