@@ -30,7 +30,7 @@ from linksvc.clock import iso, utcnow
 from linksvc.links.devices import Device
 from linksvc.links.link_urls import HttpsUrl
 from linksvc.resources.models import Strict
-from linksvc.store import Store, in_one_unit
+from linksvc.store import Store, StoreError, in_one_unit
 from storage import link_previews as repo
 from storage.db import Conn, Tx, WouldWait
 
@@ -116,12 +116,12 @@ def plain_redirect_now(db: Store, account_id: str, own: Mapping[str, Any] | None
     """Whether a preview fetcher's click on a link of ``account_id`` (its own ``preview`` settings: ``own``) gets
     the plain 302 any bot gets, because neither the link nor the account sets a card to show: read at once, for
     the resolver's fast lane. False when there is a card, and when the store answers only by awaiting
-    (PostgreSQL): the handler then answers."""
+    (PostgreSQL) or fails: the handler then answers."""
     if own and shows_card(own, None):
         return False
     try:
         defaults = repo.get_defaults_now(db.reader, account_id)
-    except WouldWait:
+    except (WouldWait, *StoreError):
         return False
     return not shows_card(own or {}, defaults)
 

@@ -16,7 +16,7 @@ from linksvc.links.utm import edit_utm
 from linksvc.readmodel import ReadModel, read_model
 from linksvc.resources.service import Resources
 from linksvc.rules.engine import Rules, compile_rules, target_codes, target_fields
-from linksvc.store import Store
+from linksvc.store import Store, StoreError
 from storage.clicks import human_clicks_of
 from storage.db import WouldWait
 from storage.links import (
@@ -113,8 +113,8 @@ def hold_now(db: Store, code: str) -> HeldLink | None:
     lane, on a store whose reader answers at once (SQLite's: one indexed read). So a link the worker does not
     hold (every link after any link is changed, which drops what the worker holds; a link made after the
     worker's start; one beyond :data:`MAX_LINKS_HELD`) is answered on the lane from its first click, not by the
-    handler. None when no link has the code, when the store answers only by awaiting (PostgreSQL), or when the
-    link's rules lead to other links (:func:`link_of_code` reads those with it)."""
+    handler. None when no link has the code, when the store answers only by awaiting (PostgreSQL) or fails, or
+    when the link's rules lead to other links (:func:`link_of_code` reads those with it): the handler answers."""
     model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
     found = model.peek(code)
     if found is not None:
@@ -122,7 +122,7 @@ def hold_now(db: Store, code: str) -> HeldLink | None:
     generation = db.generation("links")  # before the read: a change committed meanwhile is not kept
     try:
         encoded = encoded_link_by_code_now(db.reader, code)
-    except WouldWait:
+    except (WouldWait, *StoreError):
         return None
     if encoded is None or b'"link"' in encoded.body:
         return None

@@ -17,6 +17,8 @@ from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
 from api.server import FAST_LANE
+from linksvc.links import service
+from linksvc.links.previews import plain_redirect_now
 from linksvc.seed import load_seed
 from storage.db import fetch_all, fetch_one
 from tests.agents import AGENTS
@@ -240,3 +242,24 @@ async def test_a_preview_fetcher_gets_the_bots_302_on_the_lane_until_a_card_is_s
     assert b'property="og:title" content="Coffee deals"' in replies[1].body
     assert replies[2].status == 302  # a person's click: the lane, as before
     assert lane(links).answered - before == 1
+
+
+async def test_a_store_that_fails_on_the_lane_leaves_the_click_to_the_handler(links: TestClient) -> None:
+    # The lane's reads at once (a link not held, an account's preview defaults) answer "the handler's" when the
+    # store fails, instead of failing the connection: the handler then answers as it answers any store failure.
+    db = links.app[DB]
+    reader = db.reader
+    if not isinstance(reader, sqlite3.Connection):
+        pytest.skip("PostgreSQL's reader answers only by awaiting: the lane never reads it")
+    account = "aaaaaaaa-0000-4000-8000-000000000001"
+    assert service.hold_now(db, CODE) is not None and plain_redirect_now(db, account, None)
+    edited = await links.patch(f"/api/admin/v1/accounts/{account}/links/aaaaaaaa-0008-4000-8000-000000000004",
+                               headers=ADMIN, json={"destination_url": "https://shop.example/new"})
+    assert edited.status == 200  # nothing held any more
+    with sqlite3.connect(":memory:") as other:  # a reader on a database without the service's tables
+        db._reader = other  # type: ignore[attr-defined]
+        try:
+            assert service.hold_now(db, CODE) is None
+            assert plain_redirect_now(db, account, None) is False
+        finally:
+            db._reader = reader  # type: ignore[attr-defined]
