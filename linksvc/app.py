@@ -20,7 +20,7 @@ from api.dashboard import add_dashboard_routes
 from api.demo import add_demo_routes
 from api.domains import add_domain_routes
 from api.hosts import SHARED_HOSTS, host_middleware
-from api.links.resolver import add_resolver_routes
+from api.links.resolver import add_resolver_routes, warm_fast_lane
 from api.observability import (
     LANE_ANSWERS,
     LANES,
@@ -111,7 +111,10 @@ the event loop's time on redirects (docs/decisions.md, "The garbage collector's 
 async def _hold(app: web.Application) -> None:
     started = time.perf_counter()
     held = await hold_links(app[DB])
-    log.info("holding %d links for the fast lane (read in %.1f s)", held, time.perf_counter() - started)
+    read = time.perf_counter() - started
+    answers = await warm_fast_lane(app)  # before the freeze: the answers are kept as long as the links
+    log.info("holding %d links for the fast lane (read in %.1f s; %d answers worked out ahead in %.1f s)", held,
+             read, answers, time.perf_counter() - started - read)
     if app.get(FREEZE_HELD):
         gc.freeze()
         gc.set_threshold(*GC_THRESHOLDS)

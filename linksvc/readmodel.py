@@ -95,6 +95,12 @@ class ReadModel(Generic[K, V]):
                 self._entries.setdefault(key, value)
             return len(self._entries)
 
+    def items(self) -> list[tuple[K, V]]:
+        """The entries held now (after the generation check), as a list: never reads the store."""
+        self._follow()
+        with self._lock:
+            return list(self._entries.items())
+
     def __len__(self) -> int:
         return len(self._entries)
 

@@ -14,6 +14,7 @@ the JSON answer, HEAD, HTTP/1.0, a request with a body, a client closing the con
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import logging
@@ -541,6 +542,23 @@ class FastRedirects:
         return self._answer(now, started, stored, decision, device, headers, facts, rule, split,
                             link.get("max_clicks"))
 
+    async def warm(self, slice_seconds: float = 0.005) -> int:
+        """Works out ahead the answers of every plain link this worker holds (:meth:`DecisionPlans.warm`), a few
+        milliseconds of the event loop at a time, until a link changes (the worker then holds none of them);
+        how many answers it added."""
+        db, settings = self._app[DB], self._app[SETTINGS]
+        generation = db.generation("links")
+        added = 0
+        started = time.perf_counter()
+        for code, held in service.held_links(db):
+            added += self._plans.warm(code, held, _short_url(settings, code, None), settings.service_label)
+            if time.perf_counter() - started > slice_seconds:
+                await asyncio.sleep(0)
+                if db.generation("links") != generation:
+                    break
+                started = time.perf_counter()
+        return added
+
     def _answer(self, now: float, started: float, stored: LinkOf, decision: Decision, device: Device,
                 headers: Headers, facts: Facts, rule: str | None, split: Split | None, max_clicks: Any) -> bytes:
         """The 302's bytes, with its click recorded and its request counted."""
@@ -589,5 +607,11 @@ def add_resolver_routes(app: web.Application) -> None:
                   app.router.add_get(CODE_ROUTE, resolve), app.router.add_post(CODE_ROUTE, unlock),
                   app.router.add_get("/", long_link))
     app[FAST_LANE] = FastRedirects(app)
+
+
+async def warm_fast_lane(app: web.Application) -> int:
+    """The resolver's lane works out its held links' answers ahead (:meth:`FastRedirects.warm`); how many."""
+    lane = app.get(FAST_LANE)
+    return await lane.warm() if isinstance(lane, FastRedirects) else 0
 
 

@@ -32,7 +32,7 @@ from storage.links import (
 
 __all__ = ["AppSettings", "HeldLink", "RuledLink", "StoredLink",
            "apple_app_site_association", "apps_of_accounts", "apps_of_host", "asset_links",
-           "held", "held_link", "hold_now", "link_of_code"]
+           "held", "held_link", "held_links", "hold_now", "link_of_code"]
 
 
 MAX_LINKS_HELD = 100_000  # links by code each worker keeps in memory (docs/benchmarks.md: their size)
@@ -106,6 +106,12 @@ def held(db: Store, code: str) -> HeldLink | None:
     path that answers without awaiting anything and leaves everything else to :func:`link_of_code`."""
     model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
     return model.peek(code)
+
+
+def held_links(db: Store) -> list[tuple[str, HeldLink]]:
+    """Every link this worker holds now, by code: no I/O."""
+    model: ReadModel[str, HeldLink] = read_model(db, "links", MAX_LINKS_HELD)
+    return model.items()
 
 
 def hold_now(db: Store, code: str) -> HeldLink | None:

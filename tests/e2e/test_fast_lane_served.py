@@ -10,6 +10,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -85,3 +86,20 @@ def test_every_redirect_of_a_held_link_takes_the_lane_between_handler_answers(se
     assert _lane_answers(port) - before == 2 * ROUNDS * CONNECTIONS
     stop_lines = log_path.read_text()
     assert "Traceback" not in stop_lines
+
+
+def test_the_held_links_answers_are_worked_out_ahead_at_the_start(served: tuple[int, Path]) -> None:
+    port, log_path = served
+    held = None
+    for _ in range(300):  # the links are held, and their answers worked out, in the background after the start
+        held = re.search(r"holding (\d+) links for the fast lane \(read in [0-9.]+ s; (\d+) answers worked out "
+                         r"ahead in [0-9.]+ s\)", log_path.read_text())
+        if held:
+            break
+        time.sleep(0.05)
+    assert held, log_path.read_text()
+    links, answers = int(held.group(1)), int(held.group(2))
+    assert links > 0 and 0 < answers <= 5 * links  # five kinds of device a plain link
+    before = _lane_answers(port)
+    assert _converse(port, [f"/{CODE}"]) == [302]  # the first click: the lane's, from its answer kept
+    assert _lane_answers(port) - before == 1

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from linksvc.links.decide import decide
 from linksvc.links.devices import classify
-from linksvc.links.plans import DecisionPlans, device_key, is_plain
+from linksvc.links.plans import KINDS, DecisionPlans, device_key, is_plain
 from linksvc.links.service import HeldLink
 from tests.unit.test_decide_properties import DEVICES, LINKS, Device
 
@@ -148,3 +148,54 @@ def test_each_field_decide_reads_of_a_device_keeps_its_own_answer() -> None:
     for _ in range(2):  # the second round reads every answer kept by the first
         for device in devices:
             _same_as_decide(plans, held, link, device, secrets.token_hex(16), secrets.token_hex(16), "linksvc")
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINKS, st.lists(DEVICES, min_size=1, max_size=8), TRACKING, st.sampled_from(["linksvc", "Bench"]))
+def test_answers_worked_out_ahead_are_decides_for_every_device(link: dict[str, Any], devices: list[Device],
+                                                               tracking_id: str, label: str) -> None:
+    plans = DecisionPlans()
+    held = _held(link)
+    assert plans.warm("AbC1234", held, SHORT, label) == len(KINDS)
+    assert len(plans) == len(KINDS)
+    plan, decoded = plans.plan("AbC1234", held)
+    assert decoded is None and len(plan.answers) == len(KINDS)
+    for device in devices:  # every device's answer is kept already, and is decide's
+        expected = decide(link, device, {}, False, SHORT, tracking_id, label)
+        kept = plan.answers[(device_key(device), None)]
+        if expected.status != 302 or expected.location is None or expected.skipped:
+            assert kept is None
+        else:
+            assert kept is not None and kept.decision(tracking_id) == expected
+        assert plans.answer(plan, None, device, None, SHORT, label) is kept
+    assert len(plans) == len(KINDS)  # nothing worked out again
+
+
+def test_a_link_without_apps_keeps_one_answer_for_every_kind_and_equal_utm_is_shared() -> None:
+    plans = DecisionPlans()
+    web = {"id": "l-7", "kind": "email", "campaign_id": "c-1", "destination_url": "https://shop.example/a"}
+    apps = {**web, "id": "l-8", "destination_url": "https://shop.example/b",
+            "android": {"package": "com.demo.app", "fallback_url": None}, "ios": {"app_store_id": "1234567890"}}
+    helds = {"web": _held(web), "apps": _held(apps)}
+    for code, held in helds.items():
+        plans.warm(code, held, SHORT, "linksvc")
+    kept = {code: list(plans.plan(code, held)[0].answers.values()) for code, held in helds.items()}
+    assert len({id(answer) for answer in kept["web"]}) == 1
+    assert len({id(answer) for answer in kept["apps"]}) == 4  # intent, the Play fallback, App Store, the web
+    assert kept["web"][0] is not None and kept["apps"][0] is not None
+    assert kept["web"][0].utm is next(a for a in kept["apps"] if a is not None and a.answer == "destination").utm
+
+
+@pytest.mark.parametrize("field", ["password", "domain", "max_clicks"])
+def test_links_that_are_not_plain_or_name_a_domain_are_not_worked_out_ahead(field: str) -> None:
+    link = {"id": "l-9", "kind": "campaign", "destination_url": "https://shop.example/p",
+            field: {"password": "s3cret", "domain": "go.example", "max_clicks": 5}[field]}
+    plans = DecisionPlans()
+    assert plans.warm("AbC1234", _held(link), SHORT, "linksvc") == 0 and len(plans) == 0
+
+
+def test_working_out_ahead_stops_at_the_bound() -> None:
+    plans = DecisionPlans(max_answers=2 * len(KINDS) + 1)
+    link = {"id": "l-10", "kind": "campaign", "destination_url": "https://shop.example/p"}
+    added = [plans.warm(code, _held(link), SHORT, "linksvc") for code in ("a", "b", "c")]
+    assert added == [len(KINDS), len(KINDS), 0] and len(plans) == 2 * len(KINDS)
