@@ -187,19 +187,19 @@ def _monday_sql(conn: Conn, day: str) -> str:
     return f"date({day}, 'weekday 0', '-6 days')"
 
 
-def _pass_sql(conn: Conn) -> str:
-    """The common table expressions of a pass over the clicks with ids in (?, ?]: ``pass``, one row per click
-    with its id, fine key, what it adds (a bot adds to ``bot`` only; a human click adds its route,
-    :data:`ROUTES`) and its :data:`CLICK_DIMENSIONS`; ``new``, the (key, visitor) pairs of human clicks not
-    counted yet (``conversion_visitors`` remembers who was counted) with the id of the first of their clicks;
-    ``fine``, the sums per fine key, each new visitor counted once."""
+def _pass_selects(conn: Conn) -> tuple[str, str, str]:
+    """The three relations of a pass over the clicks with ids in (?, ?] (the first takes the two parameters):
+    ``pass``, one row per click with its id, fine key, what it adds (a bot adds to ``bot`` only; a human click
+    adds its route, :data:`ROUTES`) and its :data:`CLICK_DIMENSIONS`; ``new``, the (key, visitor) pairs of human
+    clicks not counted yet (``conversion_visitors`` remembers who was counted) with the id of the first of their
+    clicks; ``fine``, the sums per fine key, each new visitor counted once."""
     utm = {field: f"coalesce({json_member(conn, 'c.utm', field)}, '')"
            for field in ("utm_source", "utm_medium", "utm_campaign")}
     route = {n: " ".join(f"WHEN '{answer}' THEN 1" for answer, r in ROUTES.items() if r == n) for n in range(3)}
     key = ", ".join(KEY)
     same = " AND ".join(f"v.{k} = p.{k}" for k in KEY)
-    return (
-        f"WITH pass AS (SELECT c.id, c.account_id, substr(c.clicked_at, 1, 10) AS day, c.link_id, "
+    clicks = (
+        f"SELECT c.id, c.account_id, substr(c.clicked_at, 1, 10) AS day, c.link_id, "
         f"{utm['utm_source']} AS utm_source, {utm['utm_medium']} AS utm_medium, "
         f"{utm['utm_campaign']} AS utm_campaign, coalesce(c.platform, '') AS platform, "
         f"CASE WHEN c.bot = 0 THEN 1 ELSE 0 END AS human, CASE WHEN c.bot = 0 THEN 0 ELSE 1 END AS bot, "
@@ -207,13 +207,23 @@ def _pass_sql(conn: Conn) -> str:
                     for n, name in enumerate(("web", "app", "store")))
         + ", CASE WHEN c.bot = 0 AND c.visitor <> '' THEN c.visitor END AS visitor, "
         + ", ".join(f"coalesce(c.{d}, '') AS {d}" for d in CLICK_DIMENSIONS)
-        + " FROM clicks c WHERE c.id > ? AND c.id <= ?), "
-        f"new AS (SELECT {key}, visitor, min(id) AS first FROM pass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
-        f"(SELECT 1 FROM conversion_visitors v WHERE {same} AND v.visitor = p.visitor) GROUP BY {key}, visitor), "
-        f"counted AS (SELECT {key}, human, bot, 0 AS visitors, web, app, store FROM pass "
-        f"UNION ALL SELECT {key}, 0, 0, 1, 0, 0, 0 FROM new), "
-        f"fine AS (SELECT {key}, " + ", ".join(f"sum({c}) AS {c}" for c in CLICK_COUNTS)
-        + f" FROM counted GROUP BY {key}) ")
+        + " FROM clicks c WHERE c.id > ? AND c.id <= ?")
+    new = (f"SELECT {key}, visitor, min(id) AS first FROM pass p WHERE p.visitor IS NOT NULL AND NOT EXISTS "
+           f"(SELECT 1 FROM conversion_visitors v WHERE {same} AND v.visitor = p.visitor) GROUP BY {key}, visitor")
+    fine = (f"SELECT {key}, " + ", ".join(f"sum({c}) AS {c}" for c in CLICK_COUNTS)
+            + f" FROM (SELECT {key}, human, bot, 0 AS visitors, web, app, store FROM pass "
+            f"UNION ALL SELECT {key}, 0, 0, 1, 0, 0, 0 FROM new) counted GROUP BY {key}")
+    return clicks, new, fine
+
+
+def _pass_sql(conn: Conn) -> str:
+    """:func:`_pass_selects` as the common table expressions every statement of a pass starts with."""
+    clicks, new, fine = _pass_selects(conn)
+    return f"WITH pass AS ({clicks}), new AS ({new}), fine AS ({fine}) "
+
+
+PASS_TABLES = ("pass", "new", "fine")
+"""On SQLite, the temporary tables a pass fills once (:func:`_pass_selects`) and its statements read."""
 
 
 VARIANT_KEY = ("account_id", "link_id", "variant")
@@ -257,7 +267,10 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     pass, so that the visitors of a grouping by country add up to the day's as they do for the others; a rule's
     and a variant's '' rows are the link's (or the day's) less what the rules and variants sent
     (:func:`_click_level_parts`)."""
-    cte = _pass_sql(conn)
+    # PostgreSQL computes the pass's relations in each statement (common table expressions); SQLite fills each
+    # once into a temporary table, so that the clicks are read and the new visitors looked up once a pass.
+    materialized = dialect(conn) == "sqlite"
+    cte = "" if materialized else _pass_sql(conn)
     counts = ", ".join(CLICK_COUNTS)
     fine = (f"{cte}INSERT INTO conversion_clicks ({', '.join(KEY)}, {counts}) "
             f"SELECT {', '.join(KEY)}, {counts} FROM fine WHERE true "
@@ -279,7 +292,7 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     parts.append(f"SELECT account_id, '{UNATTRIBUTED}', day, '', '', {sums} FROM fine WHERE link_id = '' "
                  f"GROUP BY account_id, day")
     coarse = (
-        f"{cte}, nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
+        f"{cte + ',' if cte else 'WITH'} nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, {', '.join(dims)}), "
         f"links AS (SELECT account_id, day, link_id, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, link_id), "
@@ -292,7 +305,12 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
         f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}")
     visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
                 f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
-    return (fine, coarse, visitors, *_variant_statements())
+    main = (fine, coarse, visitors)
+    if materialized:
+        main = tuple(f"CREATE TEMP TABLE {name} AS {select}"
+                     for name, select in zip(PASS_TABLES, _pass_selects(conn), strict=True)) + main + tuple(
+            f"DROP TABLE temp.{name}" for name in PASS_TABLES)
+    return (*main, *_variant_statements())
 
 
 COUNTS = ", ".join(CLICK_COUNTS)
@@ -381,8 +399,11 @@ async def first_waiting_click(conn: Conn) -> str | None:
     return None if row is None else str(row[0])
 
 
-COARSE_STATEMENT = 1
-"""Which of :func:`_pass_statements` writes the coarse level (it takes the fold mark as a third parameter)."""
+def _pass_parameters(statement: str, counted: int, last: int, folded: str) -> tuple[Any, ...]:
+    """The parameters of one of :func:`_pass_statements`: the span of click ids for each that reads the clicks
+    (its first two), then the fold mark for the coarse level's (its last)."""
+    span = (counted, last) if "FROM clicks c WHERE c.id > ?" in statement else ()
+    return (*span, folded) if "INSERT INTO conversion_level_clicks" in statement else span
 WEEKS_MARK = "clicks"
 """The row of ``conversion_click_weeks`` holding the fold mark of the clicks' weekly rows: the first day whose
 clicks are not in them yet."""
@@ -450,8 +471,8 @@ async def roll_up_clicks(tx: Tx, upto: int, limit: int) -> tuple[int, bool]:
         statements = _PASS_STATEMENTS.get(kind)
         if statements is None:
             statements = _PASS_STATEMENTS[kind] = _pass_statements(tx)
-        for i, statement in enumerate(statements):
-            await execute(tx, statement, (counted, last, folded) if i == COARSE_STATEMENT else (counted, last))
+        for statement in statements:
+            await execute(tx, statement, _pass_parameters(statement, counted, last, folded))
     await execute(tx, "INSERT INTO conversion_click_mark (name, counted) VALUES ('clicks', ?) "
                       "ON CONFLICT (name) DO UPDATE SET counted = excluded.counted", (last,))
     return found, last < upto
