@@ -291,8 +291,9 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
     parts.extend(_click_level_parts(sums))
     parts.append(f"SELECT account_id, '{UNATTRIBUTED}', day, '', '', {sums} FROM fine WHERE link_id = '' "
                  f"GROUP BY account_id, day")
+    opening = f"{cte}," if cte else "WITH"
     coarse = (
-        f"{cte + ',' if cte else 'WITH'} nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
+        f"{opening} nolink AS (SELECT account_id, day, {', '.join(dims)}, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, {', '.join(dims)}), "
         f"links AS (SELECT account_id, day, link_id, {sums} FROM fine WHERE link_id <> '' "
         f"GROUP BY account_id, day, link_id), "
@@ -305,7 +306,7 @@ def _pass_statements(conn: Conn) -> tuple[str, ...]:
         f"ON CONFLICT ({', '.join(LEVEL_KEY)}) DO UPDATE SET {_added('conversion_level_clicks', CLICK_COUNTS)}")
     visitors = (f"{cte}INSERT INTO conversion_visitors ({', '.join(KEY)}, visitor) "
                 f"SELECT {', '.join(KEY)}, visitor FROM new WHERE true ON CONFLICT DO NOTHING")
-    main = (fine, coarse, visitors)
+    main: tuple[str, ...] = (fine, coarse, visitors)
     if materialized:
         main = tuple(f"CREATE TEMP TABLE {name} AS {select}"
                      for name, select in zip(PASS_TABLES, _pass_selects(conn), strict=True)) + main + tuple(
