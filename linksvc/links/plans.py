@@ -37,8 +37,8 @@ from linksvc.links.service import HeldLink
 MAX_ANSWERS = 500_000
 """Answers kept at most per process: a worker holding :data:`~linksvc.links.service.MAX_LINKS_HELD` links keeps
 every plain link's answers worked out ahead (five a link, one to four of them distinct) and those of the links
-clicked since; beyond,
-the oldest plans go first. docs/benchmarks.md gives their size ("Answers worked out ahead")."""
+clicked since; beyond, the oldest plans go first. Their cost in memory and time: docs/decisions.md, "Every held
+link's answers worked out ahead"."""
 
 MAX_SHARED_UTM = 100_000
 """Distinct UTM dictionaries remembered for answers to share."""
