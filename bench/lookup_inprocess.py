@@ -8,7 +8,10 @@ with the SERVER key, then sends the lookup lane (``api.server.fast_lane_of(app)`
 customers, as wrk's script sends them (by phone in four formats, and by document number), and measures the
 thread's CPU (``time.thread_time``) per lookup:
 
-- ``lane``: the lane's call alone, on requests parsed beforehand;
+- ``lane``: the lane's call alone, on requests parsed beforehand (the answers held by the worker are given
+  again: :mod:`linksvc.customers.held`);
+- ``lane, nothing held``: the same with the held answers dropped before each lookup (a customer's first
+  lookup on this worker, or the first after a change to it);
 - ``parse + lane``: the bytes of the request through aiohttp's parser, the lane, and the access line queued
   as the server queues it (``api.access_log.AccessLogger.lane``);
 - ``access line``: what the access log's thread then pays per line (fields read off the answer, the JSON line
@@ -44,6 +47,7 @@ from bench import storefront_docs as docs
 from bench.storefront import sample_customers
 from linksvc.accounts.service import issue_token, principal_for
 from linksvc.app import create_app
+from linksvc.customers.held import held_lookups
 from linksvc.logs import JsonFormatter, ServiceHandler
 from linksvc.settings import Settings
 
@@ -117,6 +121,13 @@ async def _measure(path: Path, args: argparse.Namespace) -> None:
                 for message in messages:
                     lane(message)
 
+            held = held_lookups(store)
+
+            def lane_nothing_held() -> None:
+                for message in messages:
+                    held.clear()
+                    lane(message)
+
             def parse_and_lane() -> None:
                 clock = time.perf_counter
                 for raw in raws:
@@ -137,16 +148,18 @@ async def _measure(path: Path, args: argparse.Namespace) -> None:
                 profile.runcall(lane_only)
                 pstats.Stats(profile).sort_stats("tottime").print_stats(25)
                 return
-            figures: dict[str, list[float]] = {"lane": [], "parse + lane": [], "access line": []}
+            figures: dict[str, list[float]] = {"lane": [], "lane, nothing held": [], "parse + lane": [],
+                                               "access line": []}
             for _ in range(args.rounds):
                 figures["lane"].append(per_call(lane_only, len(messages)))
+                figures["lane, nothing held"].append(per_call(lane_nothing_held, len(messages)))
                 figures["parse + lane"].append(per_call(parse_and_lane, len(raws)))
                 figures["access line"].append(per_call(access_lines, len(answers)))
                 access.access_log.flush() if access.access_log is not None else None
             print(f"{path.name}: {len(samples):,} customers, {args.lookups:,} lookups a round, {args.rounds} rounds "
                   f"(µs of CPU per lookup: median, then each round)")
             for name, values in figures.items():
-                print(f"  {name:<14} {statistics.median(values):7.1f}   "
+                print(f"  {name:<18} {statistics.median(values):7.1f}   "
                       + " ".join(f"{v:.1f}" for v in values))
     finally:
         await runner.cleanup()

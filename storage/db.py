@@ -46,7 +46,7 @@ import asyncpg
 
 from storage import audit_context
 from storage.errors import StoreUnavailable
-from storage.generations import MODELS, Generations
+from storage.generations import BUCKET_MODELS, MODELS, Generations
 from storage.postgres import PgConnection, PostgresDatabase, is_postgres_url
 from storage.writer import Writer, WriterSession
 
@@ -133,7 +133,7 @@ def _apply(conn: sqlite3.Connection, script: str, number: int) -> None:
     conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
 
 
-MODEL_INDEX = {name: index for index, name in enumerate(MODELS)}
+MODEL_INDEX = {name: index for index, name in enumerate((*MODELS, *BUCKET_MODELS))}
 
 
 class WouldWait(Exception):

@@ -21,10 +21,29 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-OWNS = ("generations",)  # written by the triggers of migrations 0015, 0016 and 0021 and by open()
+# Written by the triggers of migrations 0015, 0016, 0021 and 0042, and by open().
+OWNS = ("generations", "wallet_buckets")
 
-MODELS = ("links", "access", "catalog", "domains")  # new models go last: a map made for fewer is grown by open()
-_SIZE = 8 * len(MODELS)
+# New models go last: a map made for fewer is grown by open(). 'wallets' is the counter the buckets are stamped
+# with, 'lookups' drops every held lookup (migration 0042).
+MODELS = ("links", "access", "catalog", "domains", "wallets", "lookups")
+# The customer lookup's answers are dropped by bucket of customers (migration 0042): the map holds each bucket's
+# last stamp after the models' counters, named ``wallets/N`` for :meth:`Generations.value`'s callers.
+WALLET_BUCKETS = 256
+BUCKET_MODELS = tuple(f"wallets/{bucket}" for bucket in range(WALLET_BUCKETS))
+_SIZE = 8 * (len(MODELS) + WALLET_BUCKETS)
+_WALLETS = MODELS.index("wallets")
+
+
+def wallet_bucket(customer_id: str) -> str:
+    """The model name (``wallets/N``) of the bucket a change to this customer stamps: the expression of
+    migration 0042's triggers, ``(unicode(last character) * 131 + unicode(the one before)) % 256`` (0 for a
+    character that is not there). SQLite's text functions read a text up to its first NUL character; so does
+    this."""
+    customer_id = customer_id.partition("\x00")[0]
+    last = ord(customer_id[-1]) if customer_id else 0
+    before = ord(customer_id[-2]) if len(customer_id) > 1 else 0
+    return BUCKET_MODELS[(last * 131 + before) % WALLET_BUCKETS]
 
 
 class Generations:
@@ -57,6 +76,7 @@ class Generations:
                                  (self._view[MODELS.index(name)] + 1, name))
                 conn.execute("COMMIT")
                 stored = _read(conn)
+            self._store_buckets(conn, -1)
             self._store(stored)
 
     def close(self) -> None:
@@ -69,7 +89,7 @@ class Generations:
         self._view = self._map = self._fd = None
 
     def value(self, index: int) -> int:
-        """The counter of ``MODELS[index]`` now."""
+        """The counter of ``MODELS[index]`` now (or, past them, of bucket ``index - len(MODELS)``)."""
         view = self._view
         return 0 if view is None else int(view[index])
 
@@ -81,7 +101,17 @@ class Generations:
         if all(stored[name] <= self._view[index] for index, name in enumerate(MODELS)):
             return  # nothing a read model holds changed (the common case: clicks, events)
         with self._locked():
+            if stored["wallets"] > self._view[_WALLETS]:  # buckets first: a reader that sees 'wallets' sees them
+                self._store_buckets(conn, self._view[_WALLETS])
             self._store(stored)
+
+    def _store_buckets(self, conn: sqlite3.Connection, published: int) -> None:
+        """The buckets stamped past ``published`` (the last 'wallets' published) into the map."""
+        assert self._view is not None
+        view, base = self._view, len(MODELS)
+        for bucket, value in conn.execute("SELECT bucket, value FROM wallet_buckets WHERE value > ?", (published,)):
+            if 0 <= bucket < WALLET_BUCKETS and value > view[base + bucket]:
+                view[base + bucket] = value
 
     def _store(self, stored: dict[str, int]) -> None:
         assert self._view is not None

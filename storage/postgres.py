@@ -413,7 +413,9 @@ class PostgresDatabase:
                 delay = min(delay * 2, 5.0)
 
     def generation(self, model: str) -> int:
-        return self._generations[model]
+        # A bucket of the wallets (``wallets/N``) is the whole model here: no trigger stamps buckets on PostgreSQL,
+        # where the customer lookup reads the store every time (linksvc.customers.held holds only SQLite's).
+        return self._generations[model.partition("/")[0]]
 
     def _changed(self, noted: str | None) -> None:
         for name in set(filter(None, (noted or "").split(","))):

@@ -7,13 +7,17 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from linksvc.clock import iso_from_timestamp
+from linksvc.customers.held import lookup_held
 from linksvc.customers.wallet import build_wallet, load_wallet
 from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, NotFound, ServiceError
 from linksvc.resources.types import phone_digits
 from linksvc.store import Store
 from storage import customers as repo
 from storage.db import Conn
+from storage.wallet import HeldReward
 
 # The customer fields of the specification's response (stored fields such as external_id stay inside).
 CUSTOMER_FIELDS = (
@@ -117,20 +121,26 @@ async def lookup_customer(store: Store, account_id: str, document_number: str | 
 
 
 def lookup_customer_now(store: Store, account_id: str, document_number: str | None, phone: str | None
-                        ) -> dict[str, Any] | None:
-    """:func:`lookup_customer` without awaiting, for a path that answers at once (the lookup's fast lane): the
-    same answer, or the same refusal raised; None when it cannot be read without waiting (the store's reader
-    answers only by awaiting, or the wallet holds more than ``MAX_LINES_WITH_CUSTOMER`` lines): then ask
+                        ) -> orjson.Fragment | None:
+    """:func:`lookup_customer`'s answer, encoded, without awaiting, for a path that answers at once (the
+    lookup's fast lane): held by this worker while exact (:mod:`linksvc.customers.held`), or read and kept; the
+    same refusal raised; None when it cannot be read without waiting (the store's reader answers only by
+    awaiting, or the wallet holds more than ``MAX_LINES_WITH_CUSTOMER`` lines): then ask
     :func:`lookup_customer`."""
-    try:
-        view = repo.lookup_now(store.reader, account_id, document_number, phone_digits(phone) if phone else None,
-                               iso_from_timestamp(time.time()), MAX_LINES_WITH_CUSTOMER)
-    except repo.WouldWait:
-        return None
-    found = _the_one(view)
-    if found.lines is None:
-        return None
-    return _answer(found, build_wallet(found.id, found.lines, found.rewards))
+    digits = phone_digits(phone) if phone else None
+
+    def read() -> tuple[str, dict[str, Any], list[HeldReward]] | None:
+        try:
+            view = repo.lookup_now(store.reader, account_id, document_number, digits,
+                                   iso_from_timestamp(time.time()), MAX_LINES_WITH_CUSTOMER)
+        except repo.WouldWait:
+            return None
+        found = _the_one(view)
+        if found.lines is None:
+            return None
+        return found.id, _answer(found, build_wallet(found.id, found.lines, found.rewards)), found.rewards
+
+    return lookup_held(store, (account_id, document_number, digits), read)
 
 
 def _the_one(found: repo.CustomerView | None) -> repo.CustomerView:

@@ -264,10 +264,10 @@ async def _statements(db: Database, raws: list[dict[str, Any]]) -> list[str]:
 async def test_a_batch_runs_a_number_of_statements_that_does_not_grow_with_its_events(
         store: Database) -> None:
     db = store
-    ten = await _statements(db, _many(10))
+    ten = _sent(await _statements(db, _many(10)))
     other_db = await _second()
     try:
-        hundred = await _statements(other_db, _many(100))
+        hundred = _sent(await _statements(other_db, _many(100)))
     finally:
         await other_db.close()
     # A table's rows go in statements of a few fixed sizes (storage.db.statement_chunks: 100 rows are 64 + 32 +
@@ -276,6 +276,12 @@ async def test_a_batch_runs_a_number_of_statements_that_does_not_grow_with_its_e
     assert len(writes) < 34, writes  # the rollups and their coarse level add a fixed few
     assert len(writes) <= len(_writes(ten)) + 2, (ten, hundred)
     assert len(hundred) <= len(writes) + 2 * sum(1 for sql in writes if sql.startswith("INSERT")), hundred
+
+
+def _sent(traced: list[str]) -> list[str]:
+    """The statements sent, without the trace of each trigger program a statement ran (SQLite traces those as
+    the statement again, once per row a trigger fired for: migration 0042's wallet and customer triggers)."""
+    return [sql for number, sql in enumerate(traced) if number == 0 or traced[number - 1] != sql]
 
 
 def _writes(statements: list[str]) -> list[str]:
