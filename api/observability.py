@@ -240,6 +240,9 @@ async def snapshot_metrics(app: web.Application) -> AsyncIterator[None]:
 METRICS_KEY: web.AppKey[Metrics] = web.AppKey("metrics", Metrics)
 LANE_ANSWERS = "linksvc_fast_lane_answers"  # a counter by lane: the requests each fast lane answered
 LANES = ("redirects", "customer_lookup")
+# A counter by answer: the customer lookups' 200s on the lane, given again from the worker's held answers or read
+# from the store (linksvc.customers.held).
+HELD_LOOKUPS = "linksvc_customer_lookups"
 REQUEST_TIMEOUT_KEY: web.AppKey[float] = web.AppKey("request_timeout", float)
 
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import time
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,6 +155,19 @@ def verify(server: load.Server, headers: dict[str, str], dataset: data.StoreSet,
     return checked
 
 
+def held_counts(server: load.Server) -> dict[str, int]:
+    """``linksvc_customer_lookups_total`` by answer (``held``, ``read``), summed over the workers: /metrics."""
+    url = server.url("/metrics")
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        text = answer.read().decode()
+    counts = {"held": 0, "read": 0}
+    for line in text.splitlines():
+        match = re.match(r'linksvc_customer_lookups_total\{answer="(\w+)"\} ([0-9.e+]+)$', line)
+        if match and match.group(1) in counts:
+            counts[match.group(1)] = int(float(match.group(2)))
+    return counts
+
+
 def _drained(seconds: float) -> None:
     print(f"  the service answered the requests still queued in {seconds:.1f} s")
 
@@ -203,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     per_request, statements = query_plans(dataset.path, next(s for s in samples if s.live_lines))
     print(f"query plans and statement timings (requests traced in-process): {time.perf_counter() - started:.1f} s")
     rounds: list[dict[str, load.Result]] = []
+    held: dict[str, list[float]] = {}
     checked: list[str] = []
     phone_paths = [s.path(i) for i, s in enumerate(samples)]
     document_paths = [s.document_path() for s in samples]
@@ -226,7 +242,12 @@ def main(argv: list[str] | None = None) -> int:
             for kind, paths in (("phone", phone_paths), ("document", document_paths)):
                 print(f"measuring GET /customers?{'phone' if kind == 'phone' else 'document_number'}=... with "
                       f"{workers} worker(s){store} ...")
+                before = held_counts(service)
                 found[f"{kind} {workers}{store}"] = load.measure(service, paths, headers, settings, _drained)
+                after = held_counts(service)
+                answered = sum(after.values()) - sum(before.values())
+                if answered and not url:
+                    held.setdefault(f"{kind} {workers}", []).append((after["held"] - before["held"]) / answered)
 
     with postgres.copied(args.postgresql, dataset.path) as pg:  # dropped at the end, even when the run fails
         for number in range(ROUNDS):  # A B A B: the bare handler, then the service, twice
@@ -242,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     run = storefront_report.Run(
         machine=load.machine(), command=COMMAND, load=settings, dataset=dataset, compared=compared,
         phones=len(samples), checked=checked, rounds=rounds, statements=statements, per_request=per_request,
-        revision=load.revision(), postgresql=pg)
+        revision=load.revision(), postgresql=pg, held=held)
     print(storefront_report.summary(run))
     load.publish("storefront", storefront_report.section(run), args)
     return 0

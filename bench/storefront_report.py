@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench import data, load, plans, postgres
 from bench import storefront_docs as docs
@@ -44,6 +44,9 @@ class Run:
     per_request: list[tuple[str, list[str]]]
     revision: str
     postgresql: postgres.Copy | None = None  # the database of the rows on PostgreSQL, if any
+    # Per lookup row (e.g. "phone 1"), per round: the share of its 200s given again from the workers' held
+    # answers (linksvc_customer_lookups_total{answer="held"}, warm-up included), as the service counted them.
+    held: dict[str, list[float]] = field(default_factory=dict)
 
     def results(self, key: str) -> list[Result]:
         return [found[key] for found in self.rounds if key in found]
@@ -176,7 +179,20 @@ the row counts match. {how}
   the cached database's.
 - The lookup loads cycle at random through {run.phones:,} customers spread over the whole table: by phone, in
   four query formats (`+573001234567`, `573001234567`, `+57 300 123 4567`, `57-300-1234567`), and by
-  document number."""
+  document number.{_held(run)}"""
+
+
+def _held(run: Run) -> str:
+    """What share of each lookup row the workers answered from the answers they held (linksvc.customers.held)."""
+    if not run.held:
+        return ""
+    rows = "; ".join(f"by {kind}, {workers} worker{'s' if workers != '1' else ''}: "
+                     + " / ".join(f"{share:.0%}" for share in shares)
+                     for (kind, workers), shares in ((key.split(" ", 1), shares) for key, shares in run.held.items()))
+    return ("\n- Each worker keeps the lookups it answered while they are exact (docs/decisions.md, \"The customer "
+            "lookup's answers held by each worker\"), so a customer asked for again costs no statement. Share of "
+            "each row's answers (warm-up included, per round) given again from them, as the service counted "
+            f"(`linksvc_customer_lookups_total`): {rows}. A customer's first lookup reads the store.")
 
 
 def _plans(run: Run) -> str:

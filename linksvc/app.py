@@ -22,6 +22,7 @@ from api.domains import add_domain_routes
 from api.hosts import SHARED_HOSTS, host_middleware
 from api.links.resolver import add_resolver_routes, warm_fast_lane
 from api.observability import (
+    HELD_LOOKUPS,
     LANE_ANSWERS,
     LANES,
     METRICS_KEY,
@@ -227,6 +228,8 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
                              "from the address), by kind", "kind", KINDS)
     metrics.describe_counter(LANE_ANSWERS, "Requests answered on a fast lane (the rest of their route's requests took "
                              "the handler), by lane", "lane", LANES)
+    metrics.describe_counter(HELD_LOOKUPS, "Customer lookups answered 200 on the fast lane, by answer: given again "
+                             "from the worker's held answers, or read from the store", "answer", ("held", "read"))
     app[AUTH_THROTTLE] = AuthThrottle(db, settings.auth_failure_limit, settings.auth_failure_window_seconds,
                                       parse_networks(settings.trusted_proxies),
                                       observe=lambda event, kind: metrics.count(f"linksvc_auth_{event}", kind))

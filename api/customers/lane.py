@@ -24,7 +24,7 @@ from aiohttp.http_parser import RawRequestMessage
 
 from api.appkeys import DB
 from api.hosts import SHARED_HOSTS
-from api.observability import LANE_ANSWERS, METRICS_KEY, SAFE_ID
+from api.observability import HELD_LOOKUPS, LANE_ANSWERS, METRICS_KEY, SAFE_ID
 from api.server import HttpDate, plain_get
 from linksvc.accounts.service import held_principal
 from linksvc.customers.service import lookup_customer_now
@@ -111,6 +111,7 @@ class FastLookups:
         if claimed is not None and (not claimed.isascii() or not claimed.isprintable()
                                     or claimed.strip().lower() != principal.account_id):
             return None
+        held = False
         try:
             found = lookup_customer_now(db, principal.account_id, document_number, phone)
         except NotFound as refused:
@@ -122,7 +123,7 @@ class FastLookups:
         else:
             if found is None:
                 return None
-            status, head, body = 200, "200 OK", dumpb({"data": found})
+            status, head, body, held = 200, "200 OK", dumpb({"data": found.answer}), found.held
         incoming = headers.get("X-Request-Id", "")
         request_id = incoming if SAFE_ID.match(incoming) else new_request_id()
         answer = (f"HTTP/1.1 {head}\r\nContent-Type: application/json\r\nX-Request-Id: {request_id}\r\n"
@@ -131,5 +132,7 @@ class FastLookups:
         metrics = app[METRICS_KEY]
         metrics.observe("GET", self._path, status, time.perf_counter() - started)
         metrics.count(LANE_ANSWERS, "customer_lookup")
+        if status == 200:
+            metrics.count(HELD_LOOKUPS, "held" if held else "read")
         self.answered += 1
         return answer

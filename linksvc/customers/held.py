@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
 import orjson
@@ -41,6 +41,13 @@ MAX_HELD_LOOKUPS = 50_000  # answers kept per worker (about 1.5 kB each with a w
 MARGIN_SECONDS = 1.0  # an answer is dropped this long before its earliest line expires
 
 Key = tuple[str, str | None, str | None]  # account, document number, phone digits
+
+
+class Looked(NamedTuple):
+    """A lookup's 200: its encoded ``data``, and whether it was an answer held (rather than read from the store)."""
+
+    answer: orjson.Fragment
+    held: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +112,7 @@ def held_lookups(store: Store) -> HeldLookups:
 
 
 def lookup_held(store: Store, key: Key, read: Callable[[], tuple[str, dict[str, Any], list[HeldReward]] | None]
-                ) -> orjson.Fragment | None:
+                ) -> Looked | None:
     """The answer for ``key``: held, or ``read()`` (the customer's id, the answer, the rewards its wallet
     holds; None when it cannot be read at once) and kept when exact. Raises what ``read`` raises.
 
@@ -116,7 +123,7 @@ def lookup_held(store: Store, key: Key, read: Callable[[], tuple[str, dict[str, 
     held = held_lookups(store)
     found = held.get(key, now)
     if found is not None:
-        return found
+        return Looked(found, True)
     generation = store.generation
     lookups, wallets = generation("lookups"), generation("wallets")
     read_now = read()
@@ -129,7 +136,7 @@ def lookup_held(store: Store, key: Key, read: Callable[[], tuple[str, dict[str, 
     until = _until(rewards)
     if stamp <= wallets and generation("lookups") == lookups and until > now:
         held.keep(key, HeldAnswer(lookups, bucket, stamp, until, encoded))
-    return encoded
+    return Looked(encoded, False)
 
 
 def _until(rewards: list[HeldReward]) -> float:

@@ -7,10 +7,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from linksvc.clock import iso_from_timestamp
-from linksvc.customers.held import lookup_held
+from linksvc.customers.held import Looked, lookup_held
 from linksvc.customers.wallet import build_wallet, load_wallet
 from linksvc.errors import BadRequest, Conflict, InvalidField, Issue, NotFound, ServiceError
 from linksvc.resources.types import phone_digits
@@ -121,7 +119,7 @@ async def lookup_customer(store: Store, account_id: str, document_number: str | 
 
 
 def lookup_customer_now(store: Store, account_id: str, document_number: str | None, phone: str | None
-                        ) -> orjson.Fragment | None:
+                        ) -> Looked | None:
     """:func:`lookup_customer`'s answer, encoded, without awaiting, for a path that answers at once (the
     lookup's fast lane): held by this worker while exact (:mod:`linksvc.customers.held`), or read and kept; the
     same refusal raised; None when it cannot be read without waiting (the store's reader answers only by

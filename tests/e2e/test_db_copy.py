@@ -42,9 +42,9 @@ async def test_an_install_moves_to_postgresql_with_one_command(tmp_path: Path) -
     exported = _linksvc("export", "--db", str(source), "--dir", str(tmp_path / "exports"))
     assert exported.returncode == 0, exported.stderr
     lite = sqlite3.connect(source)
-    tables = [r[0] for r in lite.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                         "AND name NOT LIKE 'sqlite_%' AND name NOT IN ('generations', 'wallet_buckets')")]
     # (wallet_buckets: the held lookups' stamps, SQLite's alone; PostgreSQL holds no lookups)
+    tables = [r[0] for r in lite.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                         "'sqlite_%' AND name NOT IN ('generations', 'wallet_buckets')")]
     counts = {t: lite.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     amounts = sum((Decimal(r[0]) for r in lite.execute("SELECT amount FROM wallet_lines")), Decimal(0))
     lite.close()

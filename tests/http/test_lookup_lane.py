@@ -332,6 +332,15 @@ async def test_answers_are_counted_under_the_route(client: TestClient, store: di
     assert lane(client).answered - before == at_once(client, 5)
     after = await (await client.get("/metrics")).text()
     assert (counted(after, 200) - counted(metrics, 200), counted(after, 404) - counted(metrics, 404)) == (3, 2)
+
+    def answers(text: str, answer: str) -> float:  # the lane's 200s, given again from the worker's held answers
+        line = f'linksvc_customer_lookups_total{{answer="{answer}"}} '
+        return next((float(row[len(line):]) for row in text.splitlines() if row.startswith(line)), 0.0)
+
+    # The first of the three reads the store and is held (the fixture's lookup took the handler, which holds
+    # nothing), the other two are given again; on PostgreSQL the handler answers all three.
+    assert [answers(after, kind) - answers(metrics, kind) for kind in ("held", "read")] == (
+        [2, 1] if at_once(client, 1) else [0, 0])
     assert f'linksvc_http_request_duration_seconds_count{{method="GET",route="{LOOKUP}"}}' in after
 
 
