@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 answered = sum(after.values()) - sum(before.values())
                 if answered and not url:
                     held.setdefault(f"{kind} {workers}", []).append((after["held"] - before["held"]) / answered)
+                    print(f"  {held[f'{kind} {workers}'][-1]:.0%} of its 200s given again from held answers")
 
     with postgres.copied(args.postgresql, dataset.path) as pg:  # dropped at the end, even when the run fails
         for number in range(ROUNDS):  # A B A B: the bare handler, then the service, twice
