@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
 from linksvc.settings import Settings
 from storage.audit_context import note_result
@@ -17,8 +18,8 @@ from storage.db import Conn, Database, StoreConstraintError, StoreError, StoreOp
 from storage.postgres import PostgresDatabase
 
 # The store's failures, for the layers that do not import the driver (a full disk, the lock held elsewhere).
-__all__ = ["Store", "StoreConstraintError", "StoreError", "StoreOperationalError", "WouldWait", "account_turn",
-           "at_once", "in_one_unit", "store_of"]
+__all__ = ["PerStore", "Store", "StoreConstraintError", "StoreError", "StoreOperationalError", "WouldWait",
+           "account_turn", "at_once", "in_one_unit", "store_of"]
 
 T = TypeVar("T")
 
@@ -96,6 +97,21 @@ def store_of(settings: Settings) -> Database | PostgresDatabase:
         store.listen_url = settings.database_listen_url or store.url
         store.statement_cache = settings.database_statement_cache
     return store
+
+
+class PerStore(Generic[T]):
+    """One ``make(store)`` per store in this process, made at its first use and gone with the store: what a
+    worker keeps beside a store (held answers, held domains, the event batches' coalescer)."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self._make = make
+        self._made: WeakKeyDictionary[Any, T] = WeakKeyDictionary()
+
+    def __call__(self, store: Any) -> T:
+        found = self._made.get(store)
+        if found is None:
+            found = self._made[store] = self._make(store)
+        return found
 
 
 class WouldWait(Exception):

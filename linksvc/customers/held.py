@@ -28,12 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
-from weakref import WeakKeyDictionary
 
 import orjson
 
 from linksvc.jsoncodec import dumpb
-from linksvc.store import Store
+from linksvc.store import PerStore, Store
 from storage.generations import wallet_bucket
 from storage.wallet import HeldReward
 
@@ -100,15 +99,7 @@ class HeldLookups:
         return len(self._entries)
 
 
-_HELD: WeakKeyDictionary[Store, HeldLookups] = WeakKeyDictionary()
-
-
-def held_lookups(store: Store) -> HeldLookups:
-    """The process's held answers on ``store`` (made at the first use)."""
-    found = _HELD.get(store)
-    if found is None:
-        found = _HELD[store] = HeldLookups(store)
-    return found
+held_lookups = PerStore(HeldLookups)  # the process's held answers on a store
 
 
 def lookup_held(store: Store, key: Key, read: Callable[[], tuple[str, dict[str, Any], list[HeldReward]] | None]

@@ -21,12 +21,11 @@ import ipaddress
 import threading
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from yarl import URL
 
 from linksvc.settings import Settings
-from linksvc.store import Store
+from linksvc.store import PerStore, Store
 from storage import domains as repo
 from storage.domains import DomainRecord
 
@@ -147,15 +146,7 @@ class HeldDomains:
         return by_host
 
 
-_HELD: WeakKeyDictionary[Any, HeldDomains] = WeakKeyDictionary()
-
-
-def held_domains(store: Store) -> HeldDomains:
-    """The process's held domains of ``store`` (made at the first use)."""
-    found = _HELD.get(store)
-    if found is None:
-        found = _HELD[store] = HeldDomains(store)
-    return found
+held_domains = PerStore(HeldDomains)  # the process's held domains of a store
 
 
 def link_resolves_here(host: str, shared: bool, domain: DomainRecord | None, account_id: str,

@@ -21,7 +21,6 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import partial
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -39,7 +38,7 @@ from linksvc.loyalty.lineage import click_dims, click_utm, delay_of, lineage_of,
 from linksvc.loyalty.models import PURCHASE, EventIn
 from linksvc.resources.types import UtcDateTime, phone_digits
 from linksvc.resources.validation import field_path, validate
-from linksvc.store import Store, StoreConstraintError, StoreError, account_turn
+from linksvc.store import PerStore, Store, StoreConstraintError, StoreError, account_turn
 from linksvc.untrusted import MAX_JSON_DEPTH
 from storage import clicks as click_repo
 from storage import conversions, documents
@@ -742,14 +741,7 @@ class _Coalescer:
         return await apply_requests(tx, account_id, requests, held)
 
 
-_COALESCERS: WeakKeyDictionary[Store, _Coalescer] = WeakKeyDictionary()
-
-
-def _coalescer(store: Store) -> _Coalescer:
-    found = _COALESCERS.get(store)
-    if found is None:
-        found = _COALESCERS[store] = _Coalescer(store)
-    return found
+_coalescer = PerStore(_Coalescer)  # the process's coalescer of a store
 
 
 def _fails_everything(exc: BaseException) -> bool:
