@@ -37,6 +37,8 @@ from storage.generations import wallet_bucket
 from storage.wallet import HeldReward
 
 MAX_HELD_LOOKUPS = 50_000  # answers kept per worker (about 1.5 kB each with a wallet of a few lines), oldest first out
+# ...and at most this many bytes of encoded answers (a wallet of 50 lines is about 10 kB): the oldest go first.
+MAX_HELD_BYTES = 64 * 1024 * 1024
 MARGIN_SECONDS = 1.0  # an answer is dropped this long before its earliest line expires
 
 Key = tuple[str, str | None, str | None]  # account, document number, phone digits
@@ -56,12 +58,15 @@ class HeldAnswer:
     stamp: int
     until: float  # epoch seconds: given before this only
     answer: orjson.Fragment  # the encoded ``data`` of the 200
+    size: int  # its length in bytes
 
 
 class HeldLookups:
-    def __init__(self, store: Store, max_entries: int = MAX_HELD_LOOKUPS) -> None:
+    def __init__(self, store: Store, max_entries: int = MAX_HELD_LOOKUPS, max_bytes: int = MAX_HELD_BYTES) -> None:
         self._store = store
         self._max = max_entries
+        self._max_bytes = max_bytes
+        self.bytes = 0  # of the answers held
         self._entries: dict[Key, HeldAnswer] = {}
         self._lock = threading.Lock()
         self.hits = 0
@@ -80,20 +85,30 @@ class HeldLookups:
         with self._lock:
             if self._entries.get(key) is held:
                 del self._entries[key]
+                self.bytes -= held.size
         self.misses += 1
         return None
 
     def keep(self, key: Key, held: HeldAnswer) -> None:
+        """Holds ``held`` for ``key``, dropping the oldest answers beyond the bounds (an answer larger than the
+        bytes allowed is not held)."""
+        if held.size > self._max_bytes:
+            return
         with self._lock:
             entries = self._entries
-            if key not in entries and len(entries) >= self._max:
-                del entries[next(iter(entries))]
+            replaced = entries.pop(key, None)
+            if replaced is not None:
+                self.bytes -= replaced.size
+            while entries and (len(entries) >= self._max or self.bytes + held.size > self._max_bytes):
+                self.bytes -= entries.pop(next(iter(entries))).size
             entries[key] = held
+            self.bytes += held.size
 
     def clear(self) -> None:
         """Drops every answer held (the next lookups read the store)."""
         with self._lock:
             self._entries.clear()
+            self.bytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -121,12 +136,13 @@ def lookup_held(store: Store, key: Key, read: Callable[[], tuple[str, dict[str, 
     if read_now is None:
         return None
     customer_id, answer, rewards = read_now
-    encoded = orjson.Fragment(dumpb(answer))
+    data = dumpb(answer)
+    encoded = orjson.Fragment(data)
     bucket = wallet_bucket(customer_id)
     stamp = generation(bucket)
     until = _until(rewards)
     if stamp <= wallets and generation("lookups") == lookups and until > now:
-        held.keep(key, HeldAnswer(lookups, bucket, stamp, until, encoded))
+        held.keep(key, HeldAnswer(lookups, bucket, stamp, until, encoded, len(data)))
     return Looked(encoded, False)
 
 

@@ -205,8 +205,19 @@ def test_the_triggers_stamp_the_bucket_the_readers_check(buckets_db: sqlite3.Con
 
 
 def test_the_held_answers_are_bounded_the_oldest_dropped_first(tmp_path: Path) -> None:
-    held = HeldLookups(Database(str(tmp_path / "unopened.db")), max_entries=3)  # its counters all read 0
+    held = HeldLookups(Database(str(tmp_path / "unopened.db")), max_entries=3, max_bytes=10)  # counters all 0
+
+    def answer(n: int, size: int) -> HeldAnswer:
+        return HeldAnswer(0, "wallets/0", 0, float("inf"), orjson.Fragment(b"%d" % n), size)
+
     for n in range(5):
-        held.keep((A, str(n), None), HeldAnswer(0, "wallets/0", 0, float("inf"), orjson.Fragment(b"%d" % n)))
-    assert len(held) == 3
+        held.keep((A, str(n), None), answer(n, 1))
+    assert len(held) == 3 and held.bytes == 3
     assert [held.get((A, str(n), None), 0.0) is not None for n in range(5)] == [False, False, True, True, True]
+    held.keep((A, "big", None), answer(9, 9))  # 3 + 9 bytes > 10: the two oldest go
+    assert [held.get((A, str(n), None), 0.0) is not None for n in range(2, 5)] == [False, False, True]
+    assert held.bytes == 10
+    held.keep((A, "huge", None), answer(9, 11))  # larger than the bound: not held, nothing dropped
+    assert held.get((A, "huge", None), 0.0) is None and held.bytes == 10
+    held.keep((A, "big", None), answer(9, 2))  # the same key again: its size replaced
+    assert held.bytes == 3
