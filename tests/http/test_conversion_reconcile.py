@@ -18,7 +18,6 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 
 from api.appkeys import CLICKS, DB
@@ -239,10 +238,16 @@ def exact(figures: Any) -> Any:
     return figures
 
 
-@pytest.mark.parametrize("group_by", GROUPS)
-async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestClient, group_by: str) -> None:
+async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestClient) -> None:
+    """Every grouping of ``GROUPS`` over the same clicks and events (made once: making them is most of the
+    time, and each grouping only reads)."""
     await make_clicks(seeded)
     await make_events(seeded)
+    for group_by in GROUPS:
+        await reconciles(seeded, group_by)
+
+
+async def reconciles(seeded: TestClient, group_by: str) -> None:
     for account, (first, last), utm_from in itertools.product((A, B), ranges(), ("click", "event", None)):
         response = await seeded.get(f"/api/admin/v1/accounts/{account}/reports/conversions?group_by={group_by}"
                                     "&from=2020-01-01&to=2030-01-01", headers=ADMIN)
@@ -257,7 +262,7 @@ async def test_every_figure_reconciles_with_a_scan_of_the_raw_rows(seeded: TestC
         expected = await rebuild(seeded, account, first, last, names, utm_from or "click")
         got = {tuple(row["key"][n] or "" for n in names): {k: v for k, v in row.items() if k != "key"}
                for row in data["rows"]}
-        assert exact(got) == exact(expected["rows"])
+        assert exact(got) == exact(expected["rows"]), (group_by, account, first, last, utm_from)
         assert exact(data["unattributed"]) == exact(expected["unattributed"])
         assert data["totals"]["clicks"]["human"] == sum(r["clicks"]["human"] for r in got.values()) > 0
         if utm_from is None:  # the first three groups as they are, the rest summed in other, exactly
