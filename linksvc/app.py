@@ -251,7 +251,7 @@ def create_app(settings: Settings, metrics_dir: str | None = None) -> web.Applic
     app.cleanup_ctx.append(partial(_count_compaction, CountCompaction(db)))
     app.cleanup_ctx.append(_dispatcher)
     app.cleanup_ctx.append(_export_job)
-    app[FEED] = FeedHub(db, settings.feed_poll_seconds)
+    app[FEED] = FeedHub(db, settings.feed_poll_seconds, settings.feed_event_settle_seconds)
     app.cleanup_ctx.append(_feed)
     app.on_shutdown.append(_end_feeds)
     app.cleanup_ctx.append(snapshot_metrics)

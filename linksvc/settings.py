@@ -75,6 +75,9 @@ class Settings:
     # often an idle stream sends a heartbeat comment (proxies close connections that stay silent).
     feed_poll_seconds: float = 1.0
     feed_heartbeat_seconds: float = 15.0
+    # On PostgreSQL, how old an event is before the feed shows it (storage.feed.EVENT_SETTLE_SECONDS): a batch of
+    # events taken at one moment may commit after one taken later, and the feed reads events by their time.
+    feed_event_settle_seconds: float = 5.0
     # Longest time an /api/ request may take to arrive and be answered (408 beyond).
     request_timeout_seconds: float = 30.0
     # Longest time a request's headers may take to arrive, from its first byte (408 and closed beyond).
@@ -215,6 +218,7 @@ ENV_NAMES: dict[str, str] = {
     "LINKSVC_CLICK_ROLLUP_SECONDS": "click_rollup_seconds",
     "LINKSVC_FEED_POLL_SECONDS": "feed_poll_seconds",
     "LINKSVC_FEED_HEARTBEAT_SECONDS": "feed_heartbeat_seconds",
+    "LINKSVC_FEED_EVENT_SETTLE_SECONDS": "feed_event_settle_seconds",
     "LINKSVC_REQUEST_TIMEOUT_SECONDS": "request_timeout_seconds",
     "LINKSVC_HEADER_TIMEOUT_SECONDS": "header_timeout_seconds",
     "LINKSVC_WORKERS": "workers",

@@ -19,7 +19,8 @@ CODE = f"lnk{A[:4]}"
 FEED = f"/api/admin/v1/accounts/{A}/feed?kinds=click"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CLICKS = 12
-FAST = {"LINKSVC_CLICK_FLUSH_SECONDS": "0.2", "LINKSVC_FEED_HEARTBEAT_SECONDS": "1"}
+FAST = {"LINKSVC_CLICK_FLUSH_SECONDS": "0.2", "LINKSVC_FEED_POLL_SECONDS": "0.25",
+        "LINKSVC_FEED_HEARTBEAT_SECONDS": "1"}
 
 
 async def feed(session: aiohttp.ClientSession, base: str, last: str | None = None) -> Stream:

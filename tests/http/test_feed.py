@@ -33,8 +33,10 @@ def feed_url(account: str, query: str = "") -> str:
 
 @pytest.fixture
 async def service(aiohttp_client: Any, settings: Settings) -> TestClient:
-    """The two accounts, clicks written every 0.1 s and heartbeats every 0.3 s."""
-    app = create_app(replace(settings, click_flush_seconds=0.1, feed_heartbeat_seconds=0.3))
+    """The two accounts, clicks written every 0.1 s and passed (the horizon of the feed's clicks on PostgreSQL)
+    every 0.2 s, the feeds read every 0.2 s (events on PostgreSQL once 1 s old), heartbeats every 0.3 s."""
+    app = create_app(replace(settings, click_flush_seconds=0.1, click_rollup_seconds=0.2, feed_poll_seconds=0.2,
+                             feed_event_settle_seconds=1.0, feed_heartbeat_seconds=0.3))
     client: TestClient = await aiohttp_client(service_server(app))
     await load_seed(client.app[DB], two_accounts(), allow_private=True)
     return client

@@ -30,7 +30,8 @@ CODE_A = f"lnk{A[:4]}"
 
 @pytest.fixture
 async def service(aiohttp_client: Any, settings: Settings) -> TestClient:
-    app = create_app(replace(settings, click_flush_seconds=0.1, feed_heartbeat_seconds=0.3))
+    app = create_app(replace(settings, click_flush_seconds=0.1, click_rollup_seconds=0.2, feed_poll_seconds=0.2,
+                             feed_event_settle_seconds=1.0, feed_heartbeat_seconds=0.3))
     client: TestClient = await aiohttp_client(service_server(app))
     await load_seed(client.app[DB], two_accounts(), allow_private=True)
     return client

@@ -43,6 +43,7 @@ GOOD: list[tuple[str, str, str, object]] = [
     ("LINKSVC_CLICK_FLUSH_SECONDS", "2.5", "click_flush_seconds", 2.5),
     ("LINKSVC_CLICK_ROLLUP_SECONDS", "10", "click_rollup_seconds", 10.0),
     ("LINKSVC_FEED_POLL_SECONDS", "2", "feed_poll_seconds", 2.0),
+    ("LINKSVC_FEED_EVENT_SETTLE_SECONDS", "1.5", "feed_event_settle_seconds", 1.5),
     ("LINKSVC_FEED_HEARTBEAT_SECONDS", "30", "feed_heartbeat_seconds", 30.0),
     ("LINKSVC_REQUEST_TIMEOUT_SECONDS", "5", "request_timeout_seconds", 5.0),
     ("LINKSVC_HEADER_TIMEOUT_SECONDS", "2.5", "header_timeout_seconds", 2.5),
