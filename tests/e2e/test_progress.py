@@ -36,7 +36,7 @@ from tests.processes import ServiceStore, service_store, sqlite_only
 ROOT = Path(__file__).resolve().parents[2]
 LINKS = 1500
 OBJECTS = 2 * (1 + 2 + 9) + LINKS  # two accounts, each with 2 keys and 9 resources, and the extra links
-EVENTS = 12_002
+EVENTS = 6_002
 NOW = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)
 ANSI = re.compile(r"\x1b\[")
 

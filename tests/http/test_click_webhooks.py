@@ -212,10 +212,17 @@ async def test_a_click_delivery_in_the_admin_api_names_its_clicks(service: TestC
     assert [(d["kind"], d["click_count"], d["link_codes"]) for d in events] == [("event.accepted", None, None)]
     assert {d["kind"] for d in await page()} >= {"link.clicked", "event.accepted"}
 
-    # One delivery: a click delivery's clicks as its webhook sent them; an event's has none.
-    answer = await service.get(f"{ADMIN_API}/deliveries/{made['id']}", headers=ADMIN)
-    assert answer.status == 200, await answer.text()
-    detail = (await answer.json())["data"]
+    # One delivery: a click delivery's clicks as its webhook sent them; an event's has none. Its outcome is
+    # stored once the receiver's answer is read, which may be just after the receiver saw the request.
+    async def delivery(delivery_id: str) -> dict[str, Any]:
+        answer = await service.get(f"{ADMIN_API}/deliveries/{delivery_id}", headers=ADMIN)
+        assert answer.status == 200, await answer.text()
+        return dict((await answer.json())["data"])
+
+    deadline = asyncio.get_running_loop().time() + 60
+    while (detail := await delivery(made["id"]))["state"] == "pending":
+        assert asyncio.get_running_loop().time() < deadline, detail
+        await asyncio.sleep(0.05)
     assert [c["tracking_id"] for c in detail["clicks"]] == ["shown-1", "shown-2"]
     assert detail["clicks"] == next(r["json"]["data"]["clicks"] for r in clicked(receiver))
     assert (detail["click_count"], detail["link_codes"], detail["state"]) == (2, [CODE_A], "delivered")
