@@ -92,7 +92,7 @@ def keep_bytecode() -> None:
     compile, as Python does by default: a machine that sets ``PYTHONDONTWRITEBYTECODE`` has each of them compile
     the project's 243 modules again (0.2 s of the 1.1 s a service's start costs), and each worker rewrite and
     compile every test file (6 s of its 9 s of collection). The files go to ``__pycache__/`` beside the sources,
-    which git ignores (docs/decisions.md, "The suite's time: two workers per core")."""
+    which git ignores (docs/decisions.md, "The suite's time: two workers per core, kept bytecode")."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
