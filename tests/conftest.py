@@ -77,7 +77,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject's addopts): two workers per core. A worker spends much of its time waiting (on a
     service process starting, a click flush, a browser, a socket's deadline), so one per core leaves the cores
     idle a third of the time (the suite measured at 123% of two cores with two workers, 156% with four:
-    docs/decisions.md, "The suite's time")."""
+    docs/decisions.md, "The suite's time: two workers per core, kept bytecode")."""
     return 2 * len(os.sched_getaffinity(0))
 
 
