@@ -42,10 +42,9 @@ WEBHOOKS = Webhooks(WEBHOOK_BODIES, WEBHOOK_HEADERS, description=(
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return json_response(request.app[OPENAPI])
-
-
-OPENAPI: web.AppKey[dict] = web.AppKey("admin_openapi", dict)
+    # Written on the first request for it, not when the app is made: pydantic takes a few tenths of a second
+    # to write the schemas, which every start of every worker paid, whether or not a client asked.
+    return json_response(openapi_document("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS, WEBHOOKS))
 
 
 ENDPOINTS = [
@@ -75,4 +74,3 @@ def add_admin_routes(app: web.Application) -> None:
     if undeclared:  # every admin route declares what it needs (linksvc.people.roles)
         raise RuntimeError(f"admin routes without a permission: {', '.join(undeclared)}")
     add_endpoints(app, PREFIX, ENDPOINTS)
-    app[OPENAPI] = openapi_document("linksvc admin API", "1.0.0", PREFIX, ENDPOINTS, WEBHOOKS)

@@ -38,10 +38,10 @@ ACCOUNT_HEADER = Header("x-account-id", "the account id; must be the token's acc
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return json_response(request.app[OPENAPI])
+    # Written on the first request for it, not when the app is made: pydantic takes a few tenths of a second
+    # to write the schemas, which every start of every worker paid, whether or not a client asked.
+    return json_response(openapi_document("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS))
 
-
-OPENAPI: web.AppKey[dict] = web.AppKey("storefront_openapi", dict)
 
 ENDPOINTS = [
     Endpoint(
@@ -88,4 +88,3 @@ def add_storefront_routes(app: web.Application) -> None:
     add_endpoints(app, PREFIX, ENDPOINTS)
     # GET /customers of a held token, on the server's fast lane (see api.customers.lane).
     add_fast_lane(app, f"{PREFIX}/customers", FastLookups(app, f"{PREFIX}/customers"))
-    app[OPENAPI] = openapi_document("linksvc storefront API", "1.0.0", PREFIX, ENDPOINTS)

@@ -1,6 +1,7 @@
 """Schemathesis against both OpenAPI documents of the real server (``linksvc serve`` on the demo data): the
-storefront's in ``test_storefront.py``, the admin API's in ``test_admin.py``, each against a server of its own
-(the ``service`` fixture is per module), so that the two runs, minutes each, go to two pytest-xdist workers.
+storefront's in ``test_storefront.py`` (the ``service`` fixture, per module), the admin API's in three runs of
+``test_admin_*.py`` (tests/fuzz/admin.py; ``admin_service``, a server for each), each against a server of its own,
+so that the runs, a minute or more each, go to four pytest-xdist workers.
 
 Each document is loaded from the running server and every operation in it gets generated requests, valid
 and invalid, in schemathesis's coverage, fuzzing and stateful phases (the stateful phase chains operations
@@ -52,6 +53,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base
 
 
+@pytest.fixture
+def admin_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of its own for each admin run (tests/fuzz/admin.py)."""
+    with demo_server(tmp_path_factory.mktemp("fuzz-admin-server"), ADMIN_TOKEN,
+                     LINKSVC_ALLOW_PRIVATE_DESTINATIONS="1") as base:
+        yield base
+
+
 def _toml(value: Any) -> str:
     """A TOML value; JSON's strings, numbers, booleans and arrays are TOML's too."""
     if isinstance(value, dict):
@@ -77,14 +86,16 @@ def config(auth: dict[str, dict[str, str]], parameters: dict[str, str],
     return "\n".join(lines) + "\n"
 
 
-def run_schemathesis(base: str, document: str, config: str, tmp: Path) -> None:
+def run_schemathesis(base: str, document: str, config: str, tmp: Path, tags: tuple[str, ...] = ()) -> None:
+    """One ``schemathesis run`` of ``document``; ``tags``: only the operations of these tags (all when empty)."""
     config_path = tmp / "schemathesis.toml"
     config_path.write_text(config)
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz.checks",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
            "NO_COLOR": "1", "COLUMNS": "120"}
     result = subprocess.run(
-        [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config_path), "run", base + document],
+        [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config_path), "run",
+         *(f"--include-tag={tag}" for tag in tags), base + document],
         cwd=tmp, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS,
     )
     report = result.stdout + result.stderr
