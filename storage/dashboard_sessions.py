@@ -48,14 +48,22 @@ async def delete(tx: Tx, id_hash: str) -> bool:
     return await execute(tx, "DELETE FROM dashboard_sessions WHERE id_hash = ?", (id_hash,)) > 0
 
 
-async def delete_void(tx: Tx, token_fingerprint: str, now: str) -> int:
+async def delete_void(tx: Tx, token_fingerprint: str | None, now: str) -> int:
     """Deletes the sessions that expired by ``now`` or were opened under another admin token (a person's
-    session is not opened under the admin token: it lasts until it expires or the person's password changes)."""
+    session is not opened under the admin token: it lasts until it expires or the person's password changes);
+    ``token_fingerprint`` None: the expired ones only."""
+    if token_fingerprint is None:
+        return await execute(tx, "DELETE FROM dashboard_sessions WHERE expires_at <= ?", (now,))
     return await execute(
         tx,
         "DELETE FROM dashboard_sessions WHERE expires_at <= ? OR (person_id IS NULL AND token_fingerprint != ?)",
         (now, token_fingerprint),
     )
+
+
+async def has_operator_sessions(conn: Conn) -> bool:
+    """Whether any session was opened under an admin token (not a person's)."""
+    return await fetch_one(conn, "SELECT 1 FROM dashboard_sessions WHERE person_id IS NULL LIMIT 1") is not None
 
 
 async def delete_of_person(tx: Tx, person_id: str) -> int:

@@ -147,7 +147,10 @@ async def sign_out(db: Store, session_id: str | None) -> None:
 async def delete_void_sessions(db: Store, admin_token: str, now: datetime | None = None) -> int:
     """Deletes expired sessions and those opened under another admin token (every operator session when no
     admin token is set; a person's session is not opened under it); run at start-up, so rotating the token
-    leaves no stale row behind."""
-    fingerprint = token_fingerprint(admin_token) if admin_token else ""
+    leaves no stale row behind. The token's fingerprint (tens of milliseconds) is worked out only when there is
+    an operator session to compare it with."""
     async with db.transaction() as tx:
+        fingerprint: str | None = None
+        if await repo.has_operator_sessions(tx):
+            fingerprint = token_fingerprint(admin_token) if admin_token else ""
         return await repo.delete_void(tx, fingerprint, iso(now or utcnow()))

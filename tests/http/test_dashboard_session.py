@@ -21,7 +21,7 @@ from api.appkeys import DB
 from linksvc.accounts.sessions import SESSION_SECONDS, is_signed_in
 from linksvc.accounts.sessions import sign_in as open_session
 from linksvc.app import create_app
-from linksvc.clock import utcnow
+from linksvc.clock import iso, utcnow
 from linksvc.settings import Settings
 from storage import dashboard_sessions as session_repo
 from storage.db import dialect, fetch_all
@@ -178,6 +178,22 @@ async def test_a_new_admin_token_ends_every_session(aiohttp_client: Any, setting
     assert status == 200
     again: TestClient = await aiohttp_client(create_app(rotated))
     assert (await again.get(ACCOUNTS, headers=with_cookie(fresh["linksvc_admin"].value, **DASHBOARD))).status == 200
+
+
+async def test_a_start_prunes_expired_sessions_of_people_and_keeps_the_live_ones(aiohttp_client: Any,
+                                                                                  settings: Settings) -> None:
+    # Only people's sessions: the start has no operator session to compare the admin token's fingerprint with.
+    first: TestClient = await aiohttp_client(create_app(settings))
+    db, now = first.app[DB], utcnow()
+    async with db.transaction() as tx:
+        for name, expires in (("expired", now - timedelta(seconds=1)), ("live", now + timedelta(hours=1))):
+            await session_repo.insert(tx, session_repo.SessionRecord(
+                name, "", iso(now - timedelta(hours=2)), iso(expires), person_id=f"person-{name}"))
+    await first.close()
+    again: TestClient = await aiohttp_client(create_app(settings))
+    reader = again.app[DB].reader
+    assert await session_repo.get(reader, "expired") is None
+    assert await session_repo.get(reader, "live") is not None
 
 
 async def test_an_expired_session_is_refused_and_pruned(client: TestClient) -> None:
