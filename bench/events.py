@@ -42,8 +42,9 @@ API = load.API
 # Every service run starts from a copy of the seeded file (:func:`seeded`): nothing to load at start.
 SERVICE_ENV = {**load.DEFAULTS, "LINKSVC_LOAD_DEMO": "0", "LINKSVC_DB_SYNCHRONOUS": "FULL"}
 ORDER = "@ORDER@"  # where a body template's order_id goes
-SINGLE_SHARE = 0.25  # of the bare handler's requests/s, one PURCHASE per request
-BULK_GOAL = 17_000  # events/s
+SINGLE_SHARE = 0.25  # events/s of one PURCHASE a request, over the bare handler's requests/s (issue 33)
+BULK_SHARE = 0.08  # events/s of 500 events a request, over the bare handler's requests/s (issue 33)
+BULK_GOAL = 17_000  # events/s, whatever the machine (issue 5)
 SETTLE_S = 900  # at most this long for the backlog of a run to be committed
 
 
@@ -302,7 +303,7 @@ class Row:
         rounds = self.rounds
         cpu = [r.cpu_per_event for r in rounds]
         return [self.label, _n(self.rps()), _n(self.eps()),
-                " / ".join(_n(r.per_s(r.events_window)) for r in rounds), f"{self.rps() / bare:.2%}",
+                " / ".join(_n(r.per_s(r.events_window)) for r in rounds), f"{self.eps() / bare:.2%}",
                 _ms(_median([r.p50_us for r in rounds]), sum(r.answered for r in rounds)),
                 _ms(_median([r.p99_us for r in rounds]), sum(r.answered for r in rounds)),
                 " / ".join(cpu), str(sum(r.timeouts for r in rounds))]
@@ -317,8 +318,10 @@ def goals(rows: list[Row], bare: float) -> list[str]:
             lines.append(f"{row.label}: {share:.2%} of the bare handler's requests/s, goal {SINGLE_SHARE:.0%}: "
                          f"{'met' if share >= SINGLE_SHARE else '**not met**'}")
         elif row.label.startswith("bulk"):
-            lines.append(f"{row.label}: {row.eps():,.0f} events/s, goal {BULK_GOAL:,}: "
-                         f"{'met' if row.eps() >= BULK_GOAL else '**not met**'}")
+            share = row.eps() / bare
+            lines.append(f"{row.label}: {share:.2%} of the bare handler's requests/s in events/s, goal "
+                         f"{BULK_SHARE:.0%}: {'met' if share >= BULK_SHARE else '**not met**'}; {row.eps():,.0f} "
+                         f"events/s, goal {BULK_GOAL:,}: {'met' if row.eps() >= BULK_GOAL else '**not met**'}")
     return lines
 
 
@@ -356,8 +359,9 @@ def section(rows: list[Row], accounts: list[Accounting], settings: load.Load, ar
         "`LINKSVC_DB_SYNCHRONOUS=FULL` (the default): every event is committed and synced to disk before its "
         "answer. Reference: the bare aiohttp "
         "handler (`bench/baseline.py`, one process, no middleware), `GET /bare` answering a fixed small JSON body "
-        "(the baseline has no POST route, so the reference is a GET without a body); share of bare = requests/s "
-        "over the bare handler's median.", "",
+        "(the baseline has no POST route, so the reference is a GET without a body); share of bare = events/s "
+        "over the bare handler's median requests/s (for single events the same as requests/s; a bulk request "
+        "carries 500 events, so its share is of the events it stores, as issue 33 sets the bulk bar).", "",
         "Data: the demo account's SERVER key. Single: one PURCHASE per request, one of 24 bodies at random, a new "
         "`order_id` per request (run, wrk thread, per-thread counter), one of the 6 demo customers by "
         "`customer_id` or `document_number`, 1-3 of the demo campaigns' SKUs, a store and a channel its BEHAVIOR "
