@@ -159,15 +159,15 @@ def _route_text(answer: dict[str, Any]) -> str:
 
 
 async def _route(settings: Settings, args: argparse.Namespace) -> int:
+    problem = _route_click_problem(args)
+    if problem is not None:  # said before the resolver's modules are imported
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     from linksvc.links.overview import ClickAt, route_of_code
     from linksvc.rules.geo import Geo
     from linksvc.store import store_of
     from storage.postgres import is_postgres_url
 
-    problem = _route_click_problem(args)
-    if problem is not None:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     at = parse_iso(args.at).timestamp() if args.at else time.time()
     click = ClickAt(args.country, args.ip, args.language, args.referer, args.cookie)
     on_postgres = is_postgres_url(settings.database_url)
