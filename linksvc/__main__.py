@@ -38,7 +38,7 @@ from linksvc.settings import (
 from storage.errors import StoreUnavailable
 
 # Each command imports what it alone needs, in its own function: a command starts in the time of its own
-# modules (``--version`` and ``mail test`` in a tenth of a second, ``seed`` without the HTTP stack, ``serve``
+# modules (``--version`` and ``mail test`` in a fifth of a second, ``seed`` without the HTTP stack, ``serve``
 # alone with the application).
 
 log = logging.getLogger("linksvc")

@@ -4,7 +4,7 @@ runs, each over the operations of some of the document's tags and each in a test
 gives each file to one pytest-xdist worker (``--dist loadfile``), so the three runs go to three workers instead of
 one run taking minutes on one. A resource's operations share a tag, so the stateful phase still chains each
 resource's create, read, change and delete. Every operation of the served document is in one of the runs
-(``test_admin_people.py`` checks it). Each run has a server of its own (``admin_service``,
+(``test_admin_people.py`` checks it). Each run has a server of its own (``service``,
 tests/fuzz/conftest.py), so that one run's generated requests (a wrong admin token thirty times, say, which the
 service then refuses from that address for ten minutes) do not change what the next run's server answers."""
 

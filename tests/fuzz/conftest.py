@@ -1,7 +1,7 @@
 """Schemathesis against both OpenAPI documents of the real server (``linksvc serve`` on the demo data): the
-storefront's in ``test_storefront.py`` (the ``service`` fixture, per module), the admin API's in three runs of
-``test_admin_*.py`` (tests/fuzz/admin.py; ``admin_service``, a server for each), each against a server of its own,
-so that the runs, a minute or more each, go to four pytest-xdist workers.
+storefront's in ``test_storefront.py``, the admin API's in three runs of ``test_admin_*.py`` (tests/fuzz/admin.py),
+each against a server of its own (the ``service`` fixture), so that the runs, a minute or more each, go to four
+pytest-xdist workers.
 
 Each document is loaded from the running server and every operation in it gets generated requests, valid
 and invalid, in schemathesis's coverage, fuzzing and stateful phases (the stateful phase chains operations
@@ -46,17 +46,10 @@ CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conform
           "response_schema_conformance", "error_body_shape")
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with demo_server(tmp_path_factory.mktemp("fuzz-server"), ADMIN_TOKEN,
-                     LINKSVC_ALLOW_PRIVATE_DESTINATIONS="1") as base:
-        yield base
-
-
 @pytest.fixture
-def admin_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server of its own for each admin run (tests/fuzz/admin.py)."""
-    with demo_server(tmp_path_factory.mktemp("fuzz-admin-server"), ADMIN_TOKEN,
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of its own for each run: one run's generated requests change what a server answers next."""
+    with demo_server(tmp_path_factory.mktemp("fuzz-server"), ADMIN_TOKEN,
                      LINKSVC_ALLOW_PRIVATE_DESTINATIONS="1") as base:
         yield base
 

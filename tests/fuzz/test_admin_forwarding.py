@@ -7,5 +7,5 @@ from pathlib import Path
 from tests.fuzz.admin import fuzz
 
 
-def test_admin(admin_service: str, tmp_path: Path) -> None:
-    fuzz(admin_service, tmp_path, "forwarding and catalog")
+def test_admin(service: str, tmp_path: Path) -> None:
+    fuzz(service, tmp_path, "forwarding and catalog")

@@ -7,9 +7,9 @@ from pathlib import Path
 from tests.fuzz.admin import every_operation_is_in_one_run, fuzz
 
 
-def test_admin(admin_service: str, tmp_path: Path) -> None:
-    fuzz(admin_service, tmp_path, "people and accounts")
+def test_admin(service: str, tmp_path: Path) -> None:
+    fuzz(service, tmp_path, "people and accounts")
 
 
-def test_every_operation_is_in_one_run(admin_service: str) -> None:
-    every_operation_is_in_one_run(admin_service)
+def test_every_operation_is_in_one_run(service: str) -> None:
+    every_operation_is_in_one_run(service)
